@@ -1,0 +1,55 @@
+"""Recursive Newton-Euler inverse dynamics, O(n) on trees (Jain Alg. 3.1; Featherstone Table 5.1)."""
+import numpy as np
+
+from ..spatial import cross_force, cross_motion
+
+STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
+
+
+def spatial_gravity(gravity):
+    """Base acceleration that stands in for gravity: a_0 = -[0; g] (the base accelerates upwards)."""
+    g = STANDARD_GRAVITY if gravity is None else np.asarray(gravity, dtype=float)
+    return np.concatenate([np.zeros(3), -g])
+
+
+def rnea(model, q, qd, qdd, gravity=None, f_ext=None):
+    """Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum J^T f_ext.
+
+    gravity: 3-vector in the root frame (default 9.81 m/s^2 along -z).
+    f_ext: optional (n, 6) spatial forces [moment; force] acting on each body, in the body's frame.
+    """
+    n = model.nv
+    S = model.motion_subspace
+    Xup = model.parent_transforms(q)
+    a0 = spatial_gravity(gravity)
+    v = np.zeros((n, 6))
+    a = np.zeros((n, 6))
+    f = np.zeros((n, 6))
+    # Scatter, base to tips: velocities and accelerations.
+    for i in range(n):
+        p = model.parent[i]
+        vJ = S[i] * qd[i]
+        v[i] = (Xup[i] @ v[p] if p >= 0 else 0.0) + vJ                     # v_i = X v_p + S qd
+        a[i] = Xup[i] @ (a[p] if p >= 0 else a0) + S[i] * qdd[i] + cross_motion(v[i]) @ vJ
+        f[i] = model.inertia[i] @ a[i] + cross_force(v[i]) @ (model.inertia[i] @ v[i])
+        if f_ext is not None:
+            f[i] -= f_ext[i]
+    # Gather, tips to base: joint forces and the force each body passes to its parent.
+    tau = np.zeros(n)
+    for i in reversed(range(n)):
+        tau[i] = S[i] @ f[i]
+        p = model.parent[i]
+        if p >= 0:
+            f[p] += Xup[i].T @ f[i]                                         # f_p += X^T f_i
+    return tau
+
+
+def gravity_torques(model, q, gravity=None):
+    """g(q): the joint forces that hold the robot still."""
+    zero = np.zeros(model.nv)
+    return rnea(model, q, zero, zero, gravity)
+
+
+def bias_torques(model, q, qd, gravity=None):
+    """h(q, qd) = C(q, qd) qd + g(q): Coriolis, centrifugal and gravity forces."""
+    return rnea(model, q, qd, np.zeros(model.nv), gravity)

@@ -1,0 +1,31 @@
+"""Where the package's shared files (urdf/, config/, launch/) are, installed or in a source checkout."""
+import os
+import sys
+
+PACKAGE = 'robot_dynamics_ros'
+
+
+def share_directory():
+    """The package's share directory: from the ament index when ROS is sourced, else the install prefix,
+    else the source checkout."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+        try:
+            return get_package_share_directory(PACKAGE)
+        except (PackageNotFoundError, OSError):  # OSError: AMENT_PREFIX_PATH unset
+            pass
+    except ImportError:
+        pass
+    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for candidate in (os.path.join(sys.prefix, 'share', PACKAGE), source):
+        if os.path.isdir(os.path.join(candidate, 'urdf')):
+            return candidate
+    raise FileNotFoundError(f"cannot find the {PACKAGE} share directory (urdf/, config/)")
+
+
+def bundled_urdf(name='arm7.urdf'):
+    return os.path.join(share_directory(), 'urdf', name)
+
+
+def bundled_config(name='arm7.yaml'):
+    return os.path.join(share_directory(), 'config', name)

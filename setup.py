@@ -1,0 +1,44 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'robot_dynamics_ros'
+
+# ROS client library and messages as pip wheels, for machines without a ROS install. Where ROS is
+# sourced, colcon builds the package and these come from the ROS distribution instead.
+ros_wheels = ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-std-msgs', 'ros-std-srvs',
+              'ros-trajectory-msgs', 'ros-rosgraph-msgs', 'ros-ament-index-python']
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test', 'test.*', 'benchmarks']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/urdf', glob('urdf/*.urdf')),
+    ],
+    python_requires='>=3.10',
+    install_requires=['numpy', 'scipy', 'pyyaml', 'setuptools'],
+    extras_require={
+        'ros': ros_wheels,
+        'xacro': ['xacro'],
+        'plot': ['matplotlib'],
+        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib'],
+    },
+    zip_safe=True,
+    maintainer='robot_dynamics_ros maintainers',
+    maintainer_email='maintainers@robot-dynamics-ros.dev',
+    description='Rigid-body dynamics from URDF, a computed-torque controller node and a simulator node.',
+    license='Apache-2.0',
+    entry_points={
+        'console_scripts': [
+            'simulator = robot_dynamics_ros.nodes.simulator:main',
+            'computed_torque_controller = robot_dynamics_ros.nodes.computed_torque_controller:main',
+            'trajectory_publisher = robot_dynamics_ros.nodes.trajectory_publisher:main',
+            'robot-dynamics = robot_dynamics_ros.cli:main',
+        ],
+    },
+)
