@@ -1,0 +1,87 @@
+"""Forward kinematics of every link frame, and frame Jacobians (Jain Lemma 2: base-to-tips scatter)."""
+from typing import NamedTuple
+
+import numpy as np
+
+from ..spatial import inverse
+
+REFERENCES = ('local', 'world', 'local_world_aligned')
+
+
+class Placement(NamedTuple):
+    """Pose of a frame in the root frame: rotation R (frame -> root coordinates) and origin p."""
+    R: np.ndarray
+    p: np.ndarray
+
+
+def body_transforms(model, q):
+    """(n, 6, 6) motion transforms i_X_0 from the root frame to each body frame."""
+    Xup = model.parent_transforms(q)
+    X0 = np.empty_like(Xup)
+    # Scatter, base to tips: i_X_0 = i_X_p p_X_0.
+    for i in range(model.nv):
+        p = model.parent[i]
+        X0[i] = Xup[i] @ X0[p] if p >= 0 else Xup[i]
+    return X0
+
+
+def frame_placements(model, q):
+    """Placement of every URDF link frame, fixed-joint links included: dict link name -> Placement."""
+    X0 = body_transforms(model, q)
+    return {name: placement_from_transform(_frame_X_root(model, X0, name)) for name in model.frames}
+
+
+def frame_placement(model, q, link_name):
+    """Placement (R, p) of one link frame in the root frame."""
+    return placement_from_transform(_frame_X_root(model, body_transforms(model, q), link_name))
+
+
+def frame_jacobian(model, q, link_name, reference='local_world_aligned'):
+    """6 x nv Jacobian [angular; linear] of the link frame, J qd = velocity of the frame.
+
+    reference: 'local' - the frame's spatial velocity at its origin, in its own coordinates;
+    'world' - the spatial velocity at the root origin, in root coordinates;
+    'local_world_aligned' - angular velocity and the velocity of the frame origin, in root coordinates.
+    These are Pinocchio's LOCAL, WORLD and LOCAL_WORLD_ALIGNED, with the rows in our [angular; linear] order.
+    """
+    if reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
+    X0 = body_transforms(model, q)
+    F_X_0 = _frame_X_root(model, X0, link_name)
+    S = model.motion_subspace
+    J = np.zeros((6, model.nv))
+    # Columns of the joints between the frame's body and the root: 0_X_j S_j.
+    j = link_frame(model, link_name).body
+    while j >= 0:
+        J[:, j] = inverse(X0[j]) @ S[j]
+        j = model.parent[j]
+    if reference == 'world':
+        return J
+    J = F_X_0 @ J
+    if reference == 'local':
+        return J
+    R = F_X_0[:3, :3].T  # frame orientation in the root frame
+    return np.vstack([R @ J[:3], R @ J[3:]])
+
+
+def link_frame(model, link_name):
+    """model.frames[link_name], or a KeyError that lists the link names."""
+    try:
+        return model.frames[link_name]
+    except KeyError:
+        raise KeyError(f"no link named {link_name!r}; the model has {sorted(model.frames)}") from None
+
+
+def _frame_X_root(model, X0, link_name):
+    frame = link_frame(model, link_name)
+    return frame.X_body @ X0[frame.body] if frame.body >= 0 else frame.X_body
+
+
+def placement_from_transform(F_X_0):
+    """Pose of frame F in the root frame from F_X_0 = plucker(E, r): R = E^T, p = r, and E^T X[3:, :3] = -skew(r).
+
+    (spatial.pose_from_plucker returns E^T r instead of r, wrong whenever E is not the identity.)
+    """
+    E = F_X_0[:3, :3]
+    minus_r_cross = E.T @ F_X_0[3:, :3]
+    return Placement(E.T, -np.array([minus_r_cross[2, 1], minus_r_cross[0, 2], minus_r_cross[1, 0]]))
