@@ -1,0 +1,18 @@
+"""Jain's inverse and determinant of the mass matrix from the innovations factors (Part II, Sec. 6)."""
+import numpy as np
+
+from .udut import innovations_factors, udut_solve
+
+
+def mass_matrix_inverse(model, q):
+    """M(q)^{-1} = [I - H psi K]^* D^{-1} [I - H psi K] (Jain Lemma 11, eq. 51), without forming M.
+
+    [I - H psi K] (eq. 50) is the tips-to-base gather and [.]^* the base-to-tips scatter of ``udut_solve``,
+    run on all n unit columns at once: O(n^2), like Pinocchio's computeMinverse.
+    """
+    return udut_solve(model, innovations_factors(model, q), np.eye(model.nv))
+
+
+def mass_matrix_log_det(model, q):
+    """log det M(q) = sum_k log D(k) (Jain Corollary 6.1, eq. 53: the factors [I + H phi K] have det 1)."""
+    return float(np.sum(np.log(innovations_factors(model, q).D)))
