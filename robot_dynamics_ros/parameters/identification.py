@@ -1,0 +1,112 @@
+"""Least-squares identification of the base inertial parameters: tau = Y_base(q, qd, qdd) beta.
+
+The base parameters (Gautier & Khalil 1990) are the identifiable combinations of the standard ones, so
+the stacked base regressor has full column rank on an exciting trajectory and beta has a unique
+least-squares estimate. Ordinary least squares, or Gautier's weighted least squares: each joint's
+equations are divided by that joint's residual standard deviation from a first OLS pass, which makes
+the errors of all rows comparable (joints with large torques no longer dominate the fit).
+Standard deviations follow from the residual variance: cov(beta) = sigma^2 (W^T W)^-1, W = weighted Y.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..algorithms.regressor import regressor
+from .base_numeric import numeric_base_parameters
+
+
+@dataclass(frozen=True, eq=False)
+class IdentificationResult:
+    names: tuple
+    beta: np.ndarray              # (b,) identified base parameters
+    std: np.ndarray               # (b,) standard deviation of each estimate
+    relative_std: np.ndarray      # (b,) 100 std / |beta|, in percent
+    condition_number: float       # of the (weighted) stacked regressor
+    relative_residual: float      # ||tau - Y beta|| / ||tau||, unweighted
+    n_samples: int                # time samples (rows / joints)
+    weights: np.ndarray = None    # per-joint weights of weighted least squares, None for OLS
+
+    def report(self):
+        method = 'weighted least squares' if self.weights is not None else 'ordinary least squares'
+        lines = [f"{len(self.beta)} base parameters from {self.n_samples} samples by {method}",
+                 f"condition number {self.condition_number:.4g}, "
+                 f"relative residual ||tau - Y beta|| / ||tau|| = {self.relative_residual:.4g}",
+                 f"{'parameter':<12}{'value':>14}{'std':>12}{'rel. std %':>12}"]
+        for name, value, s, r in zip(self.names, self.beta, self.std, self.relative_std):
+            lines.append(f"{name:<12}{value:>14.6g}{s:>12.3g}{r:>12.3g}")
+        if self.weights is not None:
+            lines.append('joint weights 1/sigma_j: ' + ' '.join(f"{w:.4g}" for w in self.weights))
+        return '\n'.join(lines)
+
+
+def identify(Y_base, tau, weights=None, names=None):
+    """Least-squares beta with tau ~ Y_base beta.
+
+    Y_base: (N, n, b) per-sample regressors, or (rows, b) already stacked; tau: (N, n) or (rows,).
+    weights: None (OLS), or per-row weights broadcastable to tau's shape (e.g. (n,): one per joint).
+    """
+    Y_base = np.asarray(Y_base, dtype=float)
+    tau = np.asarray(tau, dtype=float)
+    b = Y_base.shape[-1]
+    if Y_base.shape[:-1] != tau.shape:
+        raise ValueError(f"regressor of shape {Y_base.shape} does not match torques of shape {tau.shape}")
+    w = np.ones(tau.shape) if weights is None else np.broadcast_to(np.asarray(weights, dtype=float), tau.shape)
+    W = (w[..., None] * Y_base).reshape(-1, b)                        # weighted observation matrix
+    y = (w * tau).reshape(-1)
+    if W.shape[0] <= b:
+        raise ValueError(f"{W.shape[0]} equations cannot determine {b} parameters")
+    beta, _, rank, singular_values = np.linalg.lstsq(W, y, rcond=None)
+    if rank < b:
+        raise ValueError(f"the regressor has rank {rank} < {b}: the data do not excite every base parameter")
+    sigma2 = np.sum((y - W @ beta) ** 2) / (W.shape[0] - b)           # residual variance
+    R_inv = np.linalg.inv(np.linalg.qr(W, mode='r'))                  # (W^T W)^-1 = R^-1 R^-T
+    std = np.sqrt(sigma2 * np.sum(R_inv ** 2, axis=1))
+    with np.errstate(divide='ignore'):
+        relative_std = 100.0 * std / np.abs(beta)
+    residual = tau.reshape(-1) - Y_base.reshape(-1, b) @ beta
+    return IdentificationResult(
+        names=tuple(names) if names is not None else tuple(f"beta{k + 1}" for k in range(b)),
+        beta=beta, std=std, relative_std=relative_std,
+        condition_number=float(singular_values[0] / singular_values[-1]),
+        relative_residual=float(np.linalg.norm(residual) / np.linalg.norm(tau)),
+        n_samples=tau.shape[0], weights=None if weights is None else np.asarray(weights, dtype=float))
+
+
+def joint_weights(Y_base, tau, beta):
+    """Gautier's weights 1/sigma_j: sigma_j^2 = ||tau_j - Y_j beta||^2 / (N - b) per joint j."""
+    N, _, b = Y_base.shape
+    residual = tau - Y_base @ beta
+    sigma = np.sqrt(np.sum(residual ** 2, axis=0) / max(N - b, 1))
+    return 1.0 / np.maximum(sigma, 1e-12 * max(np.max(sigma), 1e-300))
+
+
+def stacked_regressor(model, q, qd, qdd, gravity=None, progress=None, **extra_columns):
+    """(N, n, p) standard regressors at each sample. progress(done, total) is called now and then."""
+    N = len(q)
+    Y = None
+    for k in range(N):
+        Yk = regressor(model, q[k], qd[k], qdd[k], gravity, **extra_columns)
+        if Y is None:
+            Y = np.empty((N,) + Yk.shape)
+        Y[k] = Yk
+        if progress is not None and ((k + 1) % 500 == 0 or k + 1 == N):
+            progress(k + 1, N)
+    return Y
+
+
+def identify_base_parameters(model, q, qd, qdd, tau, base=None, weighted=False, gravity=None,
+                             progress=None, **extra_columns):
+    """Identify the base parameters of ``model`` from samples q, qd, qdd, tau (each (N, n), model order).
+
+    base: BaseParameters (default: numeric base parameters of the model with the same extra columns,
+    e.g. viscous=True, coulomb=True for friction). weighted: Gautier's per-joint weighted least squares.
+    Returns (IdentificationResult, base).
+    """
+    if base is None:
+        base = numeric_base_parameters(model, gravity=gravity, **extra_columns)
+    tau = np.asarray(tau, dtype=float)
+    Y_base = base.regressor(stacked_regressor(model, q, qd, qdd, gravity, progress, **extra_columns))
+    result = identify(Y_base, tau, names=base.names)
+    if weighted:
+        result = identify(Y_base, tau, weights=joint_weights(Y_base, tau, result.beta), names=base.names)
+    return result, base
