@@ -1,5 +1,11 @@
 """Rigid-body dynamics for ROS 2: URDF tree model, inverse and forward dynamics, controller and simulator."""
 from .algorithms import aba, bias_torques, crba, gravity_torques, rnea
+from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobian, frame_placement,
+                         frame_placements, kinetic_energy, mass_matrix_inverse, mass_matrix_log_det,
+                         operational_space_inertia, potential_energy, udut)
 from .model import Model, URDFError, load_urdf
 
-__all__ = ['load_urdf', 'Model', 'URDFError', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba']
+__all__ = ['load_urdf', 'Model', 'URDFError', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
+           'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
+           'operational_space_inertia', 'SingularTaskError', 'frame_placements', 'frame_placement',
+           'frame_jacobian', 'kinetic_energy', 'potential_energy']

@@ -1,5 +1,13 @@
 from .aba import aba
 from .crba import crba
+from .energy import kinetic_energy, potential_energy
+from .kinematics import frame_jacobian, frame_placement, frame_placements
+from .operational_space import SingularTaskError, operational_space_inertia
+from .operators import mass_matrix_inverse, mass_matrix_log_det
 from .rnea import bias_torques, gravity_torques, rnea
+from .udut import forward_dynamics_udut, udut
 
-__all__ = ['rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba']
+__all__ = ['rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
+           'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
+           'operational_space_inertia', 'SingularTaskError', 'frame_placements', 'frame_placement',
+           'frame_jacobian', 'kinetic_energy', 'potential_energy']
