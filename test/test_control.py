@@ -1,0 +1,170 @@
+"""Control laws against Pinocchio, reference trajectories against their own derivatives, joint-state mapping."""
+import numpy as np
+import pytest
+from conftest import BUNDLED_URDF, TEST_URDFS
+from oracle import PinocchioOracle
+
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.control import (ComputedTorqueController, JointStateMapper, TrajectoryReference,
+                                        sinusoid_reference)
+
+
+@pytest.fixture(scope='module')
+def arm():
+    return load_urdf(BUNDLED_URDF)
+
+
+def random_tracking_state(model, rng):
+    q = model.random_configuration(rng)
+    return q, rng.normal(size=model.nv), q + 0.1 * rng.normal(size=model.nv), rng.normal(size=model.nv), \
+        rng.normal(size=model.nv)
+
+
+@pytest.mark.parametrize('mode', ['computed_torque', 'pd_gravity', 'gravity_compensation'])
+def test_control_laws_match_pinocchio(urdf_path, mode):
+    model = load_urdf(urdf_path)
+    oracle = PinocchioOracle(urdf_path, model)
+    rng = np.random.default_rng(3)
+    kp, kd = rng.uniform(10, 100, model.nv), 7.0
+    controller = ComputedTorqueController(model, kp, kd, mode=mode)
+    for _ in range(3):
+        q, qd, q_ref, qd_ref, qdd_ref = random_tracking_state(model, rng)
+        feedback = kp * (q_ref - q) + kd * (qd_ref - qd)
+        zero = np.zeros(model.nv)
+        expected = {'computed_torque': oracle.rnea(q, qd, qdd_ref + feedback),
+                    'pd_gravity': feedback + oracle.rnea(q, zero, zero),
+                    'gravity_compensation': oracle.rnea(q, zero, zero)}[mode]
+        expected = np.clip(expected, -model.effort_limit, model.effort_limit)
+        np.testing.assert_allclose(controller.compute(q, qd, q_ref, qd_ref, qdd_ref), expected, atol=1e-9)
+
+
+def test_efforts_are_clamped_to_limits(arm):
+    controller = ComputedTorqueController(arm, kp=1e6, kd=0.0, mode='pd_gravity')
+    q = arm.neutral()
+    signs = np.where(np.arange(arm.nv) % 2 == 0, 1.0, -1.0)
+    tau = controller.compute(q, np.zeros(arm.nv), q + 0.5 * signs, np.zeros(arm.nv), np.zeros(arm.nv))
+    np.testing.assert_array_equal(tau, signs * arm.effort_limit)
+
+
+def test_non_finite_or_wrong_length_input_is_rejected(arm):
+    controller = ComputedTorqueController(arm, 100.0, 20.0)
+    good = [np.zeros(arm.nv)] * 5
+    for position, bad in [(0, np.full(arm.nv, np.nan)), (1, np.full(arm.nv, np.inf)), (4, np.zeros(arm.nv + 1))]:
+        args = list(good)
+        args[position] = bad
+        with pytest.raises(ValueError):
+            controller.compute(*args)
+    with pytest.raises(ValueError, match='control mode'):
+        ComputedTorqueController(arm, 1.0, 1.0, mode='impedance')
+    with pytest.raises(ValueError, match='kp'):
+        ComputedTorqueController(arm, np.ones(3), 1.0)
+
+
+def test_continuous_joint_error_takes_the_short_way():
+    model = load_urdf(TEST_URDFS['prismatic_chain'])
+    continuous = [i for i in range(model.nv) if not np.isfinite(model.upper[i]) and model.joint_type[i] == 0]
+    assert continuous, 'prismatic_chain.urdf should have a continuous joint'
+    controller = ComputedTorqueController(model, 1.0, 1.0)
+    q, q_ref = np.zeros(model.nv), np.zeros(model.nv)
+    q[continuous], q_ref[continuous] = -3.1, 3.1
+    np.testing.assert_allclose(controller.position_error(q_ref, q)[continuous], 6.2 - 2 * np.pi, atol=1e-12)
+
+
+def waypoints(rng, n=3, m=5):
+    times = np.cumsum(rng.uniform(0.3, 1.0, m))
+    return times, rng.normal(size=(m, n)), rng.normal(size=(m, n)), rng.normal(size=(m, n))
+
+
+@pytest.mark.parametrize('order', ['positions', 'velocities', 'accelerations'])
+def test_trajectory_hits_waypoints_and_is_self_consistent(order):
+    rng = np.random.default_rng(5)
+    times, positions, velocities, accelerations = waypoints(rng)
+    given = {'positions': (None, None), 'velocities': (velocities, None),
+             'accelerations': (velocities, accelerations)}[order]
+    reference = TrajectoryReference(times, positions, *given)
+    for k, t in enumerate(times[:-1]):
+        q, qd, qdd = reference.sample(t + 1e-12 if k == 0 else t)
+        np.testing.assert_allclose(q, positions[k], atol=1e-9)
+        if given[0] is not None:
+            np.testing.assert_allclose(qd, velocities[k], atol=1e-9)
+        if given[1] is not None:
+            np.testing.assert_allclose(qdd, accelerations[k], atol=1e-6)
+    # Derivatives agree with central differences of the positions (and velocities) inside the segments.
+    h = 1e-6
+    for t in rng.uniform(times[0] + 1e-3, times[-1] - 1e-3, 10):
+        q_minus, qd_minus, _ = reference.sample(t - h)
+        q_plus, qd_plus, _ = reference.sample(t + h)
+        _, qd, qdd = reference.sample(t)
+        np.testing.assert_allclose(qd, (q_plus - q_minus) / (2 * h), atol=1e-6)
+        np.testing.assert_allclose(qdd, (qd_plus - qd_minus) / (2 * h), atol=1e-4)
+    # Before the start the first point is held, after the end the last one, at rest.
+    for t, index in [(times[0] - 1.0, 0), (times[-1], -1), (times[-1] + 5.0, -1)]:
+        q, qd, qdd = reference.sample(t)
+        np.testing.assert_array_equal(q, positions[index])
+        assert not np.any(qd) and not np.any(qdd)
+
+
+def test_positions_only_trajectory_starts_and_ends_at_rest():
+    rng = np.random.default_rng(6)
+    times, positions, _, _ = waypoints(rng)
+    reference = TrajectoryReference(times, positions)
+    for t in (times[0] + 1e-9, times[-1] - 1e-9):
+        np.testing.assert_allclose(reference.sample(t)[1], 0.0, atol=1e-6)
+
+
+def test_hold_and_malformed_trajectories():
+    q = np.array([0.1, -0.2])
+    for t in (-1.0, 0.0, 3.0):
+        held, qd, qdd = TrajectoryReference.hold(q).sample(t)
+        np.testing.assert_array_equal(held, q)
+        assert not np.any(qd) and not np.any(qdd)
+    with pytest.raises(ValueError, match='increasing'):
+        TrajectoryReference([0.0, 1.0, 1.0], np.zeros((3, 2)))
+    with pytest.raises(ValueError, match='times'):
+        TrajectoryReference([0.0, 1.0], np.zeros((3, 2)))
+    with pytest.raises(ValueError, match='velocities'):
+        TrajectoryReference([0.0, 1.0], np.zeros((2, 2)), np.zeros((2, 3)))
+    with pytest.raises(ValueError, match='finite'):
+        TrajectoryReference([0.0, 1.0], [[0.0, np.nan], [0.0, 0.0]])
+
+
+def test_sinusoid_reference_respects_limits_and_starts_at_rest(arm):
+    times, q, qd, qdd = sinusoid_reference(arm, amplitude=10.0, frequency=np.linspace(0.2, 0.8, arm.nv),
+                                           duration=6.0, rate=1000.0)
+    assert times[0] == 0.0 and times[-1] == pytest.approx(6.0) and np.allclose(np.diff(times), 1 / 1000.0)
+    assert np.all(q > arm.lower) and np.all(q < arm.upper)
+    assert np.all(np.abs(qd) < arm.velocity_limit)
+    assert np.all(q.max(axis=0) - q.min(axis=0) > 0.1), 'large amplitudes are scaled, not zeroed'
+    np.testing.assert_allclose(q[0], q[-1], atol=1e-12)
+    np.testing.assert_allclose([qd[0], qd[-1], qdd[0], qdd[-1]], 0.0, atol=1e-9)
+    dt = times[1] - times[0]
+    np.testing.assert_allclose(np.gradient(q, dt, axis=0)[1:-1], qd[1:-1], atol=1e-3)
+    np.testing.assert_allclose(np.gradient(qd, dt, axis=0)[1:-1], qdd[1:-1], atol=1e-2)
+
+
+NAMES = ('a', 'b', 'c')
+
+
+def test_joint_state_mapper_reorders_by_name():
+    q, qd = JointStateMapper(NAMES).map(['c', 'a', 'b'], [3.0, 1.0, 2.0], [30.0, 10.0, 20.0])
+    np.testing.assert_array_equal(q, [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(qd, [10.0, 20.0, 30.0])
+    q, qd = JointStateMapper(NAMES, ignore_unknown=True).map(['c', 'x', 'a', 'b'], [3, 9, 1, 2], [0, 0, 0, 0])
+    np.testing.assert_array_equal(q, [1.0, 2.0, 3.0])
+    q, qd = JointStateMapper(NAMES, allow_missing_velocity=True).map(NAMES, [1, 2, 3], [])
+    np.testing.assert_array_equal(qd, 0.0)
+
+
+@pytest.mark.parametrize('names, positions, velocities, reason', [
+    (['a', 'b', 'c', 'x'], [0, 0, 0, 0], [0, 0, 0, 0], 'unknown'),
+    (['a', 'b'], [0, 0], [0, 0], 'lacks'),
+    (['a', 'b', 'c'], [0, 0], [0, 0, 0], 'positions'),
+    (['a', 'b', 'c'], [0, 0, 0], [0, 0], 'velocities'),
+    (['a', 'b', 'c'], [0, np.nan, 0], [0, 0, 0], 'non-finite'),
+    (['a', 'b', 'c'], [0, 0, 0], [0, 0, np.inf], 'non-finite'),
+    (['a', 'b', 'c'], [0, 0, 0], [], 'no velocities'),
+    (['a', 'b', 'b'], [0, 0, 0], [0, 0, 0], 'duplicate'),
+])
+def test_joint_state_mapper_rejects_bad_messages(names, positions, velocities, reason):
+    with pytest.raises(ValueError, match=reason):
+        JointStateMapper(NAMES).map(names, positions, velocities)
