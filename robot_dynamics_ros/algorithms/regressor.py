@@ -101,7 +101,12 @@ def standard_parameters(model, rotor_inertia=None, viscous=None, coulomb=None, o
 
 def parameter_names(model, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
     """Names of the columns of ``regressor``: 'XX1', ..., 'M1', 'XX2', ..., then 'Ia1', 'Fv1', ... (1-based)."""
+    return chain_parameter_names(model.nv, rotor_inertia, viscous, coulomb, offset)
+
+
+def chain_parameter_names(n, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
+    """``parameter_names`` for n joints."""
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
     enabled = [name for name, on in zip(JOINT_PARAMETERS, flags) if on]
-    names = [f'{p}{i + 1}' for i in range(model.nv) for p in BODY_PARAMETERS]
-    return names + [f'{p}{j + 1}' for j in range(model.nv) for p in enabled]
+    names = [f'{p}{i + 1}' for i in range(n) for p in BODY_PARAMETERS]
+    return names + [f'{p}{j + 1}' for j in range(n) for p in enabled]
