@@ -1,0 +1,211 @@
+"""Simulator: integrator accuracy against an adaptive high-order solution, energy, limits, friction, commands."""
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+from conftest import BUNDLED_URDF
+from scipy.integrate import solve_ivp
+
+from robot_dynamics_ros import aba, load_urdf
+from robot_dynamics_ros.algorithms.energy import kinetic_energy
+from robot_dynamics_ros.control import ComputedTorqueController, TrajectoryReference, sinusoid_reference
+from robot_dynamics_ros.simulation import Simulator
+
+# A state well inside the bundled arm's limits, with every joint moving.
+Q_OFFSET = np.array([0.3, 0.4, -0.2, 0.3, 0.5, -0.4, 0.2])
+QD_START = np.array([0.3, -0.2, 0.4, 0.1, -0.5, 0.3, 0.6])
+# Energy test horizon: 2 s by default to keep the suite fast; set RDR_ENERGY_SECONDS=10 for the long run.
+ENERGY_SECONDS = float(os.environ.get('RDR_ENERGY_SECONDS', '2'))
+
+
+@pytest.fixture(scope='module')
+def arm():
+    return load_urdf(BUNDLED_URDF)
+
+
+def mid_limits(model):
+    return 0.5 * (model.lower + model.upper) + Q_OFFSET
+
+
+def run(sim, seconds):
+    for _ in range(int(round(seconds / sim.dt))):
+        sim.step()
+    return sim
+
+
+def start(sim, q, qd):
+    sim.reset(q)
+    sim.qd = qd.copy()
+    return sim
+
+
+def test_integrators_converge_to_an_accurate_solution(arm):
+    """Semi-implicit Euler is first order, RK4 fourth order, both toward a DOP853 solution at tight tolerance."""
+    q0, horizon = mid_limits(arm), 0.1
+    tau = 0.02 * arm.effort_limit * np.sign(Q_OFFSET)
+
+    def dynamics(_, x):
+        q, qd = x[:arm.nv], x[arm.nv:]
+        return np.concatenate([qd, aba(arm, q, qd, tau - arm.damping * qd)])
+
+    exact = solve_ivp(dynamics, (0, horizon), np.concatenate([q0, QD_START]), method='DOP853',
+                      rtol=1e-12, atol=1e-12).y[:, -1]
+    errors = {}
+    for integrator in ('semi_implicit_euler', 'rk4'):
+        for dt in (1e-3, 5e-4):
+            sim = start(Simulator(arm, dt, integrator, apply_friction=False), q0, QD_START)
+            sim.set_command(tau)
+            run(sim, horizon)
+            errors[integrator, dt] = np.abs(np.concatenate([sim.q, sim.qd]) - exact).max()
+    assert errors['semi_implicit_euler', 1e-3] < 2e-2
+    assert errors['rk4', 1e-3] < 1e-8
+    assert 1.7 < errors['semi_implicit_euler', 1e-3] / errors['semi_implicit_euler', 5e-4] < 2.3
+    assert 12.0 < errors['rk4', 1e-3] / errors['rk4', 5e-4] < 20.0
+
+
+def test_energy_is_conserved_without_damping_friction_or_torque(arm):
+    """RK4 at dt = 1e-3 with gravity; the limits are removed so that no hard stop takes energy out.
+
+    Measured maximum relative drift |E(t) - E(0)| / |E(0)|: 2.9e-8 over 2 s, 2.6e-7 over 10 s.
+    """
+    unlimited = dataclasses.replace(arm, lower=np.full(arm.nv, -np.inf), upper=np.full(arm.nv, np.inf))
+    sim = start(Simulator(unlimited, 1e-3, 'rk4', apply_damping=False, apply_friction=False),
+                mid_limits(arm), QD_START)
+    energy0 = sim.total_energy()
+    drift, kinetic = 0.0, []
+    for _ in range(int(round(ENERGY_SECONDS / 0.01))):
+        run(sim, 0.01)
+        drift = max(drift, abs(sim.total_energy() - energy0))
+        kinetic.append(kinetic_energy(unlimited, sim.q, sim.qd))
+    assert np.ptp(kinetic) > 1.0, 'the arm should swing, trading potential for kinetic energy'
+    assert drift / abs(energy0) < (1e-7 if ENERGY_SECONDS <= 2 else 1e-6)
+
+
+def test_gravity_compensated_arm_stays_still(arm):
+    q0 = mid_limits(arm)
+    controller = ComputedTorqueController(arm, 0.0, 0.0, mode='gravity_compensation')
+    sim = Simulator(arm, 1e-3, initial_positions=q0, apply_friction=False)
+    zero = np.zeros(arm.nv)
+    for _ in range(2000):
+        sim.set_command(controller.compute(sim.q, sim.qd, q0, zero, zero))
+        sim.step()
+    np.testing.assert_allclose(sim.q, q0, atol=1e-9)
+    np.testing.assert_allclose(sim.qd, 0.0, atol=1e-9)
+    falling = run(Simulator(arm, 1e-3, initial_positions=q0, apply_friction=False), 0.2)
+    assert np.abs(falling.q - q0).max() > 1e-2, 'without compensation the arm falls'
+
+
+def test_computed_torque_tracking_error_decays(arm):
+    times, positions, velocities, accelerations = sinusoid_reference(arm, 0.3, 0.5, 2.0, rate=100.0)
+    reference = TrajectoryReference(times, positions, velocities, accelerations)
+    controller = ComputedTorqueController(arm, kp=100.0, kd=20.0)
+    sim = Simulator(arm, 1e-3, initial_positions=positions[0] + 0.05, apply_damping=False, apply_friction=False)
+    initial_error = np.abs(sim.q - positions[0]).max()
+    while sim.t < 1.0 - 1e-9:
+        sim.set_command(controller.compute(sim.q, sim.qd, *reference.sample(sim.t)))
+        sim.step()
+    q_ref, _, _ = reference.sample(sim.t)
+    assert np.abs(np.diff(positions, axis=0)).max() > 1e-3, 'the reference moves'
+    assert initial_error == pytest.approx(0.05)
+    assert np.abs(sim.q - q_ref).max() < 1e-3
+
+
+def test_efforts_are_clamped_to_limits(arm):
+    sim = Simulator(arm, 1e-3, apply_friction=False)
+    command = 10.0 * arm.effort_limit * np.where(np.arange(arm.nv) % 2 == 0, 1.0, -1.0)
+    sim.set_command(command)
+    sim.step()
+    clamped = np.sign(command) * arm.effort_limit
+    np.testing.assert_array_equal(sim.applied_effort, clamped)
+    np.testing.assert_allclose(sim.qd, 1e-3 * aba(arm, arm.neutral(), np.zeros(arm.nv), clamped), atol=1e-12)
+
+
+@pytest.mark.parametrize('bad', [np.ones(3), np.full(7, np.nan), np.r_[np.ones(6), np.inf], 'abc'])
+def test_bad_commands_are_rejected_and_the_last_safe_one_kept(arm, bad):
+    sim = Simulator(arm, 1e-3)
+    safe = np.linspace(-1.0, 1.0, arm.nv)
+    sim.set_command(safe)
+    with pytest.raises(ValueError):
+        sim.set_command(bad)
+    sim.step()
+    np.testing.assert_array_equal(sim.applied_effort, safe)
+
+
+def test_stale_commands_give_zero_effort(arm):
+    sim = Simulator(arm, 1e-3, command_timeout=0.05)
+    command = np.ones(arm.nv)
+    sim.set_command(command)
+    run(sim, 0.04)
+    np.testing.assert_array_equal(sim.applied_effort, command)
+    run(sim, 0.02)
+    np.testing.assert_array_equal(sim.applied_effort, 0.0)
+    sim.set_command(command)
+    sim.step()
+    np.testing.assert_array_equal(sim.applied_effort, command)
+
+
+@pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
+def test_joints_driven_into_their_limits_stay_there(arm, integrator):
+    sim = Simulator(arm, 1e-3, integrator, gravity=[0.0, 0.0, 0.0])
+    direction = np.where(np.arange(arm.nv) % 2 == 0, 1.0, -1.0)
+    sim.set_command(direction * arm.effort_limit)
+    for _ in range(500):
+        sim.step()
+        assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))
+        assert np.all(sim.q >= arm.lower - 1e-9) and np.all(sim.q <= arm.upper + 1e-9)
+    limit = np.where(direction > 0, arm.upper, arm.lower)
+    assert np.sum(np.abs(sim.q - limit) < 1e-3) >= 3, 'several joints reach (and stay near) their limit in 0.5 s'
+
+
+def test_friction_holds_a_joint_at_rest_without_chatter(arm):
+    sim = Simulator(arm, 1e-3, gravity=[0.0, 0.0, 0.0], initial_positions=mid_limits(arm))
+    sim.set_command(0.9 * arm.friction * np.sign(Q_OFFSET))
+    run(sim, 0.2)
+    np.testing.assert_array_equal(sim.qd, 0.0)
+    np.testing.assert_array_equal(sim.q, sim.initial_positions)
+
+
+def test_friction_stops_a_moving_arm_and_keeps_it_stopped(arm):
+    sim = start(Simulator(arm, 1e-3, gravity=[0.0, 0.0, 0.0], apply_damping=False), mid_limits(arm), 0.1 * QD_START)
+    velocities = []
+    for _ in range(400):
+        sim.step()
+        velocities.append(sim.qd.copy())
+    velocities = np.array(velocities)
+    np.testing.assert_array_equal(velocities[-100:], 0.0)
+    sign_changes = np.sum(np.abs(np.diff(np.sign(velocities), axis=0)) == 2, axis=0)
+    assert np.all(sign_changes <= 1), f'velocity sign flips per joint: {sign_changes}'
+
+
+def test_friction_step_satisfies_maximum_dissipation_conditions(arm):
+    """v = argmin 1/2 (v-w)^T M (v-w) + dt F.|v|: M (w - v)/dt = F sign(v) where v != 0, |.| <= F where v = 0."""
+    from robot_dynamics_ros import crba
+    sim = Simulator(arm, 1e-3)
+    rng = np.random.default_rng(8)
+    for scale in (1e-4, 1e-3, 1e-2, 1.0):
+        q, w = arm.random_configuration(rng), scale * rng.normal(size=arm.nv)
+        v = sim._stick_or_slip(q, w)
+        friction_force = crba(arm, q) @ (w - v) / sim.dt
+        sliding = v != 0
+        np.testing.assert_allclose(friction_force[sliding], (arm.friction * np.sign(v))[sliding], atol=1e-7)
+        assert np.all(np.abs(friction_force[~sliding]) <= arm.friction[~sliding] + 1e-7)
+
+
+def test_reset_and_initial_positions(arm):
+    sim = Simulator(arm, 1e-3, initial_positions=np.full(arm.nv, 100.0))
+    np.testing.assert_array_equal(sim.q, arm.upper)
+    assert sim.paused is False
+    sim.set_command(np.ones(arm.nv))
+    run(sim, 0.01)
+    sim.reset()
+    assert sim.t == 0.0 and not np.any(sim.qd) and not np.any(sim.command)
+    np.testing.assert_array_equal(sim.q, arm.upper)
+    sim.reset(arm.neutral())
+    np.testing.assert_array_equal(sim.q, arm.neutral())
+    with pytest.raises(ValueError):
+        Simulator(arm, 1e-3, initial_positions=np.zeros(3))
+    with pytest.raises(ValueError, match='integrator'):
+        Simulator(arm, 1e-3, integrator='euler')
+    with pytest.raises(ValueError, match='dt'):
+        Simulator(arm, 0.0)
