@@ -1,0 +1,124 @@
+"""Fast path: RNEA, CRBA and ABA compiled with numba, same signatures and results as ``algorithms`` (the
+NumPy reference), plus ``out=`` buffers and batched versions over arrays of states.
+
+The model is packed once per Model instance into one flat array (``packing.py``); kernels use rotations and
+3D cross products instead of 6x6 products. Kernels are compiled ahead for C-contiguous float64 arrays and
+cached on disk; the first call of each function imports numba and loads (or, once, compiles) its kernel.
+Other inputs (lists, integer or strided arrays) are converted and retried. Without numba every function
+falls back to the reference path: ``BACKEND`` says which one runs.
+"""
+import importlib
+import importlib.util
+
+import numpy as np
+
+from .. import algorithms
+from .packing import packed
+
+BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
+
+
+class _Kernels:
+    """Kernel modules, imported on first use (importing numba and loading machine code takes about a second)."""
+
+    def __getattr__(self, module_name):  # only reached until the module is set as an attribute
+        module = importlib.import_module(f'{__name__}.{module_name}')
+        setattr(self, module_name, module)
+        return module
+
+
+_kernels = _Kernels()
+
+
+def _as_float_arrays(*arrays):
+    return [np.ascontiguousarray(x, dtype=float) for x in arrays]
+
+
+def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
+    """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
+    pack = packed(model)
+    a0 = pack.base_acceleration_for(gravity)
+    f_ext = pack.no_external_force if f_ext is None else f_ext
+    out = np.empty(pack.nv) if out is None else out
+    try:
+        _kernels.rnea_kernel.rnea_kernel(pack.table, q, qd, qdd, a0, f_ext, out)
+    except TypeError:  # not C-contiguous float64: convert once (a wrong-type out= stays an error)
+        _kernels.rnea_kernel.rnea_kernel(pack.table, *_as_float_arrays(q, qd, qdd, a0, f_ext), out)
+    return out
+
+
+def crba(model, q, out=None):
+    """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
+    pack = packed(model)
+    out = np.empty((pack.nv, pack.nv)) if out is None else out
+    try:
+        _kernels.crba_kernel.crba_kernel(pack.table, q, out)
+    except TypeError:
+        _kernels.crba_kernel.crba_kernel(pack.table, *_as_float_arrays(q), out)
+    return out
+
+
+def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
+    """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
+    pack = packed(model)
+    a0 = pack.base_acceleration_for(gravity)
+    f_ext = pack.no_external_force if f_ext is None else f_ext
+    out = np.empty(pack.nv) if out is None else out
+    try:
+        _kernels.aba_kernel.aba_kernel(pack.table, q, qd, tau, a0, f_ext, out)
+    except TypeError:
+        _kernels.aba_kernel.aba_kernel(pack.table, *_as_float_arrays(q, qd, tau, a0, f_ext), out)
+    return out
+
+
+def gravity_torques(model, q, gravity=None):
+    """g(q): the joint forces that hold the robot still."""
+    zero = np.zeros(model.nv)
+    return rnea(model, q, zero, zero, gravity)
+
+
+def bias_torques(model, q, qd, gravity=None):
+    """h(q, qd) = C(q, qd) qd + g(q): Coriolis, centrifugal and gravity forces."""
+    return rnea(model, q, qd, np.zeros(model.nv), gravity)
+
+
+def _batch_f_ext(pack, f_ext):
+    """f_ext for the batch kernels: None, one (nv, 6) block for all states, or (N, nv, 6)."""
+    f_ext = pack.no_external_force if f_ext is None else np.asarray(f_ext, dtype=float)
+    return np.ascontiguousarray(f_ext.reshape((-1,) + f_ext.shape[-2:]))
+
+
+def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
+    """rnea on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
+    pack = packed(model)
+    Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
+    out = np.empty(Q.shape) if out is None else out
+    _kernels.batch_kernels.rnea_batch_kernel(pack.table, Q, QD, QDD, pack.base_acceleration_for(gravity),
+                                             _batch_f_ext(pack, f_ext), out)
+    return out
+
+
+def crba_batch(model, Q, out=None):
+    """crba on each row of the (N, nv) array Q, returns (N, nv, nv)."""
+    pack = packed(model)
+    (Q,) = _as_float_arrays(Q)
+    out = np.empty((Q.shape[0], pack.nv, pack.nv)) if out is None else out
+    _kernels.batch_kernels.crba_batch_kernel(pack.table, Q, out)
+    return out
+
+
+def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
+    """aba on each row of the (N, nv) arrays Q, QD, TAU, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
+    pack = packed(model)
+    Q, QD, TAU = _as_float_arrays(Q, QD, TAU)
+    out = np.empty(Q.shape) if out is None else out
+    _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration_for(gravity),
+                                            _batch_f_ext(pack, f_ext), out)
+    return out
+
+
+if BACKEND == 'numpy':
+    from ._reference import aba, aba_batch, bias_torques, crba, crba_batch, gravity_torques, rnea, rnea_batch  # noqa: F811
+
+__all__ = ['BACKEND', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
+           'aba_batch']

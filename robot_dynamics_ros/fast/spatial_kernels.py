@@ -1,0 +1,209 @@
+"""Compiled building blocks for the kernels: Plücker transforms as rotation E + translation r, spatial cross
+products and rigid-body inertia products written with 3D cross products (Featherstone, RBDA Sec. 2.8 and
+Table A.3). Motion vectors are [angular; linear], force vectors [moment; force], as in ``spatial.py``.
+"""
+import numpy as np
+from numba import njit
+
+from .packing import AXIS, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, MASS, R_TREE
+
+AXIS0, E0, R0, H0, IBAR0 = AXIS.start, E_TREE.start, R_TREE.start, FIRST_MOMENT.start, IBAR.start
+
+REVOLUTE = 0
+
+
+@njit(cache=True)
+def parent_transform(P, i, qi, X):
+    """Xup_i = X_J(q_i) X_tree,i into X = [E (9, row-major); r (3)]: E rotates parent coordinates into body
+    coordinates, r is the body origin in the parent frame. plucker(E1, r1) plucker(E2, r2) =
+    plucker(E1 E2, r2 + E2^T r1)."""
+    ax, ay, az = P[i, AXIS0], P[i, AXIS0 + 1], P[i, AXIS0 + 2]
+    t = E0
+    if P[i, JOINT_TYPE] == REVOLUTE:
+        # X_J = plucker(R^T, 0), R^T = c 1 - s [a]x + (1 - c) a a^T (Rodrigues, transposed)
+        c, s = np.cos(qi), np.sin(qi)
+        k = 1.0 - c
+        R00, R01, R02 = c + k * ax * ax, s * az + k * ax * ay, -s * ay + k * ax * az
+        R10, R11, R12 = -s * az + k * ay * ax, c + k * ay * ay, s * ax + k * ay * az
+        R20, R21, R22 = s * ay + k * az * ax, -s * ax + k * az * ay, c + k * az * az
+        for col in range(3):
+            e0, e1, e2 = P[i, t + col], P[i, t + 3 + col], P[i, t + 6 + col]
+            X[col] = R00 * e0 + R01 * e1 + R02 * e2
+            X[3 + col] = R10 * e0 + R11 * e1 + R12 * e2
+            X[6 + col] = R20 * e0 + R21 * e1 + R22 * e2
+        for k3 in range(3):
+            X[9 + k3] = P[i, R0 + k3]
+    else:
+        # X_J = plucker(1, a q): r = r_tree + E_tree^T a q
+        for k9 in range(9):
+            X[k9] = P[i, t + k9]
+        for k3 in range(3):
+            X[9 + k3] = P[i, R0 + k3] + qi * (P[i, t + k3] * ax + P[i, t + 3 + k3] * ay
+                                                         + P[i, t + 6 + k3] * az)
+
+
+@njit(cache=True)
+def transform_motion(X, m, out):
+    """out = X m: angular E w, linear E (v - r x w)."""
+    wx, wy, wz = m[0], m[1], m[2]
+    ux = m[3] - (X[10] * wz - X[11] * wy)
+    uy = m[4] - (X[11] * wx - X[9] * wz)
+    uz = m[5] - (X[9] * wy - X[10] * wx)
+    for row in range(3):
+        e0, e1, e2 = X[3 * row], X[3 * row + 1], X[3 * row + 2]
+        out[row] = e0 * wx + e1 * wy + e2 * wz
+        out[3 + row] = e0 * ux + e1 * uy + e2 * uz
+
+
+@njit(cache=True)
+def add_transposed_force(X, f, out):
+    """out += X^T f: force E^T f_lin, moment E^T n + r x (E^T f_lin)."""
+    nx = X[0] * f[0] + X[3] * f[1] + X[6] * f[2]
+    ny = X[1] * f[0] + X[4] * f[1] + X[7] * f[2]
+    nz = X[2] * f[0] + X[5] * f[1] + X[8] * f[2]
+    fx = X[0] * f[3] + X[3] * f[4] + X[6] * f[5]
+    fy = X[1] * f[3] + X[4] * f[4] + X[7] * f[5]
+    fz = X[2] * f[3] + X[5] * f[4] + X[8] * f[5]
+    rx, ry, rz = X[9], X[10], X[11]
+    out[0] += nx + ry * fz - rz * fy
+    out[1] += ny + rz * fx - rx * fz
+    out[2] += nz + rx * fy - ry * fx
+    out[3] += fx
+    out[4] += fy
+    out[5] += fz
+
+
+@njit(cache=True)
+def joint_motion(P, i, qi, out):
+    """out = S_i q_i: [a q; 0] for a revolute joint, [0; a q] for a prismatic one."""
+    lin = 0 if P[i, JOINT_TYPE] == REVOLUTE else 3
+    for k in range(6):
+        out[k] = 0.0
+    for k in range(3):
+        out[lin + k] = P[i, AXIS0 + k] * qi
+
+
+@njit(cache=True)
+def project_on_joint(P, i, f):
+    """S_i^T f."""
+    lin = 0 if P[i, JOINT_TYPE] == REVOLUTE else 3
+    return P[i, AXIS0] * f[lin] + P[i, AXIS0 + 1] * f[lin + 1] + P[i, AXIS0 + 2] * f[lin + 2]
+
+
+@njit(cache=True)
+def cross_motion_add(v, m, out):
+    """out += v x m = [w x m_ang; w x m_lin + v_lin x m_ang]."""
+    out[0] += v[1] * m[2] - v[2] * m[1]
+    out[1] += v[2] * m[0] - v[0] * m[2]
+    out[2] += v[0] * m[1] - v[1] * m[0]
+    out[3] += v[1] * m[5] - v[2] * m[4] + v[4] * m[2] - v[5] * m[1]
+    out[4] += v[2] * m[3] - v[0] * m[5] + v[5] * m[0] - v[3] * m[2]
+    out[5] += v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
+
+
+@njit(cache=True)
+def cross_force_add(v, f, out):
+    """out += v x* f = [w x n + v_lin x f_lin; w x f_lin]."""
+    out[0] += v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
+    out[1] += v[2] * f[0] - v[0] * f[2] + v[5] * f[3] - v[3] * f[5]
+    out[2] += v[0] * f[1] - v[1] * f[0] + v[3] * f[4] - v[4] * f[3]
+    out[3] += v[1] * f[5] - v[2] * f[4]
+    out[4] += v[2] * f[3] - v[0] * f[5]
+    out[5] += v[0] * f[4] - v[1] * f[3]
+
+
+@njit(cache=True)
+def inertia_times(I, i, c0, m, out):
+    """out = I_i m = [Ibar w + h x v_lin; mass v_lin - h x w] for the rigid-body inertia stored in row i of I
+    from column c0 on as [mass, h (3), Ibar (9, row-major)]."""
+    mass, hx, hy, hz = I[i, c0], I[i, c0 + 1], I[i, c0 + 2], I[i, c0 + 3]
+    b = c0 + 4
+    for row in range(3):
+        out[row] = I[i, b + 3 * row] * m[0] + I[i, b + 3 * row + 1] * m[1] + I[i, b + 3 * row + 2] * m[2]
+    out[0] += hy * m[5] - hz * m[4]
+    out[1] += hz * m[3] - hx * m[5]
+    out[2] += hx * m[4] - hy * m[3]
+    out[3] = mass * m[3] - (hy * m[2] - hz * m[1])
+    out[4] = mass * m[4] - (hz * m[0] - hx * m[2])
+    out[5] = mass * m[5] - (hx * m[1] - hy * m[0])
+
+
+@njit(cache=True)
+def spatial_inertia_matrix(I, i, c0, out):
+    """out = the 6x6 spatial inertia [[Ibar, [h]x], [[h]x^T, mass 1]] of row i of I (layout as inertia_times)."""
+    for row in range(6):
+        for col in range(6):
+            out[row, col] = 0.0
+    for row in range(3):
+        for col in range(3):
+            out[row, col] = I[i, c0 + 4 + 3 * row + col]
+        out[3 + row, 3 + row] = I[i, c0]
+    hx, hy, hz = I[i, c0 + 1], I[i, c0 + 2], I[i, c0 + 3]
+    out[0, 4], out[0, 5], out[1, 3], out[1, 5], out[2, 3], out[2, 4] = -hz, hy, hz, -hx, -hy, hx
+    for row in range(3):
+        for col in range(3):
+            out[3 + col, row] = out[row, 3 + col]
+
+
+@njit(cache=True)
+def add_transformed_rigid_inertia(X, Ic, i, p):
+    """Ic_p += X_i^T Ic_i X_i for rigid-body inertias stored as rows [mass, h, Ibar] (Featherstone RBDA eq. 2.66):
+    mass adds, h_p += E^T h + mass r, Ibar_p += E^T Ibar E + (r.a + r.b) 1 - a r^T - r b^T,
+    with a = E^T h and b = a + mass r (from [u]x[w]x = w u^T - (u.w) 1)."""
+    mass = Ic[i, 0]
+    r0, r1, r2 = X[9], X[10], X[11]
+    a0 = X[0] * Ic[i, 1] + X[3] * Ic[i, 2] + X[6] * Ic[i, 3]
+    a1 = X[1] * Ic[i, 1] + X[4] * Ic[i, 2] + X[7] * Ic[i, 3]
+    a2 = X[2] * Ic[i, 1] + X[5] * Ic[i, 2] + X[8] * Ic[i, 3]
+    b0, b1, b2 = a0 + mass * r0, a1 + mass * r1, a2 + mass * r2
+    Ic[p, 0] += mass
+    Ic[p, 1] += b0
+    Ic[p, 2] += b1
+    Ic[p, 3] += b2
+    ra_rb = r0 * (a0 + b0) + r1 * (a1 + b1) + r2 * (a2 + b2)
+    a = (a0, a1, a2)
+    b = (b0, b1, b2)
+    r = (r0, r1, r2)
+    for row in range(3):
+        for col in range(3):
+            rotated = 0.0
+            for k in range(3):
+                for m in range(3):
+                    rotated += X[3 * k + row] * Ic[i, 4 + 3 * k + m] * X[3 * m + col]
+            Ic[p, 4 + 3 * row + col] += rotated - a[row] * r[col] - r[row] * b[col] + (ra_rb if row == col else 0.0)
+
+
+@njit(cache=True)
+def rotate_block(X, IA, r0, c0, T, out):
+    """out = E^T Y E for the 3x3 block Y = IA[r0:r0+3, c0:c0+3]; T is scratch."""
+    for row in range(3):
+        for col in range(3):
+            T[row, col] = IA[r0 + row, c0] * X[col] + IA[r0 + row, c0 + 1] * X[3 + col] + IA[r0 + row, c0 + 2] * X[6 + col]
+    for row in range(3):
+        for col in range(3):
+            out[row, col] = X[row] * T[0, col] + X[3 + row] * T[1, col] + X[6 + row] * T[2, col]
+
+
+@njit(cache=True)
+def add_congruence(X, IA, out, scratch):
+    """out += X^T IA X for a symmetric 6x6 IA = [[A, B], [B^T, C]] and X = plucker(E, r): with A', B', C' the
+    blocks rotated by E, the result is [[A' + [r]x B'^T - B'' [r]x, B''], [B''^T, C']], B'' = B' + [r]x C'."""
+    T, A, B, C = scratch[0], scratch[1], scratch[2], scratch[3]
+    rotate_block(X, IA, 0, 0, T, A)
+    rotate_block(X, IA, 0, 3, T, B)
+    rotate_block(X, IA, 3, 3, T, C)
+    r = (X[9], X[10], X[11])
+    for col in range(3):                                    # B'' = B' + r x (columns of C')
+        for k in range(3):
+            k1, k2 = (k + 1) % 3, (k + 2) % 3
+            T[k, col] = B[k, col] + r[k1] * C[k2, col] - r[k2] * C[k1, col]
+    for row in range(3):
+        for col in range(3):
+            c1, c2 = (col + 1) % 3, (col + 2) % 3
+            r1, r2 = (row + 1) % 3, (row + 2) % 3
+            # [r]x B'^T: column col is r x (row col of B'); -B'' [r]x: row `row` is r x (row `row` of B'')
+            out[row, col] += A[row, col] + (r[r1] * B[col, r2] - r[r2] * B[col, r1]) \
+                + (r[c1] * T[row, c2] - r[c2] * T[row, c1])
+            out[row, 3 + col] += T[row, col]
+            out[3 + col, row] += T[row, col]
+            out[3 + row, 3 + col] += C[row, col]

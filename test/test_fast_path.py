@@ -1,0 +1,100 @@
+"""The compiled fast path against the NumPy reference (``algorithms``): same results to 1e-12, batched equals
+looped, and the same answers for every kind of input the reference accepts."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from random_robots import random_trees
+from robot_dynamics_ros import algorithms, fast, load_urdf
+from robot_dynamics_ros.fast import _reference
+
+TOL = 1e-12
+N_STATES = 8
+
+
+def close(ours, reference):
+    return np.max(np.abs(ours - reference)) <= TOL * max(1.0, np.max(np.abs(reference)))
+
+
+def random_state(model, rng):
+    n = model.nv
+    return (model.random_configuration(rng), rng.normal(size=n), rng.normal(size=n), rng.normal(size=(n, 6)),
+            rng.normal(size=3) * 10.0)
+
+
+def assert_fast_equals_reference(model, rng):
+    q, qd, x, f_ext, gravity = random_state(model, rng)
+    assert close(fast.rnea(model, q, qd, x), algorithms.rnea(model, q, qd, x))
+    assert close(fast.rnea(model, q, qd, x, gravity, f_ext), algorithms.rnea(model, q, qd, x, gravity, f_ext))
+    assert close(fast.crba(model, q), algorithms.crba(model, q))
+    assert close(fast.aba(model, q, qd, x), algorithms.aba(model, q, qd, x))
+    assert close(fast.aba(model, q, qd, x, gravity, f_ext), algorithms.aba(model, q, qd, x, gravity, f_ext))
+    assert close(fast.gravity_torques(model, q, gravity), algorithms.gravity_torques(model, q, gravity))
+    assert close(fast.bias_torques(model, q, qd), algorithms.bias_torques(model, q, qd))
+
+
+def test_fast_path_is_active_when_numba_imports():
+    pytest.importorskip('numba')
+    assert fast.BACKEND == 'numba'
+
+
+def test_fast_equals_reference(urdf_path):
+    model = load_urdf(urdf_path)
+    rng = np.random.default_rng(0)
+    for _ in range(N_STATES):
+        assert_fast_equals_reference(model, rng)
+
+
+@settings(max_examples=10, deadline=None)
+@given(random_trees)
+def test_fast_equals_reference_on_random_trees(xml):
+    assert_fast_equals_reference(load_urdf(xml), np.random.default_rng(1))
+
+
+@pytest.mark.parametrize('api', [fast, _reference], ids=['fast', 'numpy_fallback'])
+def test_batched_equals_looped(urdf_path, api):
+    model = load_urdf(urdf_path)
+    rng = np.random.default_rng(2)
+    states = [random_state(model, rng) for _ in range(5)]
+    Q, QD, X, F = (np.array([s[k] for s in states]) for k in range(4))
+    gravity = states[0][4]
+    looped = np.array([algorithms.rnea(model, q, qd, x, gravity, f) for q, qd, x, f in zip(Q, QD, X, F)])
+    assert close(api.rnea_batch(model, Q, QD, X, gravity, F), looped)
+    looped = np.array([algorithms.rnea(model, q, qd, x, None, F[0]) for q, qd, x in zip(Q, QD, X)])
+    assert close(api.rnea_batch(model, Q, QD, X, f_ext=F[0]), looped)     # one f_ext shared by all states
+    assert close(api.crba_batch(model, Q), np.array([algorithms.crba(model, q) for q in Q]))
+    looped = np.array([algorithms.aba(model, q, qd, x, gravity, f) for q, qd, x, f in zip(Q, QD, X, F)])
+    assert close(api.aba_batch(model, Q, QD, X, gravity, F), looped)
+    looped = np.array([algorithms.aba(model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
+    assert close(api.aba_batch(model, Q, QD, X), looped)
+
+
+def test_inputs_the_reference_accepts(urdf_path):
+    """Lists, integer and strided arrays give the reference's answer; out= receives the result."""
+    model = load_urdf(urdf_path)
+    n = model.nv
+    q = np.arange(2 * n, dtype=float)[::2] * 0.1                        # strided
+    qd = list(np.linspace(-1.0, 1.0, n))                                # list
+    x = np.ones(n, dtype=int)                                           # integer
+    f_ext = np.asfortranarray(np.ones((n, 6)))
+    expected = algorithms.rnea(model, q, qd, x, [0, 0, -3], f_ext)
+    out = np.empty(n)
+    assert fast.rnea(model, q, qd, x, [0, 0, -3], f_ext, out=out) is out
+    assert close(out, expected)
+    assert close(fast.aba(model, q, qd, x, [0, 0, -3], f_ext), algorithms.aba(model, q, qd, x, [0, 0, -3], f_ext))
+    M = np.empty((n, n))
+    assert fast.crba(model, list(q), out=M) is M
+    assert close(M, algorithms.crba(model, q))
+
+
+def test_wrong_lengths_raise(urdf_path):
+    model = load_urdf(urdf_path)
+    n = model.nv
+    with pytest.raises(ValueError):
+        fast.rnea(model, np.zeros(n + 1), np.zeros(n), np.zeros(n))
+    with pytest.raises(ValueError):
+        fast.aba(model, np.zeros(n), np.zeros(n), np.zeros(n), f_ext=np.zeros((n, 3)))
+    with pytest.raises(ValueError):
+        fast.crba(model, np.zeros(n), out=np.empty((n, n + 1)))
+    with pytest.raises(ValueError):
+        fast.rnea_batch(model, np.zeros((3, n)), np.zeros((2, n)), np.zeros((3, n)))
