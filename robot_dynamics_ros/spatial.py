@@ -46,7 +46,7 @@ def plucker_from_pose(R, p):
 def pose_from_plucker(X):
     """Inverse of ``plucker_from_pose``: (R, p) of frame B in frame A, from B_X_A."""
     E = X[:3, :3]
-    return E.T, -E.T @ _unskew(E.T @ X[3:, :3])
+    return E.T, -_unskew(E.T @ X[3:, :3])  # E^T X[3:, :3] = -skew(r)
 
 
 def _unskew(S):

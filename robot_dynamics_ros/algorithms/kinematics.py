@@ -3,6 +3,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import spatial
 from ..spatial import inverse
 
 REFERENCES = ('local', 'world', 'local_world_aligned')
@@ -78,10 +79,5 @@ def _frame_X_root(model, X0, link_name):
 
 
 def placement_from_transform(F_X_0):
-    """Pose of frame F in the root frame from F_X_0 = plucker(E, r): R = E^T, p = r, and E^T X[3:, :3] = -skew(r).
-
-    (spatial.pose_from_plucker returns E^T r instead of r, wrong whenever E is not the identity.)
-    """
-    E = F_X_0[:3, :3]
-    minus_r_cross = E.T @ F_X_0[3:, :3]
-    return Placement(E.T, -np.array([minus_r_cross[2, 1], minus_r_cross[0, 2], minus_r_cross[1, 0]]))
+    """Pose (R, p) of frame F in the root frame, from the motion transform F_X_0."""
+    return Placement(*spatial.pose_from_plucker(F_X_0))
