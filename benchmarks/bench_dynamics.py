@@ -1,0 +1,156 @@
+"""Per-call microseconds of RNEA, CRBA and ABA: NumPy reference, compiled fast path, Pinocchio, and the ratio
+fast / Pinocchio; batched throughput against a Python loop over Pinocchio; first-call time in a fresh process.
+
+    python benchmarks/bench_dynamics.py [--quick]
+
+Timings are the minimum over repeats of timeit loops (the least disturbed run on a shared machine).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import timeit
+
+import numpy as np
+
+from robot_dynamics_ros import algorithms, fast, load_urdf
+
+try:
+    import pinocchio as pin
+except ImportError:
+    pin = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LIMITS = '<limit lower="-2.5" upper="2.5" effort="100" velocity="5"/>'
+
+
+def humanoid_urdf():
+    """A branched 31-DOF humanoid-like tree: 3-DOF waist, 2-DOF neck, two 7-DOF arms, two 6-DOF legs."""
+    links, joints = ['<link name="base_link"/>'], []
+    axes = ['0 0 1', '0 1 0', '1 0 0']
+
+    def chain(name, parent, n_dof, origin):
+        for k in range(n_dof):
+            child = f'{name}_{k}'
+            mass = 4.0 - 0.3 * k
+            links.append(f'<link name="{child}"><inertial><origin xyz="0.01 0.02 -0.08" rpy="0.1 0.2 0.3"/>'
+                         f'<mass value="{mass}"/><inertia ixx="0.02" ixy="0.001" ixz="0.0" iyy="0.03" iyz="0.002" '
+                         f'izz="0.015"/></inertial></link>')
+            xyz = origin if k == 0 else '0.0 0.02 -0.15'
+            joints.append(f'<joint name="{child}_joint" type="revolute"><parent link="{parent}"/>'
+                          f'<child link="{child}"/><origin xyz="{xyz}" rpy="0 0.1 0"/>'
+                          f'<axis xyz="{axes[k % 3]}"/>{LIMITS}</joint>')
+            parent = child
+        return parent
+
+    torso = chain('waist', 'base_link', 3, '0 0 1.0')
+    chain('neck', torso, 2, '0 0 0.3')
+    chain('left_arm', torso, 7, '0 0.25 0.2')
+    chain('right_arm', torso, 7, '0 -0.25 0.2')
+    chain('left_leg', 'base_link', 6, '0 0.1 0.9')
+    chain('right_leg', 'base_link', 6, '0 -0.1 0.9')
+    return f'<robot name="humanoid31">{"".join(links)}{"".join(joints)}</robot>'
+
+
+def per_call_us(fn, number):
+    return min(timeit.repeat(fn, number=number, repeat=7)) / number * 1e6
+
+
+def robots():
+    for name, path in [('arm7', os.path.join(ROOT, 'urdf', 'arm7.urdf')),
+                       ('two_arm_tree', os.path.join(ROOT, 'test', 'urdf', 'two_arm_tree.urdf'))]:
+        with open(path) as f:
+            yield name, f.read()
+    yield 'humanoid31', humanoid_urdf()
+
+
+def pinocchio_calls(xml, rng):
+    pm = pin.buildModelFromXML(xml)
+    data = pm.createData()
+    q, v, a = pin.randomConfiguration(pm), rng.normal(size=pm.nv), rng.normal(size=pm.nv)
+    return {'RNEA': lambda: pin.rnea(pm, data, q, v, a), 'CRBA': lambda: pin.crba(pm, data, q),
+            'ABA': lambda: pin.aba(pm, data, q, v, a)}, (pm, data)
+
+
+def per_call_table(number):
+    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"numpy us":>10}{"fast us":>10}{"pin us":>10}{"fast/pin":>10}')
+    for name, xml in robots():
+        model = load_urdf(xml)
+        rng = np.random.default_rng(0)
+        q, qd, x = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+        ours = {'RNEA': (lambda: algorithms.rnea(model, q, qd, x), lambda: fast.rnea(model, q, qd, x)),
+                'CRBA': (lambda: algorithms.crba(model, q), lambda: fast.crba(model, q)),
+                'ABA': (lambda: algorithms.aba(model, q, qd, x), lambda: fast.aba(model, q, qd, x))}
+        theirs = pinocchio_calls(xml, rng)[0] if pin else {}
+        for algorithm, (reference, compiled) in ours.items():
+            compiled()
+            t_ref = per_call_us(reference, max(1, number // 200))
+            t_fast = per_call_us(compiled, number)
+            row = f'{name:<13}{model.nv:>4} {algorithm:<6}{t_ref:>10.1f}{t_fast:>10.2f}'
+            if algorithm in theirs:
+                t_pin = per_call_us(theirs[algorithm], number)
+                row += f'{t_pin:>10.2f}{t_fast / t_pin:>10.2f}'
+            print(row)
+
+
+def batch_table(n_states):
+    print(f'\nbatched, {n_states} states: states/s')
+    print(f'{"robot":<13}{"algorithm":<7}{"fast batch":>14}{"pin loop":>14}{"ratio":>8}')
+    for name, xml in robots():
+        model = load_urdf(xml)
+        rng = np.random.default_rng(1)
+        Q = np.array([model.random_configuration(rng) for _ in range(n_states)])
+        QD, X = rng.normal(size=Q.shape), rng.normal(size=Q.shape)
+        ours = {'RNEA': lambda: fast.rnea_batch(model, Q, QD, X), 'CRBA': lambda: fast.crba_batch(model, Q),
+                'ABA': lambda: fast.aba_batch(model, Q, QD, X)}
+        if pin:
+            pm, data = pinocchio_calls(xml, rng)[1]
+            PQ = [pin.randomConfiguration(pm) for _ in range(n_states)]
+            theirs = {'RNEA': lambda: [pin.rnea(pm, data, q, v, a) for q, v, a in zip(PQ, QD, X)],
+                      'CRBA': lambda: [pin.crba(pm, data, q) for q in PQ],
+                      'ABA': lambda: [pin.aba(pm, data, q, v, a) for q, v, a in zip(PQ, QD, X)]}
+        for algorithm, batch in ours.items():
+            batch()
+            rate = n_states / min(timeit.repeat(batch, number=1, repeat=5))
+            row = f'{name:<13}{algorithm:<7}{rate:>14.3g}'
+            if pin:
+                pin_rate = n_states / min(timeit.repeat(theirs[algorithm], number=1, repeat=3))
+                row += f'{pin_rate:>14.3g}{rate / pin_rate:>8.1f}'
+            print(row)
+
+
+FIRST_CALL = """
+import time
+t0 = time.perf_counter()
+from robot_dynamics_ros import fast, load_urdf, resources
+model = load_urdf(resources.bundled_urdf())
+t1 = time.perf_counter()
+q = model.neutral()
+fast.rnea(model, q, q, q); t2 = time.perf_counter()
+fast.crba(model, q); fast.aba(model, q, q, q); t3 = time.perf_counter()
+fast.rnea_batch(model, q[None], q[None], q[None]); t4 = time.perf_counter()
+print(f'{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f}')
+"""
+
+
+def first_call():
+    result = subprocess.run([sys.executable, '-c', FIRST_CALL], capture_output=True, text=True, check=True)
+    imports, rnea_s, crba_aba_s, batch_s = result.stdout.split()
+    print(f'\nfirst call in a fresh process (backend {fast.BACKEND}; numba import + cached kernel load, or compile'
+          f' when the on-disk cache is cold): import+load_urdf {imports} s, first rnea {rnea_s} s,'
+          f' first crba+aba {crba_aba_s} s, first rnea_batch {batch_s} s')
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--quick', action='store_true', help='fewer iterations (a smoke run)')
+    args = parser.parse_args()
+    first_call()
+    per_call_table(200 if args.quick else 5000)
+    batch_table(200 if args.quick else 10000)
+    if pin is None:
+        print('pinocchio does not import: its columns are left out')
+
+
+if __name__ == '__main__':
+    main()
