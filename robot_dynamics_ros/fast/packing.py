@@ -10,7 +10,7 @@ import weakref
 import numpy as np
 
 from ..algorithms.rnea import spatial_gravity
-from ..spatial import _unskew, skew, spatial_inertia
+from ..spatial import _unskew, skew
 
 PARENT, JOINT_TYPE = 0, 1
 AXIS = slice(2, 5)
@@ -40,10 +40,9 @@ class PackedModel:
             table[i, MASS] = mass
             table[i, FIRST_MOMENT] = h
             table[i, IBAR] = I[:3, :3].ravel()
-            com = h / mass if mass > 0 else np.zeros(3)
-            rebuilt = spatial_inertia(mass, com, I[:3, :3] - mass * skew(com) @ skew(com).T)
+            rebuilt = np.block([[I[:3, :3], skew(h)], [skew(h).T, mass * np.eye(3)]])
             if not np.allclose(rebuilt, I, rtol=0.0, atol=1e-12 * max(1.0, np.abs(I).max())):
-                raise ValueError(f"body {model.body_names[i]!r}: inertia is not a rigid-body spatial inertia")
+                raise ValueError(f"body {model.body_names[i]!r}: inertia lacks the [[Ibar, h x], [h x^T, m 1]] form")
         self.table = table
         self.nv = n
         self.base_acceleration = spatial_gravity(None)
