@@ -4,10 +4,12 @@ from .energy import kinetic_energy, potential_energy
 from .kinematics import frame_jacobian, frame_placement, frame_placements
 from .operational_space import SingularTaskError, operational_space_inertia
 from .operators import mass_matrix_inverse, mass_matrix_log_det
+from .regressor import parameter_names, regressor, standard_parameters
 from .rnea import bias_torques, gravity_torques, rnea
 from .udut import forward_dynamics_udut, udut
 
 __all__ = ['rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
            'operational_space_inertia', 'SingularTaskError', 'frame_placements', 'frame_placement',
-           'frame_jacobian', 'kinetic_energy', 'potential_energy']
+           'frame_jacobian', 'kinetic_energy', 'potential_energy',
+           'regressor', 'standard_parameters', 'parameter_names']
