@@ -1,0 +1,229 @@
+"""``robot-dynamics bringup``: the closed loop of closed_loop.launch.py without a ROS install.
+
+Starts the simulator, the computed-torque controller and the trajectory publisher as separate processes
+with the same config file, on an isolated ROS domain with localhost-only discovery; records joint states,
+tracking error and compute time in this process; stops the nodes with SIGINT and checks they exit 0;
+prints tracking error, rates and compute time, and writes a tracking plot.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ..resources import bundled_config, bundled_urdf
+
+NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
+STOP_TIMEOUT = 10.0  # s a node gets to exit after SIGINT
+
+
+def add_arguments(parser):
+    parser.add_argument('--duration', type=float, default=10.0, help='seconds to run the loop (wall clock)')
+    parser.add_argument('--config', default=None, help='ROS 2 parameters YAML (default: bundled arm7.yaml)')
+    parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
+    parser.add_argument('--plot', default='tracking.png', help="tracking plot to write ('' for none)")
+    parser.add_argument('--domain-id', type=int, default=None,
+                        help='ROS_DOMAIN_ID for the loop (default: derived from the process id)')
+    parser.add_argument('--startup-timeout', type=float, default=60.0,
+                        help='seconds to wait for the first joint state')
+
+
+def isolated_ros_env(domain_id, base=None):
+    """Environment for an isolated loop: its own domain and localhost-only discovery
+    (ROS_AUTOMATIC_DISCOVERY_RANGE since Iron; ROS_LOCALHOST_ONLY on older distributions)."""
+    env = dict(os.environ if base is None else base)
+    env['ROS_DOMAIN_ID'] = str(domain_id)
+    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    if env.get('ROS_DISTRO') in ('foxy', 'galactic', 'humble'):
+        env['ROS_LOCALHOST_ONLY'] = '1'
+    env['PYTHONUNBUFFERED'] = '1'
+    return env
+
+
+def default_domain_id():
+    """A domain in 1..100 from the process id, so that concurrent runs rarely share one."""
+    return 1 + os.getpid() % 100
+
+
+def start_node(name, ros_args, env, log_path):
+    """Start robot_dynamics_ros.nodes.<name> as a child process in its own session (so a Ctrl-C in the
+    terminal reaches only us, and we stop it), output to log_path."""
+    log = open(log_path, 'w')
+    command = [sys.executable, '-m', f'robot_dynamics_ros.nodes.{name}', '--ros-args', *ros_args]
+    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def stop_node(process, sig=signal.SIGINT, timeout=STOP_TIMEOUT):
+    """Send sig and wait; kill it if it does not exit in time. Returns the exit code (None if killed)."""
+    if process.poll() is None:
+        process.send_signal(sig)
+    try:
+        return process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return None
+
+
+class Recorder:
+    """In-process monitor node: records joint states, tracking error and controller compute time."""
+
+    def __init__(self, node):
+        from sensor_msgs.msg import JointState
+        from std_msgs.msg import Float64
+        self.node = node
+        self.states = []        # (receipt wall time, stamp s, positions)
+        self.errors = []        # (receipt wall time, stamp s, q_ref - q)
+        self.compute_us = []
+        self.joint_names = None
+        node.create_subscription(JointState, 'joint_states', self._on_state, 100)
+        node.create_subscription(JointState, 'computed_torque_controller/tracking_error', self._on_error, 100)
+        node.create_subscription(Float64, 'computed_torque_controller/compute_time_us',
+                                 lambda msg: self.compute_us.append(msg.data), 100)
+
+    @staticmethod
+    def _stamp(msg):
+        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+    def _on_state(self, msg):
+        self.states.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
+
+    def _on_error(self, msg):
+        self.joint_names = list(msg.name)
+        self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
+
+    def spin_until(self, condition, timeout):
+        import rclpy
+        deadline = time.monotonic() + timeout
+        while not condition() and time.monotonic() < deadline:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        return condition()
+
+
+def rate(samples, start, end):
+    """Messages per wall second received in [start, end]."""
+    return sum(start <= sample[0] <= end for sample in samples) / max(end - start, 1e-9)
+
+
+def steps_per_second(log_text):
+    """Achieved step rate from the simulator's exit line ('... (N steps/s, ...')."""
+    match = re.search(r'\((\d+) steps/s', log_text)
+    return float(match.group(1)) if match else float('nan')
+
+
+def report(recorder, start, end, sim_log):
+    """Lines for the user: tracking error per joint, rates, compute time."""
+    errors = np.array([e for t, _, e in recorder.errors if start <= t <= end])
+    stamps = [s for t, s, _ in recorder.states if start <= t <= end]
+    lines = []
+    if len(errors):
+        rms = np.degrees(np.sqrt(np.mean(errors**2, axis=0)))
+        peak = np.degrees(np.max(np.abs(errors), axis=0))
+        lines.append(f"tracking error over {len(errors)} controller updates (deg):")
+        lines.append(f"  {'joint':<24}{'RMS':>10}{'max':>10}")
+        for name, r, m in zip(recorder.joint_names, rms, peak):
+            lines.append(f"  {name:<24}{r:>10.4f}{m:>10.4f}")
+    else:
+        lines.append("tracking error: no controller updates received")
+    sim_seconds = stamps[-1] - stamps[0] if len(stamps) > 1 else float('nan')
+    lines.append(f"simulator: {steps_per_second(sim_log):.0f} steps/s achieved (whole run), "
+                 f"{sim_seconds / (end - start):.2f} s sim time per wall second")
+    lines.append(f"joint_states received: {rate(recorder.states, start, end):.1f} Hz")
+    lines.append(f"controller commands: {rate(recorder.errors, start, end):.1f} Hz")
+    if recorder.compute_us:
+        us = np.array(recorder.compute_us)
+        lines.append(f"controller compute time per update: mean {us.mean():.0f} us, "
+                     f"p99 {np.percentile(us, 99):.0f} us, max {us.max():.0f} us ({len(us)} updates)")
+    return lines
+
+
+def write_plot(recorder, path):
+    """Joint positions and tracking error against the joint states' stamps (sim time); returns a message."""
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: matplotlib is not installed (pip install matplotlib)"
+    if not recorder.states or not recorder.errors:
+        return "no plot: nothing was recorded"
+    t0 = recorder.states[0][1]
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 7))
+    top.plot([s - t0 for _, s, _ in recorder.states], np.degrees([q for _, _, q in recorder.states]))
+    top.set_ylabel('joint position (deg)')
+    bottom.plot([s - t0 for _, s, _ in recorder.errors], np.degrees([e for _, _, e in recorder.errors]))
+    bottom.set_ylabel('q_ref - q (deg)')
+    bottom.set_xlabel('time (s, joint-state stamps)')
+    bottom.legend(recorder.joint_names, fontsize='small', ncol=4)
+    top.set_title('robot-dynamics bringup: computed-torque tracking')
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return f"tracking plot written to {os.path.abspath(path)}"
+
+
+def run(args):
+    try:
+        import rclpy
+        from sensor_msgs.msg import JointState  # noqa: F401  (the message packages must be there too)
+    except ImportError as e:
+        print(f"robot-dynamics bringup needs rclpy and the ROS 2 message packages ({e}).\n"
+              "Install the pip wheels with  pip install '.[ros]'  (from the package source) or source a "
+              "ROS 2 installation (Humble, Jazzy or Kilted).", file=sys.stderr)
+        return 2
+    config = os.path.abspath(args.config or bundled_config())
+    urdf = os.path.abspath(args.urdf or bundled_urdf())
+    for what, path in (('config', config), ('URDF', urdf)):
+        if not os.path.isfile(path):
+            print(f"{what} file not found: {path}", file=sys.stderr)
+            return 2
+    domain_id = default_domain_id() if args.domain_id is None else args.domain_id
+    env = isolated_ros_env(domain_id)
+    os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
+    if 'ROS_LOCALHOST_ONLY' in env:
+        os.environ['ROS_LOCALHOST_ONLY'] = env['ROS_LOCALHOST_ONLY']
+    log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
+    print(f"bringup: {os.path.basename(urdf)} with {config}, ROS_DOMAIN_ID={domain_id}, logs in {log_dir}")
+
+    rclpy.init(args=[])
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: stop the nodes, then report
+    node = rclpy.create_node('bringup_monitor')
+    recorder = Recorder(node)
+    ros_args = ['--params-file', config, '-p', f'urdf_file:={urdf}']
+    processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log')) for name in NODES}
+    interrupted = False
+    start = end = time.monotonic()
+    try:
+        if not recorder.spin_until(lambda: recorder.errors or any(p.poll() is not None
+                                                                   for p in processes.values()),
+                                   args.startup_timeout):
+            print(f"no controller update within {args.startup_timeout:g} s", file=sys.stderr)
+        elif all(p.poll() is None for p in processes.values()):
+            start = time.monotonic()
+            print(f"loop running; recording for {args.duration:g} s ...")
+            recorder.spin_until(lambda: any(p.poll() is not None for p in processes.values()), args.duration)
+            end = time.monotonic()
+    except KeyboardInterrupt:
+        interrupted = True
+        end = time.monotonic()
+    finally:
+        codes = {name: stop_node(process) for name, process in processes.items()}
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+    logs = {name: open(os.path.join(log_dir, name + '.log')).read() for name in NODES}
+    print('\n'.join(report(recorder, start, end, logs['simulator'])))
+    if args.plot:
+        print(write_plot(recorder, args.plot))
+    failed = {name: code for name, code in codes.items() if code != 0}
+    for name, code in failed.items():
+        print(f"{name} exited with {'no exit (killed)' if code is None else code}; last lines of its log:",
+              file=sys.stderr)
+        print('  ' + '\n  '.join(logs[name].strip().splitlines()[-10:]), file=sys.stderr)
+    if not failed:
+        print(f"all nodes exited 0 on SIGINT{' (interrupted by the user)' if interrupted else ''}")
+    return 1 if failed or not recorder.errors else 0

@@ -1,0 +1,181 @@
+"""Plumbing shared by the nodes: parameters, the robot model (parameter, file or topic), throttled
+warnings, and a main loop that exits 0 on SIGINT and SIGTERM with one line saying why it stopped.
+
+Only APIs available in rclpy as shipped with Humble are used.
+"""
+import signal
+import time
+
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from std_msgs.msg import String
+
+from ..model import URDFError, load_urdf
+from ..model.urdf import parse_urdf
+
+# Like robot_state_publisher's /robot_description: the last message reaches late subscribers.
+LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+# Timers that must keep running when /clock stops (paused simulation, use_sim_time).
+STEADY_CLOCK = Clock(clock_type=ClockType.STEADY_TIME)
+WAKE_UP_PERIOD = 0.1  # s; the longest a signal waits for rclpy.spin to return to Python
+
+
+class ConfigurationError(Exception):
+    """A parameter or URDF the node cannot run with; the node logs it and exits with code 1."""
+
+
+def declare(node, name, default, description):
+    """Declare a parameter and return its value. Dynamic typing lets a YAML file give an int where the
+    default is a float, or a list where the default is a scalar (per-joint gains)."""
+    descriptor = ParameterDescriptor(description=description, dynamic_typing=True)
+    return node.declare_parameter(name, default, descriptor).value
+
+
+def as_float(name, value):
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"parameter {name!r} must be a number, got {value!r}") from None
+    if not np.isfinite(result):
+        raise ConfigurationError(f"parameter {name!r} must be finite, got {value!r}")
+    return result
+
+
+def as_vector(name, value, n, allow_scalar=True):
+    """A scalar (broadcast, when allowed) or a list of n finite numbers -> (n,) float array."""
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigurationError(f"parameter {name!r} must be numbers, got {value!r}") from None
+    if array.ndim == 0 and allow_scalar:
+        array = np.full(n, float(array))
+    if array.shape != (n,):
+        expected = f"a number or {n} numbers" if allow_scalar else f"{n} numbers"
+        raise ConfigurationError(f"parameter {name!r} must be {expected}, got {list(np.atleast_1d(array))}")
+    if not np.all(np.isfinite(array)):
+        raise ConfigurationError(f"parameter {name!r} must be finite, got {list(array)}")
+    return array
+
+
+def joint_order(model, joints):
+    """Model indices of the `joints` parameter (empty: model order), checked against the model."""
+    names = [str(name) for name in joints] or list(model.joint_names)
+    unknown = [name for name in names if name not in model.joint_names]
+    if unknown:
+        raise ConfigurationError(f"parameter 'joints' names {unknown}, not degrees of freedom of "
+                                 f"{model.name!r}: {list(model.joint_names)}")
+    if sorted(names) != sorted(model.joint_names):
+        raise ConfigurationError(f"parameter 'joints' must list each of {list(model.joint_names)} once, "
+                                 f"got {names}")
+    return names, np.array([model.joint_names.index(name) for name in names])
+
+
+class ModelSource:
+    """Declares `robot_description` and `urdf_file` and calls on_model(model) once: right away from the
+    parameter (URDF XML) or the file, else with the first valid URDF on the `robot_description` topic.
+    An invalid URDF on the topic is logged and the node keeps waiting; an invalid one from a parameter
+    is a ConfigurationError."""
+
+    def __init__(self, node, on_model):
+        self._node = node
+        self._on_model = on_model
+        self._subscription = None
+        xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
+        path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
+        if xml or path:
+            try:
+                model = parse_urdf(xml) if xml else load_urdf(path)
+            except URDFError as e:
+                source = "parameter 'robot_description'" if xml else f"urdf_file {path!r}"
+                raise ConfigurationError(f"invalid URDF from {source}: {e}") from None
+            on_model(model)
+            return
+        self._subscription = node.create_subscription(String, 'robot_description', self._on_message,
+                                                      LATCHED_QOS)
+        node.get_logger().info(f"waiting for a URDF on {self._subscription.topic_name}")
+
+    def _on_message(self, msg):
+        if self._subscription is None:
+            return
+        topic = self._subscription.topic_name
+        try:
+            model = parse_urdf(msg.data)
+        except URDFError as e:
+            self._node.get_logger().error(f"invalid URDF on {topic}: {e}; waiting for a valid one")
+            return
+        self._node.destroy_subscription(self._subscription)
+        self._subscription = None
+        self._node.get_logger().info(f"robot model {model.name!r} ({model.nv} DOF) from {topic}")
+        self._on_model(model)
+
+
+class Throttle:
+    """At most one warning per key every `period` seconds; the next one says how many were suppressed."""
+
+    def __init__(self, logger, period=2.0):
+        self._logger = logger
+        self._period = period
+        self._last = {}        # key -> monotonic time of the last logged warning
+        self._suppressed = {}  # key -> warnings dropped since then
+
+    def warn(self, key, message):
+        now = time.monotonic()
+        if now - self._last.get(key, -np.inf) < self._period:
+            self._suppressed[key] = self._suppressed.get(key, 0) + 1
+            return
+        dropped = self._suppressed.pop(key, 0)
+        suffix = f" ({dropped} similar suppressed)" if dropped else ""
+        self._logger.warning(message + suffix)
+        self._last[key] = now
+
+
+class _Stop(Exception):
+    """Raised by the SIGINT/SIGTERM handler to leave rclpy.spin."""
+
+
+def _on_signal(signum, frame):
+    raise _Stop(signal.Signals(signum).name)
+
+
+def run(node_class, name, args=None):
+    """Create the node, spin it, and return the exit code: 0 when stopped by SIGINT, SIGTERM or an
+    external shutdown, 1 on a configuration error. Logs one line saying why it stopped, followed by the
+    node's `summary()` if it has one.
+
+    Our handlers replace rclpy's for SIGINT and SIGTERM, so that no callback runs into a context that a
+    signal has already shut down; a steady wake-up timer bounds how long spin waits before the handler
+    runs.
+    """
+    rclpy.init(args=args)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _on_signal)
+    node = None
+    code = 0
+    try:
+        node = node_class()
+        node.create_timer(WAKE_UP_PERIOD, lambda: None, clock=STEADY_CLOCK)
+        rclpy.spin(node)
+        reason = 'rclpy was shut down'
+    except _Stop as stop:
+        reason = stop.args[0]
+    except ExternalShutdownException:
+        reason = 'external shutdown'
+    except ConfigurationError as e:
+        reason = str(e)
+        code = 1
+    for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not interrupt the clean-up
+        signal.signal(sig, signal.SIG_IGN)
+    logger = node.get_logger() if node is not None else rclpy.logging.get_logger(name)
+    summary = getattr(node, 'summary', lambda: '')()
+    line = f"stopping ({reason})" + (f": {summary}" if summary else "")
+    (logger.error if code else logger.info)(line)
+    if node is not None:
+        node.destroy_node()
+    rclpy.try_shutdown()
+    return code

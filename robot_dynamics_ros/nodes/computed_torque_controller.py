@@ -1,0 +1,207 @@
+"""``computed_torque_controller`` node: tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q)).
+
+Subscribes ``joint_states`` (sensor_msgs/JointState) and ``~/joint_trajectory``
+(trajectory_msgs/JointTrajectory, transient local so a trajectory published earlier still arrives);
+publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints` order) once per joint
+state, ``~/tracking_error`` (sensor_msgs/JointState: position = q_ref - q, velocity = qd_ref - qd) and
+``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law).
+The reference is evaluated at each joint state's header stamp, and a trajectory stamped zero starts at
+the last joint state's stamp (the next one's if none came yet), so the controller follows the
+simulator's clock without use_sim_time.
+"""
+import sys
+import time
+
+import numpy as np
+from rclpy.duration import Duration
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from ..algorithms import gravity_torques
+from ..control import ComputedTorqueController, JointStateMapper, TrajectoryReference
+from .common import (LATCHED_QOS, STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float,
+                     as_vector, declare, joint_order, run)
+
+STALE_BEHAVIORS = ('zero', 'gravity_compensation')
+
+
+class ControllerNode(Node):
+    def __init__(self):
+        super().__init__('computed_torque_controller')
+        self.joints_param = declare(self, 'joints', [], 'joint order of commands; empty: model order')
+        self.mode = declare(self, 'mode', 'computed_torque',
+                            "'computed_torque', 'pd_gravity' or 'gravity_compensation'")
+        self.kp_param = declare(self, 'kp', 100.0, 'position gain, 1/s^2: a number or one per joint')
+        self.kd_param = declare(self, 'kd', 20.0, 'velocity gain, 1/s: a number or one per joint')
+        self.gravity_param = declare(self, 'gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2')
+        self.state_timeout = as_float('state_timeout', declare(
+            self, 'state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale'))
+        self.stale_behavior = declare(self, 'stale_behavior', 'zero',
+                                      "on stale joint states: 'zero' (one zero command, then silence) or "
+                                      "'gravity_compensation' (g(q) at the last valid state)")
+        if self.state_timeout <= 0:
+            raise ConfigurationError(f"parameter 'state_timeout' must be positive, got {self.state_timeout}")
+        if self.stale_behavior not in STALE_BEHAVIORS:
+            raise ConfigurationError(f"parameter 'stale_behavior' must be one of {STALE_BEHAVIORS}, "
+                                     f"got {self.stale_behavior!r}")
+        self.ignore_unknown = bool(declare(self, 'ignore_unknown_joints', False,
+                                           'skip joint-state entries for joints the model does not have'))
+        self.throttle = Throttle(self.get_logger())
+        self.controller = None
+        ModelSource(self, self._start)
+
+    def _start(self, model):
+        self.model = model
+        self.joint_names, self.index = joint_order(model, self.joints_param)
+        self.gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
+        try:
+            self.controller = ComputedTorqueController(
+                model, as_vector('kp', self.kp_param, model.nv)[self._model_order()],
+                as_vector('kd', self.kd_param, model.nv)[self._model_order()], self.mode, self.gravity)
+        except ValueError as e:
+            raise ConfigurationError(str(e)) from None
+        self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown)
+        self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
+        self.reference_start = None  # ns: time at which the reference's t = 0; None: the next joint state
+        self.state_time = None       # ns: stamp of the last valid joint state (receipt time if unstamped)
+        self.last_state = None       # (monotonic receipt time, q) of the last valid joint state
+        self.stale = False
+        self.commands = 0
+        self.rejected = 0
+        self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        self.error_pub = self.create_publisher(JointState, '~/tracking_error', 10)
+        self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, 10)
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, LATCHED_QOS)
+        self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
+        self.get_logger().info(f"{self.mode} control of {model.name!r} ({model.nv} DOF), "
+                               f"state timeout {self.state_timeout:g} s, on stale: {self.stale_behavior}")
+
+    def _model_order(self):
+        """Permutation taking per-joint parameter lists from `joints` order to model order."""
+        return np.argsort(self.index)
+
+    def _reference_time(self):
+        """Reference time of the last joint state: the reference is evaluated at the measurement's stamp,
+        so sim time reaches the controller through the stamps, without /clock."""
+        return (self.state_time - self.reference_start) * 1e-9
+
+    def _stamp_ns(self, stamp):
+        """A header stamp in ns; an unset (zero) stamp means now."""
+        return stamp.sec * 10**9 + stamp.nanosec or self.get_clock().now().nanoseconds
+
+    def _on_joint_state(self, msg):
+        started = time.perf_counter()
+        try:
+            q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
+        except ValueError as e:
+            self.rejected += 1
+            self.throttle.warn('joint_state', f"rejected joint state: {e}")
+            return
+        self.state_time = self._stamp_ns(msg.header.stamp)
+        if self.reference is None:   # nothing to track yet: hold where the robot is
+            self.reference = TrajectoryReference.hold(q)
+        if self.reference_start is None:
+            self.reference_start = self.state_time
+        q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
+        try:
+            tau = self.controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
+        except ValueError as e:
+            self.throttle.warn('compute', f"no command: {e}")
+            return
+        compute_us = (time.perf_counter() - started) * 1e6
+        if self.stale:
+            self.get_logger().info("joint states are back; commanding again")
+            self.stale = False
+        self.last_state = (time.monotonic(), q)
+        self._publish_command(tau)
+        self.commands += 1
+        error = JointState()
+        error.header.stamp = msg.header.stamp
+        error.name = list(self.model.joint_names)
+        error.position = self.controller.position_error(q_ref, q).tolist()
+        error.velocity = (qd_ref - qd).tolist()
+        self.error_pub.publish(error)
+        self.compute_time_pub.publish(Float64(data=compute_us))
+
+    def _publish_command(self, tau):
+        self.command_pub.publish(Float64MultiArray(data=tau[self.index].tolist()))
+
+    def _on_trajectory(self, msg):
+        try:
+            reference = self._trajectory_reference(msg)
+        except ValueError as e:
+            self.throttle.warn('trajectory', f"rejected joint trajectory: {e}")
+            return
+        stamp = msg.header.stamp
+        self.reference = reference
+        self.reference_start = stamp.sec * 10**9 + stamp.nanosec or self.state_time
+        self.get_logger().info(f"following a trajectory of {len(msg.points)} points, "
+                               f"{reference.duration:.2f} s")
+
+    def _trajectory_reference(self, msg):
+        """TrajectoryReference in model order; ValueError for unknown, missing or duplicate joints,
+        ragged or non-finite points. When the first point lies in the future, the trajectory starts
+        from the current reference."""
+        names = list(msg.joint_names)
+        unknown = [name for name in names if name not in self.model.joint_names]
+        missing = [name for name in self.model.joint_names if name not in names]
+        if unknown or missing or len(set(names)) != len(names):
+            raise ValueError(f"joint_names {names} must list each of {list(self.model.joint_names)} once "
+                             f"(unknown: {unknown}, missing: {missing})")
+        if not msg.points:
+            raise ValueError("no points")
+        source = [names.index(name) for name in self.model.joint_names]
+
+        def column(field):
+            rows = [getattr(point, field) for point in msg.points]
+            if not all(len(row) == len(names) for row in rows):
+                return None
+            return np.array(rows, dtype=float)[:, source]
+
+        times = np.array([Duration.from_msg(point.time_from_start).nanoseconds * 1e-9
+                          for point in msg.points])
+        positions = column('positions')
+        if positions is None:
+            raise ValueError(f"every point needs {len(names)} positions")
+        velocities = column('velocities')
+        accelerations = column('accelerations') if velocities is not None else None
+        if times[0] > 0 and self.state_time is not None:
+            q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
+            times = np.concatenate([[0.0], times])
+            positions = np.vstack([q_ref, positions])
+            velocities = None if velocities is None else np.vstack([qd_ref, velocities])
+            accelerations = None if accelerations is None else np.vstack([qdd_ref, accelerations])
+        return TrajectoryReference(times, positions, velocities, accelerations)
+
+    def _check_stale(self):
+        if self.last_state is None:
+            return
+        received, q = self.last_state
+        if time.monotonic() - received <= self.state_timeout:
+            return
+        if not self.stale:
+            self.stale = True
+            self.get_logger().warning(f"no valid joint state for {self.state_timeout:g} s; "
+                                   + ("commanding zero effort once" if self.stale_behavior == 'zero'
+                                      else "commanding gravity compensation at the last valid state"))
+            if self.stale_behavior == 'zero':
+                self._publish_command(np.zeros(self.model.nv))
+        if self.stale_behavior == 'gravity_compensation':
+            limit = self.model.effort_limit
+            self._publish_command(np.clip(gravity_torques(self.model, q, self.gravity), -limit, limit))
+
+    def summary(self):
+        if self.controller is None:
+            return "no model was loaded"
+        return f"{self.commands} commands, {self.rejected} rejected joint states"
+
+
+def main(args=None):
+    return run(ControllerNode, 'computed_torque_controller', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

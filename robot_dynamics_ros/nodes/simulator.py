@@ -1,0 +1,182 @@
+"""``simulator`` node: a stand-in robot. Steps the ABA forward-dynamics Simulator in (scaled) real time,
+takes effort commands like ros2_control's JointGroupEffortController, publishes joint states.
+
+Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, in `joints` order);
+publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
+`publish_clock`. Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool).
+"""
+import sys
+import time
+
+import numpy as np
+from rclpy.node import Node
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool, Trigger
+
+from ..simulation import Simulator
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float, as_vector, declare,
+                     joint_order, run)
+
+MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
+RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
+
+
+class SimulatorNode(Node):
+    def __init__(self):
+        super().__init__('simulator')
+        self.rate = as_float('rate', declare(self, 'rate', 1000.0, 'integration steps per simulated second'))
+        if self.rate <= 0:
+            raise ConfigurationError(f"parameter 'rate' must be positive, got {self.rate}")
+        self.integrator = declare(self, 'integrator', 'semi_implicit_euler', "'semi_implicit_euler' or 'rk4'")
+        self.gravity_param = declare(self, 'gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2')
+        self.initial_positions = declare(self, 'initial_positions', [], 'in joints order; empty: neutral')
+        self.joints_param = declare(self, 'joints', [], 'joint order of commands and joint states; '
+                                                         'empty: model order')
+        self.real_time_factor = as_float('real_time_factor', declare(
+            self, 'real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible'))
+        self.apply_damping = bool(declare(self, 'apply_damping', True, 'viscous damping from the URDF'))
+        self.apply_friction = bool(declare(self, 'apply_friction', True, 'Coulomb friction from the URDF'))
+        self.waiting = bool(declare(self, 'wait_for_command', True,
+                                    'hold still (time stopped) until the first valid command, like brakes'))
+        self.publish_clock = bool(declare(self, 'publish_clock', False, 'publish sim time on /clock'))
+        publish_rate = as_float('publish_rate', declare(self, 'publish_rate', 0.0,
+                                                        'joint_states per sim second; 0: rate'))
+        self.publish_rate = min(publish_rate, self.rate) if publish_rate > 0 else self.rate
+        timeout = as_float('command_timeout', declare(self, 'command_timeout', 0.0,
+                                                      'sim seconds after which a command is stale; 0: never'))
+        self.command_timeout = timeout if timeout > 0 else None
+        self.throttle = Throttle(self.get_logger())
+        self.sim = None
+        self.steps = 0
+        ModelSource(self, self._start)
+
+    def _start(self, model):
+        """Build the Simulator and the ROS interfaces once the model is known."""
+        self.joint_names, self.index = joint_order(model, self.joints_param)
+        gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
+        initial = None
+        if len(self.initial_positions):
+            initial = np.zeros(model.nv)
+            initial[self.index] = as_vector('initial_positions', self.initial_positions, model.nv,
+                                             allow_scalar=False)
+        try:
+            self.sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
+                                 initial_positions=initial, apply_damping=self.apply_damping,
+                                 apply_friction=self.apply_friction, command_timeout=self.command_timeout)
+        except ValueError as e:
+            raise ConfigurationError(str(e)) from None
+        self.state_pub = self.create_publisher(JointState, 'joint_states', 10)
+        self.clock_pub = self.create_publisher(Clock, '/clock', 10) if self.publish_clock else None
+        self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 10)
+        self.create_service(Trigger, '~/reset', self._on_reset)
+        self.create_service(SetBool, '~/pause', self._on_pause)
+        self.steps_per_publish = max(1, round(self.rate / self.publish_rate))
+        as_fast_as_possible = self.real_time_factor <= 0
+        period = 0.0 if as_fast_as_possible else self.steps_per_publish / (self.rate * self.real_time_factor)
+        self._anchor()
+        self.wall_start = self.anchor[0]
+        self.rate_log = (self.wall_start, 0)    # (wall time, steps) of the last rate log
+        self.create_timer(period, self._on_timer, clock=STEADY_CLOCK)
+        self.get_logger().info(
+            f"simulating {model.name!r} ({model.nv} DOF), {self.integrator} at {self.rate:g} Hz, "
+            f"joint_states every {self.steps_per_publish} steps, real-time factor "
+            f"{'max' if as_fast_as_possible else f'{self.real_time_factor:g}'}")
+        self._publish()
+
+    def _anchor(self):
+        """Tie the current sim time to the current wall time; stepping catches up with the wall from here."""
+        self.anchor = (time.monotonic(), self.sim.t)
+
+    def _due(self):
+        """Whether the next publish period of sim time is due on the wall clock. One period per tick at
+        most: a simulator slower than real time runs slower (the controller still gets every state)
+        instead of piling up steps between commands; lag beyond MAX_LAG is forgiven."""
+        if self.real_time_factor <= 0:
+            return True
+        wall0, sim0 = self.anchor
+        lag = sim0 + (time.monotonic() - wall0) * self.real_time_factor - self.sim.t
+        if lag > MAX_LAG:
+            self._anchor()
+        return lag >= (self.steps_per_publish - 0.5) * self.sim.dt
+
+    def _on_timer(self):
+        if self.sim.paused or self.waiting:
+            self._anchor()
+        elif self._due():
+            for _ in range(self.steps_per_publish):
+                self.sim.step()
+            self.steps += self.steps_per_publish
+        self._publish()
+        self._log_rate()
+
+    def _publish(self):
+        stamp = self._sim_stamp() if self.publish_clock else self.get_clock().now().to_msg()
+        if self.clock_pub is not None:
+            self.clock_pub.publish(Clock(clock=stamp))
+        msg = JointState()
+        msg.header.stamp = stamp
+        msg.name = self.joint_names
+        msg.position = self.sim.q[self.index].tolist()
+        msg.velocity = self.sim.qd[self.index].tolist()
+        msg.effort = self.sim.applied_effort[self.index].tolist()
+        self.state_pub.publish(msg)
+
+    def _sim_stamp(self):
+        return Time(nanoseconds=int(round(self.sim.t * 1e9))).to_msg()
+
+    def _on_command(self, msg):
+        values = np.asarray(msg.data, dtype=float)
+        if values.shape != (len(self.joint_names),):
+            self.throttle.warn('length', f"rejected effort command: {values.size} values for "
+                                         f"{len(self.joint_names)} joints {self.joint_names}; "
+                                         "keeping the last safe command")
+            return
+        tau = np.zeros(len(values))
+        tau[self.index] = values
+        try:
+            self.sim.set_command(tau, t=self.sim.t)
+        except ValueError as e:
+            self.throttle.warn('invalid', f"rejected effort command: {e}; keeping the last safe command")
+            return
+        if self.waiting:
+            self.get_logger().info("first effort command received; simulation time starts")
+            self.waiting = False
+
+    def _on_reset(self, request, response):
+        self.sim.reset()
+        self._anchor()
+        response.success = True
+        response.message = f"reset to {self.sim.q[self.index].tolist()}"
+        return response
+
+    def _on_pause(self, request, response):
+        self.sim.paused = bool(request.data)
+        self._anchor()
+        response.success = True
+        response.message = 'paused' if self.sim.paused else 'running'
+        return response
+
+    def _log_rate(self):
+        now = time.monotonic()
+        wall, steps = self.rate_log
+        if now - wall >= RATE_LOG_PERIOD:
+            self.get_logger().debug(f"{(self.steps - steps) / (now - wall):.0f} steps/s")
+            self.rate_log = (now, self.steps)
+
+    def summary(self):
+        if self.sim is None:
+            return "no model was loaded"
+        elapsed = time.monotonic() - self.wall_start
+        return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, "
+                f"target {self.rate * max(self.real_time_factor, 0):g}), sim time {self.sim.t:.3f} s")
+
+
+def main(args=None):
+    return run(SimulatorNode, 'simulator', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""``trajectory_publisher`` node: publishes a demo trajectory_msgs/JointTrajectory for the controller.
+
+mode 'sinusoid': per-joint sinusoids (`amplitude`, `frequency`, `duration`) that start and end at rest at
+`center` (empty: the middle of the limits), scaled into the joint limits. mode 'waypoints': `waypoints`
+(flat list, one row of len(joints) positions per entry of `waypoint_times`). The message is stamped zero
+(start on receipt) and published transient local on ``/computed_torque_controller/joint_trajectory``, so
+a controller that starts later still gets it; with `loop` it is published again every `duration`.
+"""
+import sys
+
+import numpy as np
+from rclpy.duration import Duration
+from rclpy.node import Node
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ..control import sinusoid_reference
+from .common import LATCHED_QOS, ConfigurationError, ModelSource, as_float, as_vector, declare, joint_order, run
+
+MODES = ('sinusoid', 'waypoints')
+
+
+class TrajectoryPublisherNode(Node):
+    def __init__(self):
+        super().__init__('trajectory_publisher')
+        self.mode = declare(self, 'mode', 'sinusoid', "'sinusoid' or 'waypoints'")
+        if self.mode not in MODES:
+            raise ConfigurationError(f"parameter 'mode' must be one of {MODES}, got {self.mode!r}")
+        self.joints_param = declare(self, 'joints', [], 'joint order of amplitude, frequency, center, '
+                                                         'waypoints; empty: model order')
+        self.amplitude = declare(self, 'amplitude', 0.3, 'sinusoid amplitude: a number or one per joint')
+        self.frequency = declare(self, 'frequency', 0.25, 'sinusoid frequency, Hz: a number or one per joint')
+        self.center = declare(self, 'center', [], 'sinusoid centre, one per joint; empty: middle of limits')
+        self.duration = as_float('duration', declare(self, 'duration', 10.0, 'sinusoid duration, s'))
+        self.sample_rate = as_float('sample_rate', declare(self, 'sample_rate', 50.0,
+                                                           'sinusoid points per second'))
+        self.waypoints = declare(self, 'waypoints', [], 'flat list: len(waypoint_times) rows of positions')
+        self.waypoint_times = declare(self, 'waypoint_times', [], 'time_from_start of each waypoint, s')
+        self.start_time = as_float('start_time', declare(
+            self, 'start_time', 1.0, 'time_from_start of the first point, s: the controller moves there '
+                                     'from where it is in this time'))
+        self.loop = bool(declare(self, 'loop', False, 'publish again every trajectory duration'))
+        self.publisher = self.create_publisher(JointTrajectory, '/computed_torque_controller/joint_trajectory',
+                                               LATCHED_QOS)
+        self.message = None
+        ModelSource(self, self._start)
+
+    def _start(self, model):
+        names, index = joint_order(model, self.joints_param)
+        n = model.nv
+        order = np.argsort(index)  # `joints` order -> model order
+        if self.mode == 'sinusoid':
+            center = as_vector('center', self.center, n, allow_scalar=False)[order] if len(self.center) else None
+            try:
+                times, q, qd, qdd = sinusoid_reference(
+                    model, as_vector('amplitude', self.amplitude, n)[order],
+                    as_vector('frequency', self.frequency, n)[order], self.duration, center, self.sample_rate)
+            except ValueError as e:
+                raise ConfigurationError(str(e)) from None
+            q, qd, qdd = q[:, index], qd[:, index], qdd[:, index]   # back to `joints` order
+        else:
+            times = np.asarray(self.waypoint_times, dtype=float)
+            q = as_vector('waypoints', self.waypoints, times.size * n, allow_scalar=False).reshape(-1, n)
+            if times.size == 0 or np.any(np.diff(times) <= 0) or times[0] < 0:
+                raise ConfigurationError("parameter 'waypoint_times' must be non-empty, non-negative and "
+                                         f"strictly increasing, got {list(times)}")
+            qd = qdd = None
+        self.message = trajectory_message(names, times + max(self.start_time, 0.0), q, qd, qdd)
+        self.publisher.publish(self.message)
+        self.get_logger().info(f"published a {self.mode} trajectory: {len(times)} points, {times[-1]:.2f} s, "
+                               f"on {self.publisher.topic_name}")
+        if self.loop:
+            period = max(self.start_time, 0.0) + times[-1]
+            self.create_timer(max(period, 0.1), lambda: self.publisher.publish(self.message))
+
+
+def trajectory_message(names, times, positions, velocities=None, accelerations=None):
+    """JointTrajectory stamped zero (start on receipt); rows of the arrays are points."""
+    msg = JointTrajectory()
+    msg.joint_names = list(names)
+    for k, t in enumerate(times):
+        point = JointTrajectoryPoint(positions=positions[k].tolist())
+        if velocities is not None:
+            point.velocities = velocities[k].tolist()
+        if accelerations is not None:
+            point.accelerations = accelerations[k].tolist()
+        point.time_from_start = Duration(nanoseconds=int(round(t * 1e9))).to_msg()
+        msg.points.append(point)
+    return msg
+
+
+def main(args=None):
+    return run(TrajectoryPublisherNode, 'trajectory_publisher', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
