@@ -40,8 +40,8 @@ def closed_form_base_parameters(model_or_table, gravity=None, tol=1e-9, rotor_in
               if on is not None and on is not False]
     names = chain_parameter_names(n, rotor_inertia, viscous, coulomb, offset)
 
-    def index(j, k):                            # column of parameter k of link j (0-based link)
-        return 10 * j + k
+    def index(j, k):                            # column of parameter k of link j (0-based); link -1 is the base
+        return 10 * j + k if j >= 0 else None
 
     def extra_index(j, name):
         return 10 * n + len(extras) * j + extras.index(name)
@@ -62,24 +62,21 @@ def closed_form_base_parameters(model_or_table, gravity=None, tol=1e-9, rotor_in
 
     for j in reversed(range(n)):
         row = table[j]
-        previous = (lambda k: index(j - 1, k)) if j > 0 else (lambda k: None)
         if row.sigma == 0:
             # eq. (15): a z-symmetric piece (inertia diag(YY_j, YY_j, 0), first moment MZ_j z, mass M_j) moves
             # rigidly onto link j-1; XXR_j = XX_j - YY_j.
-            for k, unit in ((YY, [1, 0, 0, 1, 0, 0, 0, 0, 0, 0]), (MZ, [0] * 8 + [1, 0]), (M, [0] * 9 + [1])):
-                coefficients = _moved_onto_parent(row, np.array(unit, dtype=float))
-                if k == YY:
-                    G[index(j, XX)] -= 0.0 if index(j, YY) in no_effect else G[index(j, YY)]
-                move(index(j, k), {previous(i): c for i, c in enumerate(coefficients)})
+            if index(j, YY) not in no_effect:
+                G[index(j, XX)] -= G[index(j, YY)]
+            for k, piece in ((YY, (XX, YY)), (MZ, (MZ,)), (M, (M,))):
+                coefficients = _moved_onto_parent(row, piece)
+                move(index(j, k), {index(j - 1, i): c for i, c in enumerate(coefficients)})
         else:
             # eqs. (16)-(17): J R_{j-1} += A J_j A^T with A the orientation of frame j in frame j-1.
             for k in INERTIA:
-                unit = np.zeros(10)
-                unit[k] = 1.0
-                coefficients = _moved_onto_parent(row, unit)
-                move(index(j, k), {previous(i): coefficients[i] for i in INERTIA})
+                coefficients = _moved_onto_parent(row, (k,))
+                move(index(j, k), {index(j - 1, i): coefficients[i] for i in INERTIA})
             if r1 is not None and r1 < j < r2 and abs(abs(u[j][2]) - 1.0) < tol:
-                _particular_regrouping(row, j, index, previous, move, tol)
+                _particular_regrouping(row, j, index, move, tol)
 
     if rotor_inertia is not None and rotor_inertia is not False:
         for j in range(n):
@@ -92,10 +89,11 @@ def closed_form_base_parameters(model_or_table, gravity=None, tol=1e-9, rotor_in
     return base_from_K(K, independent, names)
 
 
-def _moved_onto_parent(row, unit):
-    """Standard parameters, in frame j-1, of a piece of link j with parameters `unit`, fixed at q_j = 0."""
+def _moved_onto_parent(row, piece):
+    """Standard parameters, in frame j-1, of a piece of link j whose parameters `piece` are 1 (the others 0),
+    fixed to frame j at q_j = 0."""
     R, p = mdh_pose(row.alpha, row.a, row.theta, row.d)
-    XX_, XY_, XZ_, YY_, YZ_, ZZ_, MX_, MY_, MZ_, m = unit
+    XX_, XY_, XZ_, YY_, YZ_, ZZ_, MX_, MY_, MZ_, m = np.isin(np.arange(10), piece).astype(float)
     I = np.zeros((6, 6))
     I[:3, :3] = [[XX_, XY_, XZ_], [XY_, YY_, YZ_], [XZ_, YZ_, ZZ_]]
     I[:3, 3:] = spatial.skew([MX_, MY_, MZ_])
@@ -159,11 +157,14 @@ def _axis_in_base(table, j):
     return R[:, 2]
 
 
-def _particular_regrouping(row, j, index, previous, move, tol):
+def _particular_regrouping(row, j, index, move, tol):
     """eqs. (19)-(20): prismatic link j between r1 and r2, parallel to r1: MX_j, MY_j onto link j-1."""
     sa, ca = np.sin(row.alpha), np.cos(row.alpha)
     st, ct = np.sin(row.theta), np.cos(row.theta)
     d = row.a                                             # the paper's d_j (along x_{j-1})
+
+    def previous(k):
+        return index(j - 1, k)
     if abs(sa) < tol:                                     # eq. (19)
         move(index(j, MX), {previous(ZZ): 2 * d * ct, previous(MX): ct, previous(MY): st * ca})
         move(index(j, MY), {previous(ZZ): -2 * d * st, previous(MX): -st, previous(MY): ct * ca})
