@@ -7,7 +7,6 @@ from .control import as_finite_vector
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 FRICTION_MAX_SWEEPS = 200
-FRICTION_TOLERANCE = 1e-12
 
 
 class Simulator:
@@ -56,6 +55,7 @@ class Simulator:
         self.command = np.zeros(self.model.nv)
         self.command_time = 0.0
         self.applied_effort = np.zeros(self.model.nv)
+        self._stuck = np.zeros(self.model.nv, dtype=bool)
 
     def set_command(self, tau, t=None):
         """Joint efforts to apply from now on, stamped with sim time t (default: now).
@@ -105,28 +105,43 @@ class Simulator:
 
         v = argmin 1/2 (v - w)^T M (v - w) + dt sum_i F_i |v_i|: sliding joints lose dt F_i sign(v_i)
         of generalized momentum, sticking joints stop at v_i = 0 because friction up to F_i holds them.
+        Coordinate descent (each v_i a soft-thresholded 1-D minimiser) finds which joints stick and
+        which way the others slide; that pattern is then solved exactly. The first guess is the
+        previous step's sticking joints with every other joint sliding the way it goes.
         """
         bound = self.dt * self.friction
         if not np.any(bound > 0):
             return w
         M = crba(self.model, q)
-        # Every joint keeps sliding the way it was going: closed form, valid when no sign changes.
-        v = w - np.linalg.solve(M, bound * np.sign(w))
-        has_friction = bound > 0
-        if np.all(np.sign(v[has_friction]) * np.sign(w[has_friction]) > 0):
-            return v
-        # Otherwise coordinate descent: each v_i is a soft-thresholded 1-D minimiser given the others.
-        v = w.copy()
+        v = np.where(self._stuck, 0.0, w)
         for _ in range(FRICTION_MAX_SWEEPS):
-            largest_change = 0.0
+            exact = self._friction_pattern_solution(M, w, bound, v)
+            if exact is not None:
+                v = exact
+                break
             for i in range(self.model.nv):
                 unconstrained = v[i] - M[i] @ (v - w) / M[i, i]
-                vi = np.sign(unconstrained) * max(abs(unconstrained) - bound[i] / M[i, i], 0.0)
-                largest_change = max(largest_change, abs(vi - v[i]))
-                v[i] = vi
-            if largest_change <= FRICTION_TOLERANCE * (1.0 + np.abs(w).max()):
-                break
+                v[i] = np.sign(unconstrained) * max(abs(unconstrained) - bound[i] / M[i, i], 0.0)
+        self._stuck = (v == 0.0) & (bound > 0)
         return v
+
+    @staticmethod
+    def _friction_pattern_solution(M, w, bound, v):
+        """The exact minimiser if the joints with v_i = 0 stick and the others slide with sign(v_i), else None.
+
+        Sliding rows of M (v - w) + F dt sign(v) = 0 with v = 0 on the sticking joints give v on the
+        sliding ones; the pattern is right when their signs hold and the sticking joints need no more
+        than their friction bound.
+        """
+        stuck = (v == 0.0) & (bound > 0)
+        slide = ~stuck
+        sign = np.sign(v)
+        exact = np.zeros_like(w)
+        exact[slide] = w[slide] + np.linalg.solve(M[np.ix_(slide, slide)],
+                                                  M[np.ix_(slide, stuck)] @ w[stuck] - bound[slide] * sign[slide])
+        holding = M @ (w - exact)
+        signs_hold = np.all(np.sign(exact) == sign, where=slide & (bound > 0))
+        return exact if signs_hold and np.all(np.abs(holding[stuck]) <= bound[stuck] * (1.0 + 1e-9)) else None
 
     def _hard_stops(self, q, qd):
         """Clip q into the position limits; zero the velocity of a joint at a limit moving into it."""
