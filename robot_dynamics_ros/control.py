@@ -2,7 +2,7 @@
 import numpy as np
 from scipy.interpolate import BPoly, CubicHermiteSpline, CubicSpline
 
-from .algorithms import gravity_torques, rnea
+from .fast import gravity_torques, rnea
 from .model.model import REVOLUTE
 
 CONTROL_MODES = ('computed_torque', 'pd_gravity', 'gravity_compensation')

@@ -1,7 +1,7 @@
 """A simulated robot: articulated-body forward dynamics, integrated in fixed steps (no ROS import)."""
 import numpy as np
 
-from .algorithms import aba, crba
+from .fast import aba, crba
 from .algorithms.energy import kinetic_energy, potential_energy
 from .control import as_finite_vector
 
