@@ -12,7 +12,7 @@ import importlib.util
 
 import numpy as np
 
-from .. import algorithms
+from ..algorithms.rnea import spatial_gravity
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
@@ -37,7 +37,7 @@ def _as_float_arrays(*arrays):
 def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
     """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
     pack = packed(model)
-    a0 = pack.base_acceleration_for(gravity)
+    a0 = pack.base_acceleration if gravity is None else spatial_gravity(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
     out = np.empty(pack.nv) if out is None else out
     try:
@@ -61,7 +61,7 @@ def crba(model, q, out=None):
 def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
     """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
     pack = packed(model)
-    a0 = pack.base_acceleration_for(gravity)
+    a0 = pack.base_acceleration if gravity is None else spatial_gravity(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
     out = np.empty(pack.nv) if out is None else out
     try:
@@ -93,7 +93,7 @@ def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
     pack = packed(model)
     Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
     out = np.empty(Q.shape) if out is None else out
-    _kernels.batch_kernels.rnea_batch_kernel(pack.table, Q, QD, QDD, pack.base_acceleration_for(gravity),
+    _kernels.batch_kernels.rnea_batch_kernel(pack.table, Q, QD, QDD, pack.base_acceleration if gravity is None else spatial_gravity(gravity),
                                              _batch_f_ext(pack, f_ext), out)
     return out
 
@@ -112,7 +112,7 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
     pack = packed(model)
     Q, QD, TAU = _as_float_arrays(Q, QD, TAU)
     out = np.empty(Q.shape) if out is None else out
-    _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration_for(gravity),
+    _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration if gravity is None else spatial_gravity(gravity),
                                             _batch_f_ext(pack, f_ext), out)
     return out
 

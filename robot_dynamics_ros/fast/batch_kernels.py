@@ -1,6 +1,7 @@
-"""The compiled kernels over a batch of states, one state per row, spread over the cores with prange.
-External forces come as one (nv, 6) block per state, or a single block shared by all states."""
-from numba import njit, prange
+"""The compiled kernels over a batch of states, one state per row, in one compiled loop. Each call works in
+its own copy of the packed table, so the per-state kernels allocate nothing and the shared table is only
+read. External forces come as one (nv, 6) block per state, or a single block shared by all states."""
+from numba import njit
 
 from .aba_kernel import aba_kernel
 from .crba_kernel import crba_kernel
@@ -10,29 +11,32 @@ STATES = 'f8[:, ::1]'
 SIGNATURE = f'void(f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1], {STATES})'
 
 
-@njit(SIGNATURE, cache=True, parallel=True)
+@njit(SIGNATURE, cache=True)
 def rnea_batch_kernel(P, Q, QD, QDD, a0, F_ext, TAU):
     N = Q.shape[0]
     if QD.shape[0] != N or QDD.shape[0] != N or TAU.shape[0] != N or F_ext.shape[0] not in (1, N):
         raise ValueError('rnea_batch: q, qd, qdd, out need the same number of states; f_ext one block or one per state')
     shared = F_ext.shape[0] == 1
-    for s in prange(N):
-        rnea_kernel(P, Q[s], QD[s], QDD[s], a0, F_ext[0] if shared else F_ext[s], TAU[s])
+    own = P.copy()
+    for s in range(N):
+        rnea_kernel(own, Q[s], QD[s], QDD[s], a0, F_ext[0] if shared else F_ext[s], TAU[s])
 
 
-@njit(f'void(f8[:, ::1], {STATES}, f8[:, :, ::1])', cache=True, parallel=True)
+@njit(f'void(f8[:, ::1], {STATES}, f8[:, :, ::1])', cache=True)
 def crba_batch_kernel(P, Q, M):
     if M.shape[0] != Q.shape[0]:
         raise ValueError('crba_batch: out needs one (nv, nv) block per state')
-    for s in prange(Q.shape[0]):
-        crba_kernel(P, Q[s], M[s])
+    own = P.copy()
+    for s in range(Q.shape[0]):
+        crba_kernel(own, Q[s], M[s])
 
 
-@njit(SIGNATURE, cache=True, parallel=True)
+@njit(SIGNATURE, cache=True)
 def aba_batch_kernel(P, Q, QD, TAU, a0, F_ext, QDD):
     N = Q.shape[0]
     if QD.shape[0] != N or TAU.shape[0] != N or QDD.shape[0] != N or F_ext.shape[0] not in (1, N):
         raise ValueError('aba_batch: q, qd, tau, out need the same number of states; f_ext one block or one per state')
     shared = F_ext.shape[0] == 1
-    for s in prange(N):
-        aba_kernel(P, Q[s], QD[s], TAU[s], a0, F_ext[0] if shared else F_ext[s], QDD[s])
+    own = P.copy()
+    for s in range(N):
+        aba_kernel(own, Q[s], QD[s], TAU[s], a0, F_ext[0] if shared else F_ext[s], QDD[s])

@@ -3,7 +3,12 @@
 Row i of ``PackedModel.table`` holds everything the recursions need about body i; the column slices below
 name the fields. The parent transform X_tree = plucker(E, r) is kept as rotation E and translation r, and the
 spatial inertia as mass m, first moment h = m c and rotational inertia Ibar about the body origin, so the
-kernels use 3D rotations and cross products instead of 6x6 matrix products.
+kernels use 3D rotations and cross products instead of 6x6 matrix products. AXIS_INDEX is k when the joint
+axis is +-e_k (most URDF axes), so kernels touch one component; -1 for a general axis.
+
+Columns from WORK on are the kernels' per-body work space (transforms, velocities, inertias, ...): a
+single call writes there instead of allocating. Kernels hold the GIL (numba's default), so Python threads
+that share a Model never run them at the same time; the batched kernels work in their own copy of the table.
 """
 import weakref
 
@@ -12,14 +17,16 @@ import numpy as np
 from ..algorithms.rnea import spatial_gravity
 from ..spatial import _unskew, skew
 
-PARENT, JOINT_TYPE = 0, 1
-AXIS = slice(2, 5)
-E_TREE = slice(5, 14)    # row-major 3x3
-R_TREE = slice(14, 17)
-MASS = 17
-FIRST_MOMENT = slice(18, 21)
-IBAR = slice(21, 30)     # row-major 3x3
-N_COLUMNS = 30
+PARENT, JOINT_TYPE, AXIS_INDEX = 0, 1, 2
+AXIS = slice(3, 6)
+E_TREE = slice(6, 15)    # row-major 3x3
+R_TREE = slice(15, 18)
+MASS = 18
+FIRST_MOMENT = slice(19, 22)
+IBAR = slice(22, 31)     # row-major 3x3
+WORK = 31
+WORK_COLUMNS = 143       # the widest kernel's need (ABA, see aba_kernel.py)
+N_COLUMNS = WORK + WORK_COLUMNS
 
 
 class PackedModel:
@@ -31,6 +38,7 @@ class PackedModel:
         table[:, PARENT] = model.parent
         table[:, JOINT_TYPE] = model.joint_type
         table[:, AXIS] = model.axis
+        table[:, AXIS_INDEX] = [_axis_index(axis) for axis in model.axis]
         for i in range(n):
             E = model.X_tree[i][:3, :3]
             table[i, E_TREE] = E.ravel()
@@ -48,8 +56,14 @@ class PackedModel:
         self.base_acceleration = spatial_gravity(None)
         self.no_external_force = np.zeros((n, 6))
 
-    def base_acceleration_for(self, gravity):
-        return self.base_acceleration if gravity is None else spatial_gravity(gravity)
+
+
+def _axis_index(axis):
+    """k when axis is +-e_k, else -1."""
+    for k in range(3):
+        if abs(axis[k]) == 1.0 and np.count_nonzero(axis) == 1:
+            return k
+    return -1
 
 
 _packs = weakref.WeakKeyDictionary()

@@ -1,32 +1,29 @@
 """Compiled recursive Newton-Euler inverse dynamics (Jain Alg. 3.1; Featherstone Table 5.1), same maths as
 ``algorithms/rnea.py``."""
-import numpy as np
 from numba import njit
 
-from .packing import MASS, PARENT
+from .packing import MASS, PARENT, WORK
 from .spatial_kernels import (add_transposed_force, cross_force_add, cross_motion_add, inertia_times, joint_motion,
                               parent_transform, project_on_joint, transform_motion)
 
 SIGNATURE = 'void(f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
 
+
 @njit(SIGNATURE, cache=True)
 def rnea_kernel(P, q, qd, qdd, a0, f_ext, tau):
-    """tau = M qdd + h - sum J^T f_ext; P is PackedModel.table, a0 the base acceleration -[0; g]."""
+    """tau = M qdd + h - sum J^T f_ext; P is PackedModel.table (its work columns are overwritten), a0 the base
+    acceleration -[0; g]."""
     n = P.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or f_ext.shape[0] != n \
             or f_ext.shape[1] != 6 or a0.shape[0] != 6:
         raise ValueError('rnea: q, qd, qdd, out need length nv and f_ext shape (nv, 6)')
-    X = np.empty((n, 12))
-    v = np.empty((n, 6))
-    a = np.empty((n, 6))
-    f = np.empty((n, 6))
-    vJ = np.empty(6)
-    Iv = np.empty(6)
+    X, v, a = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 18], P[:, WORK + 18:WORK + 24]
+    f, vJ, Iv = P[:, WORK + 24:WORK + 30], P[:, WORK + 30:WORK + 36], P[:, WORK + 36:WORK + 42]
     # Scatter, base to tips: velocities, accelerations and the net force on each body.
     for i in range(n):
         p = int(P[i, PARENT])
         parent_transform(P, i, q[i], X[i])
-        joint_motion(P, i, qd[i], vJ)
+        joint_motion(P, i, qd[i], vJ[i])
         if p >= 0:
             transform_motion(X[i], v[p], v[i])
             transform_motion(X[i], a[p], a[i])
@@ -34,14 +31,14 @@ def rnea_kernel(P, q, qd, qdd, a0, f_ext, tau):
             v[i, :] = 0.0
             transform_motion(X[i], a0, a[i])
         for k in range(6):
-            v[i, k] += vJ[k]                                           # v_i = X v_p + S qd
-        joint_motion(P, i, qdd[i], Iv)
+            v[i, k] += vJ[i, k]                                        # v_i = X v_p + S qd
+        joint_motion(P, i, qdd[i], Iv[i])
         for k in range(6):
-            a[i, k] += Iv[k]
-        cross_motion_add(v[i], vJ, a[i])                               # a_i = X a_p + S qdd + v_i x S qd
+            a[i, k] += Iv[i, k]
+        cross_motion_add(v[i], vJ[i], a[i])                            # a_i = X a_p + S qdd + v_i x S qd
         inertia_times(P, i, MASS, a[i], f[i])
-        inertia_times(P, i, MASS, v[i], Iv)
-        cross_force_add(v[i], Iv, f[i])                                # f_i = I a_i + v_i x* I v_i - f_ext,i
+        inertia_times(P, i, MASS, v[i], Iv[i])
+        cross_force_add(v[i], Iv[i], f[i])                             # f_i = I a_i + v_i x* I v_i - f_ext,i
         for k in range(6):
             f[i, k] -= f_ext[i, k]
     # Gather, tips to base: joint forces and the force each body passes to its parent.
@@ -50,4 +47,3 @@ def rnea_kernel(P, q, qd, qdd, a0, f_ext, tau):
         p = int(P[i, PARENT])
         if p >= 0:
             add_transposed_force(X[i], f[i], f[p])                      # f_p += X^T f_i
-

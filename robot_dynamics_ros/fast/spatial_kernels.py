@@ -5,7 +5,7 @@ Table A.3). Motion vectors are [angular; linear], force vectors [moment; force],
 import numpy as np
 from numba import njit
 
-from .packing import AXIS, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, MASS, R_TREE
+from .packing import AXIS, AXIS_INDEX, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, MASS, R_TREE
 
 AXIS0, E0, R0, H0, IBAR0 = AXIS.start, E_TREE.start, R_TREE.start, FIRST_MOMENT.start, IBAR.start
 
@@ -17,10 +17,22 @@ def parent_transform(P, i, qi, X):
     """Xup_i = X_J(q_i) X_tree,i into X = [E (9, row-major); r (3)]: E rotates parent coordinates into body
     coordinates, r is the body origin in the parent frame. plucker(E1, r1) plucker(E2, r2) =
     plucker(E1 E2, r2 + E2^T r1)."""
-    ax, ay, az = P[i, AXIS0], P[i, AXIS0 + 1], P[i, AXIS0 + 2]
+    k = int(P[i, AXIS_INDEX])
     t = E0
-    if P[i, JOINT_TYPE] == REVOLUTE:
+    if P[i, JOINT_TYPE] == REVOLUTE and k >= 0:
+        # about +-e_k: R^T keeps row k of E_tree and turns rows k1, k2 by the angle +-q_i
+        c, s = np.cos(qi), P[i, AXIS0 + k] * np.sin(qi)
+        k1, k2 = (k + 1) % 3, (k + 2) % 3
+        for col in range(3):
+            e1, e2 = P[i, t + 3 * k1 + col], P[i, t + 3 * k2 + col]
+            X[3 * k + col] = P[i, t + 3 * k + col]
+            X[3 * k1 + col] = c * e1 + s * e2
+            X[3 * k2 + col] = c * e2 - s * e1
+        for k3 in range(3):
+            X[9 + k3] = P[i, R0 + k3]
+    elif P[i, JOINT_TYPE] == REVOLUTE:
         # X_J = plucker(R^T, 0), R^T = c 1 - s [a]x + (1 - c) a a^T (Rodrigues, transposed)
+        ax, ay, az = P[i, AXIS0], P[i, AXIS0 + 1], P[i, AXIS0 + 2]
         c, s = np.cos(qi), np.sin(qi)
         k = 1.0 - c
         R00, R01, R02 = c + k * ax * ax, s * az + k * ax * ay, -s * ay + k * ax * az
@@ -35,6 +47,7 @@ def parent_transform(P, i, qi, X):
             X[9 + k3] = P[i, R0 + k3]
     else:
         # X_J = plucker(1, a q): r = r_tree + E_tree^T a q
+        ax, ay, az = P[i, AXIS0], P[i, AXIS0 + 1], P[i, AXIS0 + 2]
         for k9 in range(9):
             X[k9] = P[i, t + k9]
         for k3 in range(3):
@@ -79,14 +92,21 @@ def joint_motion(P, i, qi, out):
     lin = 0 if P[i, JOINT_TYPE] == REVOLUTE else 3
     for k in range(6):
         out[k] = 0.0
-    for k in range(3):
+    k = int(P[i, AXIS_INDEX])
+    if k >= 0:
         out[lin + k] = P[i, AXIS0 + k] * qi
+    else:
+        for k in range(3):
+            out[lin + k] = P[i, AXIS0 + k] * qi
 
 
 @njit(cache=True)
 def project_on_joint(P, i, f):
     """S_i^T f."""
     lin = 0 if P[i, JOINT_TYPE] == REVOLUTE else 3
+    k = int(P[i, AXIS_INDEX])
+    if k >= 0:
+        return P[i, AXIS0 + k] * f[lin + k]
     return P[i, AXIS0] * f[lin] + P[i, AXIS0 + 1] * f[lin + 1] + P[i, AXIS0 + 2] * f[lin + 2]
 
 
@@ -130,80 +150,95 @@ def inertia_times(I, i, c0, m, out):
 
 @njit(cache=True)
 def spatial_inertia_matrix(I, i, c0, out):
-    """out = the 6x6 spatial inertia [[Ibar, [h]x], [[h]x^T, mass 1]] of row i of I (layout as inertia_times)."""
-    for row in range(6):
-        for col in range(6):
-            out[row, col] = 0.0
+    """out (36, row-major 6x6) = the spatial inertia [[Ibar, [h]x], [[h]x^T, mass 1]] of row i of I (layout as
+    inertia_times)."""
+    for k in range(36):
+        out[k] = 0.0
     for row in range(3):
         for col in range(3):
-            out[row, col] = I[i, c0 + 4 + 3 * row + col]
-        out[3 + row, 3 + row] = I[i, c0]
+            out[6 * row + col] = I[i, c0 + 4 + 3 * row + col]
+        out[21 + 7 * row] = I[i, c0]
     hx, hy, hz = I[i, c0 + 1], I[i, c0 + 2], I[i, c0 + 3]
-    out[0, 4], out[0, 5], out[1, 3], out[1, 5], out[2, 3], out[2, 4] = -hz, hy, hz, -hx, -hy, hx
+    out[4], out[5], out[9], out[11], out[15], out[16] = -hz, hy, hz, -hx, -hy, hx
     for row in range(3):
         for col in range(3):
-            out[3 + col, row] = out[row, 3 + col]
+            out[6 * (3 + col) + row] = out[6 * row + 3 + col]
 
 
 @njit(cache=True)
-def add_transformed_rigid_inertia(X, Ic, i, p):
-    """Ic_p += X_i^T Ic_i X_i for rigid-body inertias stored as rows [mass, h, Ibar] (Featherstone RBDA eq. 2.66):
+def rotate_symmetric(X, Y, y0, stride, T, out, o0, ostride):
+    """out = E^T Y E for the symmetric 3x3 block of Y at y0 (row stride ``stride``), written at o0 of out
+    (row stride ``ostride``); T (9) is scratch. Only the upper triangle is computed, then mirrored."""
+    for row in range(3):
+        for col in range(3):
+            T[3 * row + col] = Y[y0 + stride * row] * X[col] + Y[y0 + stride * row + 1] * X[3 + col] \
+                + Y[y0 + stride * row + 2] * X[6 + col]
+    for row in range(3):
+        for col in range(row, 3):
+            value = X[row] * T[col] + X[3 + row] * T[3 + col] + X[6 + row] * T[6 + col]
+            out[o0 + ostride * row + col] = value
+            out[o0 + ostride * col + row] = value
+
+
+@njit(cache=True)
+def add_transformed_rigid_inertia(X, Ic_i, Ic_p, T):
+    """Ic_p += X^T Ic_i X for rigid-body inertias stored as [mass, h, Ibar] (Featherstone RBDA eq. 2.66):
     mass adds, h_p += E^T h + mass r, Ibar_p += E^T Ibar E + (r.a + r.b) 1 - a r^T - r b^T,
-    with a = E^T h and b = a + mass r (from [u]x[w]x = w u^T - (u.w) 1)."""
-    mass = Ic[i, 0]
+    with a = E^T h and b = a + mass r (from [u]x[w]x = w u^T - (u.w) 1). T (18) is scratch."""
+    mass = Ic_i[0]
     r0, r1, r2 = X[9], X[10], X[11]
-    a0 = X[0] * Ic[i, 1] + X[3] * Ic[i, 2] + X[6] * Ic[i, 3]
-    a1 = X[1] * Ic[i, 1] + X[4] * Ic[i, 2] + X[7] * Ic[i, 3]
-    a2 = X[2] * Ic[i, 1] + X[5] * Ic[i, 2] + X[8] * Ic[i, 3]
+    a0 = X[0] * Ic_i[1] + X[3] * Ic_i[2] + X[6] * Ic_i[3]
+    a1 = X[1] * Ic_i[1] + X[4] * Ic_i[2] + X[7] * Ic_i[3]
+    a2 = X[2] * Ic_i[1] + X[5] * Ic_i[2] + X[8] * Ic_i[3]
     b0, b1, b2 = a0 + mass * r0, a1 + mass * r1, a2 + mass * r2
-    Ic[p, 0] += mass
-    Ic[p, 1] += b0
-    Ic[p, 2] += b1
-    Ic[p, 3] += b2
+    Ic_p[0] += mass
+    Ic_p[1] += b0
+    Ic_p[2] += b1
+    Ic_p[3] += b2
     ra_rb = r0 * (a0 + b0) + r1 * (a1 + b1) + r2 * (a2 + b2)
     a = (a0, a1, a2)
     b = (b0, b1, b2)
     r = (r0, r1, r2)
+    rotate_symmetric(X, Ic_i, 4, 3, T, T, 9, 3)
     for row in range(3):
         for col in range(3):
-            rotated = 0.0
-            for k in range(3):
-                for m in range(3):
-                    rotated += X[3 * k + row] * Ic[i, 4 + 3 * k + m] * X[3 * m + col]
-            Ic[p, 4 + 3 * row + col] += rotated - a[row] * r[col] - r[row] * b[col] + (ra_rb if row == col else 0.0)
+            Ic_p[4 + 3 * row + col] += T[9 + 3 * row + col] - a[row] * r[col] - r[row] * b[col] \
+                + (ra_rb if row == col else 0.0)
 
 
 @njit(cache=True)
-def rotate_block(X, IA, r0, c0, T, out):
-    """out = E^T Y E for the 3x3 block Y = IA[r0:r0+3, c0:c0+3]; T is scratch."""
+def rotate_block(X, IA, y0, T, out):
+    """out (9) = E^T Y E for the 3x3 block Y of the row-major 6x6 IA starting at y0; T (9) is scratch."""
     for row in range(3):
         for col in range(3):
-            T[row, col] = IA[r0 + row, c0] * X[col] + IA[r0 + row, c0 + 1] * X[3 + col] + IA[r0 + row, c0 + 2] * X[6 + col]
+            T[3 * row + col] = IA[y0 + 6 * row] * X[col] + IA[y0 + 6 * row + 1] * X[3 + col] \
+                + IA[y0 + 6 * row + 2] * X[6 + col]
     for row in range(3):
         for col in range(3):
-            out[row, col] = X[row] * T[0, col] + X[3 + row] * T[1, col] + X[6 + row] * T[2, col]
+            out[3 * row + col] = X[row] * T[col] + X[3 + row] * T[3 + col] + X[6 + row] * T[6 + col]
 
 
 @njit(cache=True)
 def add_congruence(X, IA, out, scratch):
-    """out += X^T IA X for a symmetric 6x6 IA = [[A, B], [B^T, C]] and X = plucker(E, r): with A', B', C' the
-    blocks rotated by E, the result is [[A' + [r]x B'^T - B'' [r]x, B''], [B''^T, C']], B'' = B' + [r]x C'."""
-    T, A, B, C = scratch[0], scratch[1], scratch[2], scratch[3]
-    rotate_block(X, IA, 0, 0, T, A)
-    rotate_block(X, IA, 0, 3, T, B)
-    rotate_block(X, IA, 3, 3, T, C)
+    """out += X^T IA X for a symmetric 6x6 IA = [[A, B], [B^T, C]] (row-major, 36) and X = plucker(E, r): with
+    A', B', C' the blocks rotated by E, the result is [[A' + [r]x B'^T - B'' [r]x, B''], [B''^T, C']],
+    B'' = B' + [r]x C'. scratch: 45 values."""
+    T, A, B, C, B2 = scratch[0:9], scratch[9:18], scratch[18:27], scratch[27:36], scratch[36:45]
+    rotate_symmetric(X, IA, 0, 6, T, A, 0, 3)
+    rotate_block(X, IA, 3, T, B)
+    rotate_symmetric(X, IA, 21, 6, T, C, 0, 3)
     r = (X[9], X[10], X[11])
     for col in range(3):                                    # B'' = B' + r x (columns of C')
         for k in range(3):
             k1, k2 = (k + 1) % 3, (k + 2) % 3
-            T[k, col] = B[k, col] + r[k1] * C[k2, col] - r[k2] * C[k1, col]
+            B2[3 * k + col] = B[3 * k + col] + r[k1] * C[3 * k2 + col] - r[k2] * C[3 * k1 + col]
     for row in range(3):
         for col in range(3):
             c1, c2 = (col + 1) % 3, (col + 2) % 3
             r1, r2 = (row + 1) % 3, (row + 2) % 3
             # [r]x B'^T: column col is r x (row col of B'); -B'' [r]x: row `row` is r x (row `row` of B'')
-            out[row, col] += A[row, col] + (r[r1] * B[col, r2] - r[r2] * B[col, r1]) \
-                + (r[c1] * T[row, c2] - r[c2] * T[row, c1])
-            out[row, 3 + col] += T[row, col]
-            out[3 + col, row] += T[row, col]
-            out[3 + row, 3 + col] += C[row, col]
+            out[6 * row + col] += A[3 * row + col] + (r[r1] * B[3 * col + r2] - r[r2] * B[3 * col + r1]) \
+                + (r[c1] * B2[3 * row + c2] - r[c2] * B2[3 * row + c1])
+            out[6 * row + 3 + col] += B2[3 * row + col]
+            out[6 * (3 + col) + row] += B2[3 * row + col]
+            out[6 * (3 + row) + 3 + col] += C[3 * row + col]
