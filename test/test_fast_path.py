@@ -31,6 +31,11 @@ def assert_fast_equals_reference(model, rng):
     assert close(fast.aba(model, q, qd, x, gravity, f_ext), algorithms.aba(model, q, qd, x, gravity, f_ext))
     assert close(fast.gravity_torques(model, q, gravity), algorithms.gravity_torques(model, q, gravity))
     assert close(fast.bias_torques(model, q, qd), algorithms.bias_torques(model, q, qd))
+    for ours, reference in zip(fast.udut(model, q), algorithms.udut(model, q)):
+        assert close(ours, reference)
+    assert close(fast.regressor(model, q, qd, x, gravity), algorithms.regressor(model, q, qd, x, gravity))
+    columns = dict(rotor_inertia=True, viscous=True, coulomb=False, offset=True)
+    assert close(fast.regressor(model, q, qd, x, **columns), algorithms.regressor(model, q, qd, x, **columns))
 
 
 def test_fast_path_is_active_when_numba_imports():
@@ -67,6 +72,9 @@ def test_batched_equals_looped(urdf_path, api):
     assert close(api.aba_batch(model, Q, QD, X, gravity, F), looped)
     looped = np.array([algorithms.aba(model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
     assert close(api.aba_batch(model, Q, QD, X), looped)
+    looped = np.array([algorithms.regressor(model, q, qd, x, gravity, viscous=True, coulomb=True)
+                       for q, qd, x in zip(Q, QD, X)])
+    assert close(api.regressor_batch(model, Q, QD, X, gravity, viscous=True, coulomb=True), looped)
 
 
 def test_inputs_the_reference_accepts(urdf_path):
@@ -98,3 +106,7 @@ def test_wrong_lengths_raise(urdf_path):
         fast.crba(model, np.zeros(n), out=np.empty((n, n + 1)))
     with pytest.raises(ValueError):
         fast.rnea_batch(model, np.zeros((3, n)), np.zeros((2, n)), np.zeros((3, n)))
+    with pytest.raises(ValueError):
+        fast.udut(model, np.zeros(n + 1))
+    with pytest.raises(ValueError):
+        fast.regressor_batch(model, np.zeros((3, n)), np.zeros((3, n)), np.zeros((2, n)))

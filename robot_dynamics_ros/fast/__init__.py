@@ -12,6 +12,7 @@ import importlib.util
 
 import numpy as np
 
+from ..algorithms.regressor import _extra_flags
 from ..algorithms.rnea import spatial_gravity
 from .packing import packed
 
@@ -117,8 +118,50 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
     return out
 
 
+def udut(model, q):
+    """As ``algorithms.udut``: (U, D) with M(q) = U diag(D) U^T."""
+    pack = packed(model)
+    U, D = np.empty((pack.nv, pack.nv)), np.empty(pack.nv)
+    _kernels.udut_kernel.udut_kernel(pack.table, *_as_float_arrays(q), U, D)
+    return U, D
+
+
+def _fill_joint_columns(Y, flags, QD, QDD):
+    """The per-joint columns after the 10 n body columns (Ia, Fv, Fc, off as enabled), as ``algorithms.regressor``."""
+    n = QD.shape[-1]
+    columns = [c for c, on in zip((QDD, QD, np.sign(QD), np.ones_like(QD)), flags) if on]
+    joints = np.arange(n)
+    for k, column in enumerate(columns):
+        Y[..., joints, 10 * n + len(columns) * joints + k] = column
+    return Y
+
+
+def regressor(model, q, qd, qdd, gravity=None, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
+    """As ``algorithms.regressor``: (nv, 10 nv + k nv) Y with tau = Y @ pi."""
+    pack = packed(model)
+    q, qd, qdd = _as_float_arrays(q, qd, qdd)
+    flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
+    Y = np.zeros((pack.nv, (10 + sum(flags)) * pack.nv))
+    _kernels.regressor_kernel.regressor_kernel(
+        pack.table, q, qd, qdd, pack.base_acceleration if gravity is None else spatial_gravity(gravity), Y)
+    return _fill_joint_columns(Y, flags, qd, qdd)
+
+
+def regressor_batch(model, Q, QD, QDD, gravity=None, rotor_inertia=False, viscous=False, coulomb=False,
+                    offset=False):
+    """regressor on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv, 10 nv + k nv)."""
+    pack = packed(model)
+    Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
+    flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
+    Y = np.zeros((Q.shape[0], pack.nv, (10 + sum(flags)) * pack.nv))
+    _kernels.batch_kernels.regressor_batch_kernel(
+        pack.table, Q, QD, QDD, pack.base_acceleration if gravity is None else spatial_gravity(gravity), Y)
+    return _fill_joint_columns(Y, flags, QD, QDD)
+
+
 if BACKEND == 'numpy':
-    from ._reference import aba, aba_batch, bias_torques, crba, crba_batch, gravity_torques, rnea, rnea_batch  # noqa: F811
+    from ._reference import (aba, aba_batch, bias_torques, crba, crba_batch, gravity_torques, regressor,  # noqa: F811
+                             regressor_batch, rnea, rnea_batch, udut)
 
 __all__ = ['BACKEND', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
-           'aba_batch']
+           'aba_batch', 'udut', 'regressor', 'regressor_batch']

@@ -1,7 +1,7 @@
 """The fast-path API on the NumPy reference algorithms, used when numba is not installed."""
 import numpy as np
 
-from ..algorithms import aba as _aba, bias_torques, crba as _crba, gravity_torques, rnea as _rnea
+from ..algorithms import aba as _aba, bias_torques, crba as _crba, gravity_torques, regressor, rnea as _rnea, udut
 
 
 def _into(out, result):
@@ -43,4 +43,9 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
     return _into(out, np.array([_aba(model, *state, gravity, F[s]) for s, state in enumerate(zip(Q, QD, TAU))]))
 
 
-__all__ = ['rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch', 'aba_batch']
+def regressor_batch(model, Q, QD, QDD, gravity=None, **joint_columns):
+    return np.array([regressor(model, *state, gravity, **joint_columns) for state in zip(Q, QD, QDD)])
+
+
+__all__ = ['rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch', 'aba_batch', 'udut',
+           'regressor', 'regressor_batch']

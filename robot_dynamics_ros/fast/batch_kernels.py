@@ -5,6 +5,7 @@ from numba import njit
 
 from .aba_kernel import aba_kernel
 from .crba_kernel import crba_kernel
+from .regressor_kernel import regressor_kernel
 from .rnea_kernel import rnea_kernel
 
 STATES = 'f8[:, ::1]'
@@ -40,3 +41,13 @@ def aba_batch_kernel(P, Q, QD, TAU, a0, F_ext, QDD):
     own = P.copy()
     for s in range(N):
         aba_kernel(own, Q[s], QD[s], TAU[s], a0, F_ext[0] if shared else F_ext[s], QDD[s])
+
+
+@njit(f'void(f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1])', cache=True)
+def regressor_batch_kernel(P, Q, QD, QDD, a0, Y):
+    N = Q.shape[0]
+    if QD.shape[0] != N or QDD.shape[0] != N or Y.shape[0] != N:
+        raise ValueError('regressor_batch: q, qd, qdd, out need the same number of states')
+    own = P.copy()
+    for s in range(N):
+        regressor_kernel(own, Q[s], QD[s], QDD[s], a0, Y[s])

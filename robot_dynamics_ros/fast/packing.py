@@ -25,7 +25,7 @@ MASS = 18
 FIRST_MOMENT = slice(19, 22)
 IBAR = slice(22, 31)     # row-major 3x3
 WORK = 31
-WORK_COLUMNS = 143       # the widest kernel's need (ABA, see aba_kernel.py)
+WORK_COLUMNS = 156       # the widest kernel's need (regressor, see regressor_kernel.py)
 N_COLUMNS = WORK + WORK_COLUMNS
 
 

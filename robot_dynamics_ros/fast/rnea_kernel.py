@@ -9,18 +9,13 @@ from .spatial_kernels import (add_transposed_force, cross_force_add, cross_motio
 SIGNATURE = 'void(f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
 
 
-@njit(SIGNATURE, cache=True)
-def rnea_kernel(P, q, qd, qdd, a0, f_ext, tau):
-    """tau = M qdd + h - sum J^T f_ext; P is PackedModel.table (its work columns are overwritten), a0 the base
-    acceleration -[0; g]."""
-    n = P.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or f_ext.shape[0] != n \
-            or f_ext.shape[1] != 6 or a0.shape[0] != 6:
-        raise ValueError('rnea: q, qd, qdd, out need length nv and f_ext shape (nv, 6)')
+@njit(cache=True)
+def kinematic_scatter(P, q, qd, qdd, a0):
+    """Base to tips: Xup_i, v_i = X v_p + S qd, a_i = X a_p + S qdd + v_i x S qd into the work columns
+    X (12), v (6), a (6), vJ = S qd (6), starting at WORK."""
     X, v, a = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 18], P[:, WORK + 18:WORK + 24]
-    f, vJ, Iv = P[:, WORK + 24:WORK + 30], P[:, WORK + 30:WORK + 36], P[:, WORK + 36:WORK + 42]
-    # Scatter, base to tips: velocities, accelerations and the net force on each body.
-    for i in range(n):
+    vJ, aJ = P[:, WORK + 24:WORK + 30], P[:, WORK + 30:WORK + 36]
+    for i in range(P.shape[0]):
         p = int(P[i, PARENT])
         parent_transform(P, i, q[i], X[i])
         joint_motion(P, i, qd[i], vJ[i])
@@ -32,10 +27,25 @@ def rnea_kernel(P, q, qd, qdd, a0, f_ext, tau):
             transform_motion(X[i], a0, a[i])
         for k in range(6):
             v[i, k] += vJ[i, k]                                        # v_i = X v_p + S qd
-        joint_motion(P, i, qdd[i], Iv[i])
+        joint_motion(P, i, qdd[i], aJ[i])
         for k in range(6):
-            a[i, k] += Iv[i, k]
+            a[i, k] += aJ[i, k]
         cross_motion_add(v[i], vJ[i], a[i])                            # a_i = X a_p + S qdd + v_i x S qd
+
+
+@njit(SIGNATURE, cache=True)
+def rnea_kernel(P, q, qd, qdd, a0, f_ext, tau):
+    """tau = M qdd + h - sum J^T f_ext; P is PackedModel.table (its work columns are overwritten), a0 the base
+    acceleration -[0; g]."""
+    n = P.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or f_ext.shape[0] != n \
+            or f_ext.shape[1] != 6 or a0.shape[0] != 6:
+        raise ValueError('rnea: q, qd, qdd, out need length nv and f_ext shape (nv, 6)')
+    kinematic_scatter(P, q, qd, qdd, a0)
+    X, v, a = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 18], P[:, WORK + 18:WORK + 24]
+    Iv, f = P[:, WORK + 36:WORK + 42], P[:, WORK + 42:WORK + 48]
+    # The net force on each body.
+    for i in range(n):
         inertia_times(P, i, MASS, a[i], f[i])
         inertia_times(P, i, MASS, v[i], Iv[i])
         cross_force_add(v[i], Iv[i], f[i])                             # f_i = I a_i + v_i x* I v_i - f_ext,i
