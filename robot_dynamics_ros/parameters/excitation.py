@@ -70,9 +70,10 @@ def joint_ranges(model, position_margin, velocity_fraction):
     return 0.5 * (lower + upper), 0.5 * (upper - lower) * (1 - position_margin), speed * velocity_fraction
 
 
-def fit_to_limits(trajectory, half_range, max_speed, max_acceleration=None, n_check=400):
+def fit_to_limits(trajectory, half_range, max_speed, max_acceleration=None, n_check=2000):
     """Scale each joint's coefficients so that |q - q0| <= half_range and |qd| <= max_speed (and
-    |qdd| <= max_acceleration when given) over the period; the scaled joint touches its tightest bound."""
+    |qdd| <= max_acceleration when given) at n_check times over the period; each joint touches its tightest
+    bound (between check times the bounds can be exceeded by a fraction of a per mille)."""
     _, q, qd, qdd = trajectory.sample(n_check / trajectory.period)
     ratios = [half_range / np.max(np.abs(q - trajectory.q0), axis=0), max_speed / np.max(np.abs(qd), axis=0)]
     if max_acceleration is not None:
@@ -83,11 +84,12 @@ def fit_to_limits(trajectory, half_range, max_speed, max_acceleration=None, n_ch
 
 def optimise_excitation(model, duration=10.0, harmonics=5, time_budget=30.0, seed=0, gravity=None,
                         position_margin=0.1, velocity_fraction=0.8, max_acceleration=None, n_samples=40,
-                        base=None, **extra_columns):
+                        max_evaluations=None, base=None, **extra_columns):
     """Fourier excitation trajectory of period ``duration`` for ``model``, optimised for cond(Y_base).
 
     harmonics: L >= 2 (the first is fixed by the rest-to-rest conditions). time_budget: wall-clock
-    seconds for the optimiser. n_samples: times per period at which the regressor is stacked.
+    seconds for the optimiser; max_evaluations: a cap on objective evaluations (deterministic, unlike
+    the budget). n_samples: times per period at which the regressor is stacked.
     extra_columns (viscous, coulomb, ...): as for the regressor, so friction columns are excited too.
     """
     if harmonics < 2:
@@ -110,11 +112,13 @@ def optimise_excitation(model, duration=10.0, harmonics=5, time_budget=30.0, see
         return np.log(s[0] / s[-1]) if s[-1] > 0 else np.inf
 
     deadline = time.monotonic() + time_budget
-    best = {'f': np.inf, 'x': None}
+    best = {'f': np.inf, 'x': None, 'evaluations': 0}
 
     def objective(x):
-        if time.monotonic() > deadline and best['x'] is not None:
+        out_of_time = time.monotonic() > deadline
+        if best['x'] is not None and (out_of_time or best['evaluations'] == max_evaluations):
             raise TimeoutError
+        best['evaluations'] += 1
         f = log_condition(x)
         if f < best['f']:
             best.update(f=f, x=x.copy())

