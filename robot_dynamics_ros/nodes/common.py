@@ -10,7 +10,7 @@ import numpy as np
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
@@ -23,7 +23,7 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=R
 
 # Timers that must keep running when /clock stops (paused simulation, use_sim_time).
 STEADY_CLOCK = Clock(clock_type=ClockType.STEADY_TIME)
-WAKE_UP_PERIOD = 0.1  # s; the longest a signal waits for rclpy.spin to return to Python
+WAKE_UP_PERIOD = 0.1  # s; the longest the spin loop waits before it looks at signals
 
 
 class ConfigurationError(Exception):
@@ -135,40 +135,43 @@ class Throttle:
         self._last[key] = now
 
 
-class _Stop(Exception):
-    """Raised by the SIGINT/SIGTERM handler to leave rclpy.spin."""
-
-
-def _on_signal(signum, frame):
-    raise _Stop(signal.Signals(signum).name)
-
-
 def run(node_class, name, args=None):
     """Create the node, spin it, and return the exit code: 0 when stopped by SIGINT, SIGTERM or an
     external shutdown, 1 on a configuration error. Logs one line saying why it stopped, followed by the
     node's `summary()` if it has one.
 
-    Our handlers replace rclpy's for SIGINT and SIGTERM, so that no callback runs into a context that a
-    signal has already shut down; a steady wake-up timer bounds how long spin waits before the handler
-    runs.
+    Our handlers replace rclpy's for SIGINT and SIGTERM. They only record the signal and wake the
+    executor (raising from a handler could land in any callback); the spin loop then ends cleanly, before
+    the context is shut down, so no callback runs into a shut-down context.
     """
     rclpy.init(args=args)
+    stop = []
+
+    def on_signal(signum, frame):
+        stop.append(signal.Signals(signum).name)
+        if wake_up is not None:
+            wake_up.trigger()
+
+    wake_up = None
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, _on_signal)
+        signal.signal(sig, on_signal)
     node = None
     code = 0
     try:
         node = node_class()
-        node.create_timer(WAKE_UP_PERIOD, lambda: None, clock=STEADY_CLOCK)
-        rclpy.spin(node)
+        wake_up = node.create_guard_condition(lambda: None)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop and rclpy.ok():
+            executor.spin_once(timeout_sec=WAKE_UP_PERIOD)
         reason = 'rclpy was shut down'
-    except _Stop as stop:
-        reason = stop.args[0]
     except ExternalShutdownException:
         reason = 'external shutdown'
     except ConfigurationError as e:
         reason = str(e)
         code = 1
+    if stop and code == 0:
+        reason = stop[0]
     for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not interrupt the clean-up
         signal.signal(sig, signal.SIG_IGN)
     logger = node.get_logger() if node is not None else rclpy.logging.get_logger(name)

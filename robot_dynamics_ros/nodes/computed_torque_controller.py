@@ -5,9 +5,9 @@ Subscribes ``joint_states`` (sensor_msgs/JointState) and ``~/joint_trajectory``
 publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints` order) once per joint
 state, ``~/tracking_error`` (sensor_msgs/JointState: position = q_ref - q, velocity = qd_ref - qd) and
 ``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law).
-The reference is evaluated at each joint state's header stamp, and a trajectory stamped zero starts at
-the last joint state's stamp (the next one's if none came yet), so the controller follows the
-simulator's clock without use_sim_time.
+The reference is evaluated at each joint state's header stamp (joint states must be stamped), and a
+trajectory stamped zero starts at the last joint state's stamp (the next one's if none came yet), so the
+controller follows the simulator's clock without use_sim_time.
 """
 import sys
 import time
@@ -63,9 +63,11 @@ class ControllerNode(Node):
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
         self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown)
+        rest = np.zeros(model.nv)
+        self.controller.compute(model.neutral(), rest, model.neutral(), rest, rest)  # warm-up (compiled paths)
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
         self.reference_start = None  # ns: time at which the reference's t = 0; None: the next joint state
-        self.state_time = None       # ns: stamp of the last valid joint state (receipt time if unstamped)
+        self.state_time = None       # ns: stamp of the last valid joint state
         self.last_state = None       # (monotonic receipt time, q) of the last valid joint state
         self.stale = False
         self.commands = 0
@@ -73,7 +75,8 @@ class ControllerNode(Node):
         self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.error_pub = self.create_publisher(JointState, '~/tracking_error', 10)
         self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, 10)
+        # Depth 1: when the controller falls behind it acts on the newest state, not on a queue of old ones.
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, LATCHED_QOS)
         self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
         self.get_logger().info(f"{self.mode} control of {model.name!r} ({model.nv} DOF), "
@@ -88,9 +91,9 @@ class ControllerNode(Node):
         so sim time reaches the controller through the stamps, without /clock."""
         return (self.state_time - self.reference_start) * 1e-9
 
-    def _stamp_ns(self, stamp):
-        """A header stamp in ns; an unset (zero) stamp means now."""
-        return stamp.sec * 10**9 + stamp.nanosec or self.get_clock().now().nanoseconds
+    @staticmethod
+    def _stamp_ns(stamp):
+        return stamp.sec * 10**9 + stamp.nanosec
 
     def _on_joint_state(self, msg):
         started = time.perf_counter()
@@ -98,7 +101,7 @@ class ControllerNode(Node):
             q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
         except ValueError as e:
             self.rejected += 1
-            self.throttle.warn('joint_state', f"rejected joint state: {e}")
+            self.throttle.warn(str(e), f"rejected joint state: {e}")
             return
         self.state_time = self._stamp_ns(msg.header.stamp)
         if self.reference is None:   # nothing to track yet: hold where the robot is
@@ -133,11 +136,10 @@ class ControllerNode(Node):
         try:
             reference = self._trajectory_reference(msg)
         except ValueError as e:
-            self.throttle.warn('trajectory', f"rejected joint trajectory: {e}")
+            self.throttle.warn(str(e), f"rejected joint trajectory: {e}")
             return
-        stamp = msg.header.stamp
         self.reference = reference
-        self.reference_start = stamp.sec * 10**9 + stamp.nanosec or self.state_time
+        self.reference_start = self._stamp_ns(msg.header.stamp) or self.state_time
         self.get_logger().info(f"following a trajectory of {len(msg.points)} points, "
                                f"{reference.duration:.2f} s")
 

@@ -70,7 +70,7 @@ class SimulatorNode(Node):
             raise ConfigurationError(str(e)) from None
         self.state_pub = self.create_publisher(JointState, 'joint_states', 10)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if self.publish_clock else None
-        self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 10)
+        self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 1)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.steps_per_publish = max(1, round(self.rate / self.publish_rate))
@@ -144,6 +144,8 @@ class SimulatorNode(Node):
         if self.waiting:
             self.get_logger().info("first effort command received; simulation time starts")
             self.waiting = False
+            self._anchor()
+            self.wall_start = self.anchor[0]
 
     def _on_reset(self, request, response):
         self.sim.reset()
@@ -170,7 +172,8 @@ class SimulatorNode(Node):
         if self.sim is None:
             return "no model was loaded"
         elapsed = time.monotonic() - self.wall_start
-        return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, "
+        return (f"{self.steps} steps in {elapsed:.1f} s wall since the first command "
+                f"({self.steps / elapsed:.0f} steps/s, "
                 f"target {self.rate * max(self.real_time_factor, 0):g}), sim time {self.sim.t:.3f} s")
 
 
