@@ -1,5 +1,7 @@
 """Per-call microseconds of RNEA, CRBA and ABA: NumPy reference, compiled fast path, Pinocchio, and the ratio
-fast / Pinocchio; batched throughput against a Python loop over Pinocchio; first-call time in a fresh process.
+fast / Pinocchio; batched throughput (and the batched regressor) against a Python loop over Pinocchio; the
+controller's compute time per joint-state message and the simulator's steps/s on the bundled arm; first-call
+time in a fresh process.
 
     python benchmarks/bench_dynamics.py [--quick]
 
@@ -13,7 +15,9 @@ import timeit
 
 import numpy as np
 
-from robot_dynamics_ros import algorithms, fast, load_urdf
+from robot_dynamics_ros import algorithms, fast, load_urdf, resources
+from robot_dynamics_ros.control import ComputedTorqueController
+from robot_dynamics_ros.simulation import Simulator
 
 try:
     import pinocchio as pin
@@ -102,13 +106,15 @@ def batch_table(n_states):
         Q = np.array([model.random_configuration(rng) for _ in range(n_states)])
         QD, X = rng.normal(size=Q.shape), rng.normal(size=Q.shape)
         ours = {'RNEA': lambda: fast.rnea_batch(model, Q, QD, X), 'CRBA': lambda: fast.crba_batch(model, Q),
-                'ABA': lambda: fast.aba_batch(model, Q, QD, X)}
+                'ABA': lambda: fast.aba_batch(model, Q, QD, X),
+                'REGR': lambda: fast.regressor_batch(model, Q, QD, X)}
         if pin:
             pm, data = pinocchio_calls(xml, rng)[1]
             PQ = [pin.randomConfiguration(pm) for _ in range(n_states)]
             theirs = {'RNEA': lambda: [pin.rnea(pm, data, q, v, a) for q, v, a in zip(PQ, QD, X)],
                       'CRBA': lambda: [pin.crba(pm, data, q) for q in PQ],
-                      'ABA': lambda: [pin.aba(pm, data, q, v, a) for q, v, a in zip(PQ, QD, X)]}
+                      'ABA': lambda: [pin.aba(pm, data, q, v, a) for q, v, a in zip(PQ, QD, X)],
+                      'REGR': lambda: [pin.computeJointTorqueRegressor(pm, data, q, v, a) for q, v, a in zip(PQ, QD, X)]}
         for algorithm, batch in ours.items():
             batch()
             rate = n_states / min(timeit.repeat(batch, number=1, repeat=5))
@@ -117,6 +123,24 @@ def batch_table(n_states):
                 pin_rate = n_states / min(timeit.repeat(theirs[algorithm], number=1, repeat=3))
                 row += f'{pin_rate:>14.3g}{rate / pin_rate:>8.1f}'
             print(row)
+
+
+def loop_table(number):
+    """The two hot loops of the ROS nodes on the bundled arm: one controller update, one simulator step."""
+    model = load_urdf(resources.bundled_urdf())
+    rng = np.random.default_rng(2)
+    q, qd, q_ref = model.random_configuration(rng), rng.normal(size=model.nv), model.random_configuration(rng)
+    qd_ref, qdd_ref = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    controller = ComputedTorqueController(model, kp=100.0, kd=20.0)
+    controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
+    t_control = per_call_us(lambda: controller.compute(q, qd, q_ref, qd_ref, qdd_ref), number)
+    print(f'\ncontroller (computed torque, arm7): {t_control:.1f} us per joint-state message')
+    for integrator in ('semi_implicit_euler', 'rk4'):
+        simulator = Simulator(model, dt=1e-3, integrator=integrator)
+        simulator.set_command(rng.normal(size=model.nv))
+        simulator.step()
+        t_step = per_call_us(simulator.step, number) * 1e-6
+        print(f'simulator (arm7, dt=1e-3, {integrator}): {1.0 / t_step:.3g} steps/s ({1e-3 / t_step:.0f}x real time)')
 
 
 FIRST_CALL = """
@@ -148,6 +172,7 @@ def main():
     first_call()
     per_call_table(200 if args.quick else 5000)
     batch_table(200 if args.quick else 10000)
+    loop_table(200 if args.quick else 2000)
     if pin is None:
         print('pinocchio does not import: its columns are left out')
 

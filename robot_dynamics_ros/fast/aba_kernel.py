@@ -59,11 +59,13 @@ def aba_kernel(P, q, qd, tau, a0, f_ext, qdd):
         u[i] = tau[i] - project_on_joint(P, i, pA[i])                  # u_i = tau_i - S^T pA_i
         p = int(P[i, PARENT])
         if p >= 0:
-            for row in range(6):                                       # Ia = IA - U U^T / D (in place)
-                for col in range(6):
-                    IA[i, 6 * row + col] -= U[i, row] * U[i, col] / D[i]
+            inv_D = 1.0 / D[i]
+            for row in range(6):                                       # Ia = IA - U U^T / D (in place, symmetric)
+                for col in range(row, 6):
+                    IA[i, 6 * row + col] -= U[i, row] * U[i, col] * inv_D
+                    IA[i, 6 * col + row] = IA[i, 6 * row + col]
             for row in range(6):                                       # pa = pA + Ia c + U u / D
-                pa[i, row] = pA[i, row] + U[i, row] * (u[i] / D[i])
+                pa[i, row] = pA[i, row] + U[i, row] * (u[i] * inv_D)
                 for col in range(6):
                     pa[i, row] += IA[i, 6 * row + col] * c[i, col]
             add_congruence(X[i], IA[i], IA[p], scratch[i])             # IA_p += X^T Ia X

@@ -9,28 +9,32 @@ from .spatial_kernels import (add_transposed_force, cross_force_add, cross_motio
 SIGNATURE = 'void(f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
 
 
+# Work columns (row slices of a C-contiguous table stay contiguous for the compiler): Xup (12), v, a, S qd,
+# S qdd, I v, f (6 each).
+X_, V_, A_, VJ_, AJ_, IV_, F_ = WORK, WORK + 12, WORK + 18, WORK + 24, WORK + 30, WORK + 36, WORK + 42
+
+
 @njit(cache=True)
 def kinematic_scatter(P, q, qd, qdd, a0):
     """Base to tips: Xup_i, v_i = X v_p + S qd, a_i = X a_p + S qdd + v_i x S qd into the work columns
-    X (12), v (6), a (6), vJ = S qd (6), starting at WORK."""
-    X, v, a = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 18], P[:, WORK + 18:WORK + 24]
-    vJ, aJ = P[:, WORK + 24:WORK + 30], P[:, WORK + 30:WORK + 36]
+    X_, V_, A_, VJ_ (= S qd)."""
     for i in range(P.shape[0]):
         p = int(P[i, PARENT])
-        parent_transform(P, i, q[i], X[i])
-        joint_motion(P, i, qd[i], vJ[i])
+        X, v, a, vJ, aJ = P[i, X_:X_ + 12], P[i, V_:V_ + 6], P[i, A_:A_ + 6], P[i, VJ_:VJ_ + 6], P[i, AJ_:AJ_ + 6]
+        parent_transform(P, i, q[i], X)
+        joint_motion(P, i, qd[i], vJ)
         if p >= 0:
-            transform_motion(X[i], v[p], v[i])
-            transform_motion(X[i], a[p], a[i])
+            transform_motion(X, P[p, V_:V_ + 6], v)
+            transform_motion(X, P[p, A_:A_ + 6], a)
         else:
-            v[i, :] = 0.0
-            transform_motion(X[i], a0, a[i])
+            v[:] = 0.0
+            transform_motion(X, a0, a)
         for k in range(6):
-            v[i, k] += vJ[i, k]                                        # v_i = X v_p + S qd
-        joint_motion(P, i, qdd[i], aJ[i])
+            v[k] += vJ[k]                                              # v_i = X v_p + S qd
+        joint_motion(P, i, qdd[i], aJ)
         for k in range(6):
-            a[i, k] += aJ[i, k]
-        cross_motion_add(v[i], vJ[i], a[i])                            # a_i = X a_p + S qdd + v_i x S qd
+            a[k] += aJ[k]
+        cross_motion_add(v, vJ, a)                                     # a_i = X a_p + S qdd + v_i x S qd
 
 
 @njit(SIGNATURE, cache=True)
@@ -42,18 +46,17 @@ def rnea_kernel(P, q, qd, qdd, a0, f_ext, tau):
             or f_ext.shape[1] != 6 or a0.shape[0] != 6:
         raise ValueError('rnea: q, qd, qdd, out need length nv and f_ext shape (nv, 6)')
     kinematic_scatter(P, q, qd, qdd, a0)
-    X, v, a = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 18], P[:, WORK + 18:WORK + 24]
-    Iv, f = P[:, WORK + 36:WORK + 42], P[:, WORK + 42:WORK + 48]
     # The net force on each body.
     for i in range(n):
-        inertia_times(P, i, MASS, a[i], f[i])
-        inertia_times(P, i, MASS, v[i], Iv[i])
-        cross_force_add(v[i], Iv[i], f[i])                             # f_i = I a_i + v_i x* I v_i - f_ext,i
+        v, Iv, f = P[i, V_:V_ + 6], P[i, IV_:IV_ + 6], P[i, F_:F_ + 6]
+        inertia_times(P, i, MASS, P[i, A_:A_ + 6], f)
+        inertia_times(P, i, MASS, v, Iv)
+        cross_force_add(v, Iv, f)                                      # f_i = I a_i + v_i x* I v_i - f_ext,i
         for k in range(6):
-            f[i, k] -= f_ext[i, k]
+            f[k] -= f_ext[i, k]
     # Gather, tips to base: joint forces and the force each body passes to its parent.
     for i in range(n - 1, -1, -1):
-        tau[i] = project_on_joint(P, i, f[i])                          # tau_i = S^T f_i
+        tau[i] = project_on_joint(P, i, P[i, F_:F_ + 6])               # tau_i = S^T f_i
         p = int(P[i, PARENT])
         if p >= 0:
-            add_transposed_force(X[i], f[i], f[p])                      # f_p += X^T f_i
+            add_transposed_force(P[i, X_:X_ + 12], P[i, F_:F_ + 6], P[p, F_:F_ + 6])   # f_p += X^T f_i

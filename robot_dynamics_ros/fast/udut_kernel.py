@@ -26,9 +26,11 @@ def udut_kernel(P, q, U, D):
         D[k] = articulated_inertia_on_joint(P, k, IA[k], psi[k])      # psi^_k = IA_k p_k, m^_k (eq. 25)
         p = int(P[k, PARENT])
         if p >= 0:
+            inv_D = 1.0 / D[k]
             for row in range(6):                                      # IA_k - psi^ psi^T / m^ (eq. 27)
-                for col in range(6):
-                    IA[k, 6 * row + col] -= psi[k, row] * psi[k, col] / D[k]
+                for col in range(row, 6):
+                    IA[k, 6 * row + col] -= psi[k, row] * psi[k, col] * inv_D
+                    IA[k, 6 * col + row] = IA[k, 6 * row + col]
             add_congruence(X[k], IA[k], IA[p], scratch[k])            # M^_{p} += B^T (...) B
         for row in range(6):
             psi[k, row] /= D[k]                                       # psi_k = psi^_k / m^_k (eq. 26)
