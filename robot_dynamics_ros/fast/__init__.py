@@ -5,7 +5,8 @@ The model is packed once per Model instance into one flat array (``packing.py``)
 3D cross products instead of 6x6 products. Kernels are compiled ahead for C-contiguous float64 arrays and
 cached on disk; the first call of each function imports numba and loads (or, once, compiles) its kernel.
 Other inputs (lists, integer or strided arrays) are converted and retried. Without numba every function
-falls back to the reference path: ``BACKEND`` says which one runs.
+falls back to the reference path: ``BACKEND`` says which one runs. numba's on-disk cache checks only the
+source file of each entry kernel: after editing a helper (``spatial_kernels.py``) delete ``__pycache__`` here.
 """
 import importlib
 import importlib.util
