@@ -1,0 +1,34 @@
+"""The whole loop: simulator (+ robot_state_publisher where installed), computed-torque controller and
+demo trajectory, all from one config file. `robot-dynamics bringup` runs the same loop without ROS
+installed.
+
+ros2 launch robot_dynamics_ros closed_loop.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.substitutions import FindPackageShare
+
+PACKAGE = 'robot_dynamics_ros'
+
+
+def generate_launch_description():
+    share = FindPackageShare(PACKAGE)
+    arguments = {name: LaunchConfiguration(name) for name in ('urdf_file', 'config_file', 'use_sim_time')}
+
+    def include(launch_file):
+        source = PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch', launch_file]))
+        return IncludeLaunchDescription(source, launch_arguments=arguments.items())
+
+    return LaunchDescription([
+        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
+                              description='URDF (or xacro) of the robot'),
+        DeclareLaunchArgument('config_file', default_value=PathJoinSubstitution([share, 'config', 'arm7.yaml']),
+                              description='ROS 2 parameters YAML with simulator / computed_torque_controller / '
+                                          'trajectory_publisher sections'),
+        DeclareLaunchArgument('use_sim_time', default_value='true',
+                              description='simulator publishes /clock and the other nodes use it'),
+        include('simulator.launch.py'),
+        include('computed_torque.launch.py'),
+    ])
