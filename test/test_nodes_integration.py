@@ -87,3 +87,42 @@ def test_nodes_exit_0_on_sigterm(ros_domain, start):
         assert node.stop(signal.SIGTERM) == 0, node.log()
         assert 'stopping (SIGTERM)' in node.log(), node.log()
         assert 'Traceback' not in node.log()
+
+
+def test_simulator_pause_and_reset_services(ros_domain, start):
+    from std_srvs.srv import SetBool, Trigger
+    _, probe = ros_domain
+    states = []
+    probe.node.create_subscription(JointState, 'joint_states', states.append, 100)
+    # No controller: with zero effort the arm moves under gravity; sim time is in the stamps.
+    sim = start('simulator', **node_args(('wait_for_command', 'false'), ('publish_rate', 100.0)))
+
+    def stamp(msg):
+        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+    def call(service_type, name, request):
+        client = probe.node.create_client(service_type, name)
+        assert client.wait_for_service(timeout_sec=STARTUP), f"no service {name}\n{sim.log()}"
+        future = client.call_async(request)
+        assert probe.spin_until(future.done, STARTUP)
+        return future.result()
+
+    assert probe.spin_until(lambda: states and stamp(states[-1]) > 0.3, TIME_LIMIT), sim.log()
+    moved = np.max(np.abs(np.array(states[-1].position) - START))
+    assert moved > 0.01, "the arm should sag under gravity without a controller"
+
+    assert call(SetBool, '/simulator/pause', SetBool.Request(data=True)).success
+    probe.spin_for(0.3)
+    paused_at = stamp(states[-1])
+    received = len(states)
+    assert probe.spin_until(lambda: len(states) > received + 5, TIME_LIMIT)
+    assert stamp(states[-1]) == paused_at, "sim time advanced while paused"
+
+    assert call(SetBool, '/simulator/pause', SetBool.Request(data=False)).success
+    assert call(Trigger, '/simulator/reset', Trigger.Request()).success
+    received = len(states)
+    assert probe.spin_until(lambda: len(states) > received + 5, TIME_LIMIT)
+    # Back at the initial positions (wait_for_command is off, so it sags again from there), time forward.
+    assert stamp(states[-1]) >= paused_at
+    assert np.max(np.abs(np.array(states[-1].position) - START)) < moved
+    assert sim.stop(signal.SIGINT) == 0

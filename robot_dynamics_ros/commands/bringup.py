@@ -130,7 +130,7 @@ def report(recorder, start, end, sim_log):
     else:
         lines.append("tracking error: no controller updates received")
     sim_seconds = stamps[-1] - stamps[0] if len(stamps) > 1 else float('nan')
-    lines.append(f"simulator: {steps_per_second(sim_log):.0f} steps/s achieved (since its first command), "
+    lines.append(f"simulator: {steps_per_second(sim_log):.0f} steps/s achieved, "
                  f"{sim_seconds / (end - start):.2f} s sim time per wall second")
     lines.append(f"joint_states received: {rate(recorder.states, start, end):.1f} Hz")
     lines.append(f"controller commands: {rate(recorder.errors, start, end):.1f} Hz")

@@ -39,8 +39,9 @@ class SimulatorNode(Node):
             self, 'real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible'))
         self.apply_damping = bool(declare(self, 'apply_damping', True, 'viscous damping from the URDF'))
         self.apply_friction = bool(declare(self, 'apply_friction', True, 'Coulomb friction from the URDF'))
-        self.waiting = bool(declare(self, 'wait_for_command', True,
-                                    'hold still (time stopped) until the first valid command, like brakes'))
+        self.wait_for_command = bool(declare(self, 'wait_for_command', True, 'hold still (time stopped) '
+                                             'until the first valid command, like brakes'))
+        self.waiting = self.wait_for_command
         self.publish_clock = bool(declare(self, 'publish_clock', False, 'publish sim time on /clock'))
         publish_rate = as_float('publish_rate', declare(self, 'publish_rate', 0.0,
                                                         'joint_states per sim second; 0: rate'))
@@ -145,10 +146,16 @@ class SimulatorNode(Node):
             self.get_logger().info("first effort command received; simulation time starts")
             self.waiting = False
             self._anchor()
-            self.wall_start = self.anchor[0]
+            if self.steps == 0:   # the step rate counts from the first step
+                self.wall_start = self.anchor[0]
 
     def _on_reset(self, request, response):
+        """Back to the initial state with zero effort; sim time keeps running forward (a clock that jumps
+        back upsets ROS time users), and with wait_for_command it stands still until the next command."""
+        t = self.sim.t
         self.sim.reset()
+        self.sim.t = t
+        self.waiting = self.wait_for_command
         self._anchor()
         response.success = True
         response.message = f"reset to {self.sim.q[self.index].tolist()}"
@@ -172,9 +179,9 @@ class SimulatorNode(Node):
         if self.sim is None:
             return "no model was loaded"
         elapsed = time.monotonic() - self.wall_start
-        return (f"{self.steps} steps in {elapsed:.1f} s wall since the first command "
-                f"({self.steps / elapsed:.0f} steps/s, "
-                f"target {self.rate * max(self.real_time_factor, 0):g}), sim time {self.sim.t:.3f} s")
+        target = f"{self.rate * self.real_time_factor:g}" if self.real_time_factor > 0 else "max"
+        return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, target "
+                f"{target}), sim time {self.sim.t:.3f} s")
 
 
 def main(args=None):

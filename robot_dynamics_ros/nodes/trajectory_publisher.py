@@ -2,9 +2,11 @@
 
 mode 'sinusoid': per-joint sinusoids (`amplitude`, `frequency`, `duration`) that start and end at rest at
 `center` (empty: the middle of the limits), scaled into the joint limits. mode 'waypoints': `waypoints`
-(flat list, one row of len(joints) positions per entry of `waypoint_times`). The message is stamped zero
-(start on receipt) and published transient local on ``/computed_torque_controller/joint_trajectory``, so
-a controller that starts later still gets it; with `loop` it is published again every `duration`.
+(flat list, one row of len(joints) positions per entry of `waypoint_times`). All times are shifted by
+`start_time`, during which the controller moves from where it holds to the first point. The message is
+stamped zero (start on receipt) and published transient local on
+``/computed_torque_controller/joint_trajectory``, so a controller that starts later still gets it (a
+subscriber must ask for transient local durability); with `loop` it is published again when it ends.
 """
 import sys
 
