@@ -111,16 +111,20 @@ def test_simulator_rejects_bad_commands_and_keeps_the_last_safe_one(ros_domain, 
     assert applies(safe), sim.log()
     nan_command = safe.copy()
     nan_command[3] = math.nan
-    for _ in range(3):
-        for bad in ([1.0, 2.0], safe.tolist() + [0.0], nan_command.tolist(), [math.inf] * len(NAMES)):
-            commands.publish(Float64MultiArray(data=bad))
-        probe.spin_for(0.1)
+    # One kind at a time (the simulator keeps only the newest command); repeats of a kind are throttled.
+    bad = {'2 values for 7 joints': [1.0, 2.0], 'nan': nan_command.tolist(), 'inf': [math.inf] * len(NAMES)}
+    for text, command in bad.items():
+
+        def warned():
+            commands.publish(Float64MultiArray(data=command))
+            probe.spin_for(0.05)
+            return text in sim.log() or text == 'inf'   # inf shares the throttled non-finite warning
+        assert probe.spin_until(warned, STARTUP), f"no warning with {text!r}:\n{sim.log()}"
+    commands.publish(Float64MultiArray(data=safe.tolist() + [0.0]))
     received = len(states)
     probe.spin_until(lambda: len(states) > received + 20, QUIET * 5)
     assert np.allclose(states[-1].effort, safe), "a rejected command changed the applied effort"
-    assert sim.wait_for_log('2 values for 7 joints', 5.0), sim.log()
-    assert sim.wait_for_log('rejected effort command', 5.0) and 'keeping the last safe command' in sim.log()
-    assert sim.log().count('rejected effort command') >= 2   # the length and the non-finite warnings
+    assert sim.log().count('keeping the last safe command') >= 2   # the length and the non-finite warnings
 
     # Efforts beyond the URDF limits are clamped to them.
     assert applies(np.full(len(NAMES), 1e3)), sim.log()
