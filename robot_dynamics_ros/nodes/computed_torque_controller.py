@@ -6,8 +6,8 @@ publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints`
 state, ``~/tracking_error`` (sensor_msgs/JointState: position = q_ref - q, velocity = qd_ref - qd) and
 ``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law).
 The reference is evaluated at each joint state's header stamp (joint states must be stamped), and a
-trajectory stamped zero starts at the last joint state's stamp (the next one's if none came yet), so the
-controller follows the simulator's clock without use_sim_time.
+trajectory stamped zero starts at the last joint state's stamp (one that comes before the first joint
+state waits for it), so the controller follows the simulator's clock without use_sim_time.
 """
 import sys
 import time
@@ -66,7 +66,8 @@ class ControllerNode(Node):
         rest = np.zeros(model.nv)
         self.controller.compute(model.neutral(), rest, model.neutral(), rest, rest)  # warm-up (compiled paths)
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
-        self.reference_start = None  # ns: time at which the reference's t = 0; None: the next joint state
+        self.reference_start = None  # ns: time at which the reference's t = 0
+        self.pending_trajectory = None  # a trajectory that came before the first joint state
         self.state_time = None       # ns: stamp of the last valid joint state
         self.last_state = None       # (monotonic receipt time, q) of the last valid joint state
         self.stale = False
@@ -106,8 +107,9 @@ class ControllerNode(Node):
         self.state_time = self._stamp_ns(msg.header.stamp)
         if self.reference is None:   # nothing to track yet: hold where the robot is
             self.reference = TrajectoryReference.hold(q)
-        if self.reference_start is None:
             self.reference_start = self.state_time
+            if self.pending_trajectory is not None:
+                self._on_trajectory(self.pending_trajectory)
         q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
         try:
             tau = self.controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
@@ -133,6 +135,10 @@ class ControllerNode(Node):
         self.command_pub.publish(Float64MultiArray(data=tau[self.index].tolist()))
 
     def _on_trajectory(self, msg):
+        if self.reference is None:   # it starts from where the robot is: wait for the first joint state
+            self.pending_trajectory = msg
+            return
+        self.pending_trajectory = None
         try:
             reference = self._trajectory_reference(msg)
         except ValueError as e:
@@ -170,7 +176,7 @@ class ControllerNode(Node):
             raise ValueError(f"every point needs {len(names)} positions")
         velocities = column('velocities')
         accelerations = column('accelerations') if velocities is not None else None
-        if times[0] > 0 and self.state_time is not None:
+        if times[0] > 0:
             q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
             times = np.concatenate([[0.0], times])
             positions = np.vstack([q_ref, positions])
