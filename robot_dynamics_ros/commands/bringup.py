@@ -29,7 +29,7 @@ def add_arguments(parser):
     parser.add_argument('--domain-id', type=int, default=None,
                         help='ROS_DOMAIN_ID for the loop (default: derived from the process id)')
     parser.add_argument('--startup-timeout', type=float, default=60.0,
-                        help='seconds to wait for the first joint state')
+                        help='seconds to wait for the first controller update')
 
 
 def isolated_ros_env(domain_id, base=None):
