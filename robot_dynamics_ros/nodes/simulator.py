@@ -21,7 +21,6 @@ from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as
                      joint_order, run)
 
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
-MAX_CATCH_UP = 2         # publish periods stepped per timer tick when behind the wall clock
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
 
 
@@ -94,29 +93,28 @@ class SimulatorNode(Node):
         """Tie the current sim time to the current wall time; stepping catches up with the wall from here."""
         self.anchor = (time.monotonic(), self.sim.t)
 
-    def _periods_due(self):
-        """Publish periods of sim time due on the wall clock, at most MAX_CATCH_UP per tick: a simulator
-        slower than real time runs slower (the controller still sees every state) instead of piling up
-        steps between commands; lag beyond MAX_LAG is forgiven."""
+    def _due(self):
+        """Whether the next publish period of sim time is due on the wall clock. One period per tick at
+        most, then publish and let the controller answer: a simulator slower than real time runs slower
+        instead of stepping several periods on one command (that destabilised the loop in a test with two
+        periods per tick); lag beyond MAX_LAG is forgiven."""
         if self.real_time_factor <= 0:
-            return 1
+            return True
         wall0, sim0 = self.anchor
         lag = sim0 + (time.monotonic() - wall0) * self.real_time_factor - self.sim.t
         if lag > MAX_LAG:
             self._anchor()
-            return 1
-        return min(int(lag / (self.steps_per_publish * self.sim.dt) + 0.5), MAX_CATCH_UP)
+        return lag >= (self.steps_per_publish - 0.5) * self.sim.dt
 
     def _on_timer(self):
         if self.sim.paused or self.waiting:   # time stands still; keep publishing the state
             self._anchor()
             self._publish()
-        else:
-            for _ in range(self._periods_due()):
-                for _ in range(self.steps_per_publish):
-                    self.sim.step()
-                self.steps += self.steps_per_publish
-                self._publish()
+        elif self._due():
+            for _ in range(self.steps_per_publish):
+                self.sim.step()
+            self.steps += self.steps_per_publish
+            self._publish()
         self._log_rate()
 
     def _publish(self):

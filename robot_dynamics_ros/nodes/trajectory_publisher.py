@@ -33,7 +33,7 @@ class TrajectoryPublisherNode(Node):
         self.frequency = declare(self, 'frequency', 0.25, 'sinusoid frequency, Hz: a number or one per joint')
         self.center = declare(self, 'center', [], 'sinusoid centre, one per joint; empty: middle of limits')
         self.duration = as_float('duration', declare(self, 'duration', 10.0, 'sinusoid duration, s'))
-        self.sample_rate = as_float('sample_rate', declare(self, 'sample_rate', 50.0,
+        self.sample_rate = as_float('sample_rate', declare(self, 'sample_rate', 20.0,
                                                            'sinusoid points per second'))
         self.waypoints = declare(self, 'waypoints', [], 'flat list: len(waypoint_times) rows of positions')
         self.waypoint_times = declare(self, 'waypoint_times', [], 'time_from_start of each waypoint, s')
