@@ -27,7 +27,8 @@ setup(
         'xacro': ['xacro'],
         'plot': ['matplotlib'],
         'fast': ['numba'],
-        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba'],
+        'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
+        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags'],
     },
     zip_safe=True,
     maintainer='robot_dynamics_ros maintainers',
