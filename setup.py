@@ -30,7 +30,7 @@ setup(
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
         'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags'],
     },
-    zip_safe=True,
+    zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',
     maintainer_email='maintainers@robot-dynamics-ros.dev',
     description='Rigid-body dynamics from URDF, a computed-torque controller node and a simulator node.',
