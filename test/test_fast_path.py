@@ -1,12 +1,14 @@
 """The compiled fast path against the NumPy reference (``algorithms``): same results to 1e-12, batched equals
 looped, and the same answers for every kind of input the reference accepts."""
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from random_robots import random_trees
+from random_robots import random_trees, random_urdf
 from robot_dynamics_ros import algorithms, fast, load_urdf
-from robot_dynamics_ros.fast import _reference
+from robot_dynamics_ros.fast import _reference, codegen
 
 TOL = 1e-12
 N_STATES = 8
@@ -52,8 +54,28 @@ def test_fast_equals_reference(urdf_path):
 
 @settings(max_examples=10, deadline=None)
 @given(random_trees)
-def test_fast_equals_reference_on_random_trees(xml):
-    assert_fast_equals_reference(load_urdf(xml), np.random.default_rng(1))
+def test_table_kernels_equal_reference_on_random_trees(xml):
+    """The table kernels on random trees (generated code is compiled per robot, seconds each: see below)."""
+    with mock.patch.object(codegen, 'MAX_DOF', 0):
+        model = load_urdf(xml)
+        assert fast.path(model) == 'table'
+        assert_fast_equals_reference(model, np.random.default_rng(1))
+
+
+@pytest.mark.parametrize('seed', [3, 4, 5])
+def test_generated_code_equals_reference_on_random_trees(seed):
+    """Fixed random trees (general and axis-aligned axes, all joint types), so numba's disk cache serves reruns."""
+    model = load_urdf(random_urdf(seed, n_links=5))
+    assert fast.path(model) == 'generated'
+    assert_fast_equals_reference(model, np.random.default_rng(seed))
+
+
+def test_generated_code_serves_the_default_call(urdf_path):
+    model = load_urdf(urdf_path)
+    assert fast.path(model) == 'generated'
+    assert fast.path(model, gravity=[0.0, 0.0, -1.0]) == fast.path(model, f_ext=np.zeros((model.nv, 6))) == 'table'
+    text = ''.join(codegen.module_source(model, algorithm) for algorithm in ('rnea', 'crba', 'aba'))
+    assert 'P[' not in text and 'for ' not in text.replace('for s in range', '')   # unrolled, no table
 
 
 @pytest.mark.parametrize('api', [fast, _reference], ids=['fast', 'numpy_fallback'])
@@ -67,6 +89,8 @@ def test_batched_equals_looped(urdf_path, api):
     assert close(api.rnea_batch(model, Q, QD, X, gravity, F), looped)
     looped = np.array([algorithms.rnea(model, q, qd, x, None, F[0]) for q, qd, x in zip(Q, QD, X)])
     assert close(api.rnea_batch(model, Q, QD, X, f_ext=F[0]), looped)     # one f_ext shared by all states
+    looped = np.array([algorithms.rnea(model, q, qd, x) for q, qd, x in zip(Q, QD, X)])
+    assert close(api.rnea_batch(model, Q, QD, X), looped)
     assert close(api.crba_batch(model, Q), np.array([algorithms.crba(model, q) for q in Q]))
     looped = np.array([algorithms.aba(model, q, qd, x, gravity, f) for q, qd, x, f in zip(Q, QD, X, F)])
     assert close(api.aba_batch(model, Q, QD, X, gravity, F), looped)

@@ -7,6 +7,10 @@ cached on disk; the first call of each function imports numba and loads (or, onc
 Other inputs (lists, integer or strided arrays) are converted and retried. Without numba every function
 falls back to the reference path: ``BACKEND`` says which one runs. numba's on-disk cache checks only the
 source file of each entry kernel: after editing a helper (``spatial_kernels.py``) delete ``__pycache__`` here.
+
+With the default gravity and no external forces, models of up to ``codegen.MAX_DOF`` DOF run per-robot
+generated code instead (``codegen.py``: unrolled, constants baked in, four arguments); ``path`` says which
+code serves a call.
 """
 import importlib
 import importlib.util
@@ -15,6 +19,7 @@ import numpy as np
 
 from ..algorithms.regressor import _extra_flags
 from ..algorithms.rnea import spatial_gravity
+from .codegen import generated
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
@@ -36,8 +41,24 @@ def _as_float_arrays(*arrays):
     return [np.ascontiguousarray(x, dtype=float) for x in arrays]
 
 
+def path(model, gravity=None, f_ext=None):
+    """Which code serves rnea/crba/aba of ``model`` with these arguments: 'generated' (per-robot code, see
+    ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
+    if BACKEND == 'numpy':
+        return 'numpy'
+    return 'generated' if gravity is None and f_ext is None and generated(model) is not None else 'table'
+
+
 def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
     """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
+    functions = generated(model) if gravity is None and f_ext is None else None
+    if functions is not None:
+        out = np.empty(functions.nv) if out is None else out
+        try:
+            functions.rnea(q, qd, qdd, out)
+        except TypeError:  # not C-contiguous float64: convert once (a wrong-type out= stays an error)
+            functions.rnea(*_as_float_arrays(q, qd, qdd), out)
+        return out
     pack = packed(model)
     a0 = pack.base_acceleration if gravity is None else spatial_gravity(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
@@ -51,6 +72,14 @@ def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
 
 def crba(model, q, out=None):
     """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
+    functions = generated(model)
+    if functions is not None:
+        out = np.empty((functions.nv, functions.nv)) if out is None else out
+        try:
+            functions.crba(q, out)
+        except TypeError:
+            functions.crba(*_as_float_arrays(q), out)
+        return out
     pack = packed(model)
     out = np.empty((pack.nv, pack.nv)) if out is None else out
     try:
@@ -62,6 +91,14 @@ def crba(model, q, out=None):
 
 def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
     """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
+    functions = generated(model) if gravity is None and f_ext is None else None
+    if functions is not None:
+        out = np.empty(functions.nv) if out is None else out
+        try:
+            functions.aba(q, qd, tau, out)
+        except TypeError:
+            functions.aba(*_as_float_arrays(q, qd, tau), out)
+        return out
     pack = packed(model)
     a0 = pack.base_acceleration if gravity is None else spatial_gravity(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
@@ -92,9 +129,13 @@ def _batch_f_ext(pack, f_ext):
 
 def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
     """rnea on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
-    pack = packed(model)
     Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
     out = np.empty(Q.shape) if out is None else out
+    functions = generated(model) if gravity is None and f_ext is None else None
+    if functions is not None:
+        functions.rnea_batch(Q, QD, QDD, out)
+        return out
+    pack = packed(model)
     _kernels.batch_kernels.rnea_batch_kernel(pack.table, Q, QD, QDD, pack.base_acceleration if gravity is None else spatial_gravity(gravity),
                                              _batch_f_ext(pack, f_ext), out)
     return out
@@ -102,18 +143,26 @@ def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
 
 def crba_batch(model, Q, out=None):
     """crba on each row of the (N, nv) array Q, returns (N, nv, nv)."""
-    pack = packed(model)
     (Q,) = _as_float_arrays(Q)
-    out = np.empty((Q.shape[0], pack.nv, pack.nv)) if out is None else out
+    out = np.empty((Q.shape[0], model.nv, model.nv)) if out is None else out
+    functions = generated(model)
+    if functions is not None:
+        functions.crba_batch(Q, out)
+        return out
+    pack = packed(model)
     _kernels.batch_kernels.crba_batch_kernel(pack.table, Q, out)
     return out
 
 
 def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
     """aba on each row of the (N, nv) arrays Q, QD, TAU, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
-    pack = packed(model)
     Q, QD, TAU = _as_float_arrays(Q, QD, TAU)
     out = np.empty(Q.shape) if out is None else out
+    functions = generated(model) if gravity is None and f_ext is None else None
+    if functions is not None:
+        functions.aba_batch(Q, QD, TAU, out)
+        return out
+    pack = packed(model)
     _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration if gravity is None else spatial_gravity(gravity),
                                             _batch_f_ext(pack, f_ext), out)
     return out
@@ -164,5 +213,5 @@ if BACKEND == 'numpy':
     from ._reference import (aba, aba_batch, bias_torques, crba, crba_batch, gravity_torques, regressor,  # noqa: F811
                              regressor_batch, rnea, rnea_batch, udut)
 
-__all__ = ['BACKEND', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
+__all__ = ['BACKEND', 'path', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
            'aba_batch', 'udut', 'regressor', 'regressor_batch']
