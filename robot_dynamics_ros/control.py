@@ -18,6 +18,9 @@ def as_finite_vector(name, value, n):
     return v
 
 
+FRICTION_SMOOTHING_VELOCITY = 0.01  # rad/s or m/s: Coulomb feed-forward ramps in over this speed
+
+
 class ComputedTorqueController:
     """Joint-space control laws on the rigid-body model; efforts are clamped to the URDF effort limits.
 
@@ -26,14 +29,17 @@ class ComputedTorqueController:
     mode 'gravity_compensation': tau = g(q)
     kp, kd: scalars or one gain per joint. On continuous joints (revolute, unlimited) the position error
     is wrapped into [-pi, pi) so that the controller takes the short way round.
+    friction_compensation: in the first two modes, also add the URDF joint friction as feed-forward,
+    damping * qd + friction * tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY).
     """
 
-    def __init__(self, model, kp, kd, mode='computed_torque', gravity=None):
+    def __init__(self, model, kp, kd, mode='computed_torque', gravity=None, friction_compensation=False):
         if mode not in CONTROL_MODES:
             raise ValueError(f'unknown control mode {mode!r}; expected one of {CONTROL_MODES}')
         self.model = model
         self.mode = mode
         self.gravity = gravity
+        self.friction_compensation = friction_compensation
         self.kp = as_finite_vector('kp', kp, model.nv)
         self.kd = as_finite_vector('kd', kd, model.nv)
         if np.any(self.kp < 0) or np.any(self.kd < 0):
@@ -60,6 +66,8 @@ class ComputedTorqueController:
                 tau = rnea(self.model, q, qd, qdd_ref + feedback, self.gravity)
             else:
                 tau = feedback + gravity_torques(self.model, q, self.gravity)
+            if self.friction_compensation:
+                tau += self.model.damping * qd + self.model.friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
         limit = self.model.effort_limit
         return np.clip(tau, -limit, limit)
 

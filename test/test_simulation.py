@@ -111,6 +111,25 @@ def test_computed_torque_tracking_error_decays(arm):
     assert np.abs(sim.q - q_ref).max() < 1e-3
 
 
+def test_friction_feed_forward_cancels_the_urdf_joint_friction(arm):
+    times, positions, velocities, accelerations = sinusoid_reference(arm, 0.3, 0.5, 2.0, rate=100.0)
+    reference = TrajectoryReference(times, positions, velocities, accelerations)
+
+    def max_tracking_error(friction_compensation):
+        controller = ComputedTorqueController(arm, 100.0, 20.0, friction_compensation=friction_compensation)
+        sim = Simulator(arm, 1e-3, initial_positions=positions[0])  # URDF damping and friction on
+        worst = 0.0
+        while sim.t < 2.0 - 1e-9:
+            sim.set_command(controller.compute(sim.q, sim.qd, *reference.sample(sim.t)))
+            sim.step()
+            worst = max(worst, np.abs(sim.q - reference.sample(sim.t)[0]).max())
+        return worst
+
+    without, with_feed_forward = max_tracking_error(False), max_tracking_error(True)
+    assert without > 1e-2
+    assert with_feed_forward < without / 5
+
+
 def test_efforts_are_clamped_to_limits(arm):
     sim = Simulator(arm, 1e-3, apply_friction=False)
     command = 10.0 * arm.effort_limit * np.where(np.arange(arm.nv) % 2 == 0, 1.0, -1.0)

@@ -46,6 +46,8 @@ class ControllerNode(Node):
         if self.stale_behavior not in STALE_BEHAVIORS:
             raise ConfigurationError(f"parameter 'stale_behavior' must be one of {STALE_BEHAVIORS}, "
                                      f"got {self.stale_behavior!r}")
+        self.friction_compensation = bool(declare(
+            self, 'friction_compensation', False, 'add the URDF joint damping and friction as feed-forward'))
         self.ignore_unknown = bool(declare(self, 'ignore_unknown_joints', False,
                                            'skip joint-state entries for joints the model does not have'))
         self.throttle = Throttle(self.get_logger())
@@ -59,7 +61,8 @@ class ControllerNode(Node):
         try:
             self.controller = ComputedTorqueController(
                 model, as_vector('kp', self.kp_param, model.nv)[self._model_order()],
-                as_vector('kd', self.kd_param, model.nv)[self._model_order()], self.mode, self.gravity)
+                as_vector('kd', self.kd_param, model.nv)[self._model_order()], self.mode, self.gravity,
+                self.friction_compensation)
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
         self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown)
