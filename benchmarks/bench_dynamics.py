@@ -1,7 +1,8 @@
 """Per-call microseconds of RNEA, CRBA and ABA: NumPy reference, compiled fast path, Pinocchio, and the ratio
 fast / Pinocchio; batched throughput (and the batched regressor) against a Python loop over Pinocchio; the
 controller's compute time per joint-state message and the simulator's steps/s on the bundled arm; first-call
-time in a fresh process.
+time in a fresh process, with a cold and a warm cache of the generated code. The "path" column says which code
+served the fast calls: per-robot generated code, the table kernels, or the NumPy reference.
 
     python benchmarks/bench_dynamics.py [--quick]
 
@@ -11,6 +12,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import timeit
 
 import numpy as np
@@ -77,7 +79,8 @@ def pinocchio_calls(xml, rng):
 
 
 def per_call_table(number):
-    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"numpy us":>10}{"fast us":>10}{"pin us":>10}{"fast/pin":>10}')
+    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"numpy us":>10}{"fast us":>10}{"pin us":>10}'
+          f'{"fast/pin":>10}')
     for name, xml in robots():
         model = load_urdf(xml)
         rng = np.random.default_rng(0)
@@ -90,7 +93,7 @@ def per_call_table(number):
             compiled()
             t_ref = per_call_us(reference, max(1, number // 200))
             t_fast = per_call_us(compiled, number)
-            row = f'{name:<13}{model.nv:>4} {algorithm:<6}{t_ref:>10.1f}{t_fast:>10.2f}'
+            row = f'{name:<13}{model.nv:>4} {algorithm:<6}{fast.path(model):>10}{t_ref:>10.1f}{t_fast:>10.2f}'
             if algorithm in theirs:
                 t_pin = per_call_us(theirs[algorithm], number)
                 row += f'{t_pin:>10.2f}{t_fast / t_pin:>10.2f}'
@@ -99,7 +102,7 @@ def per_call_table(number):
 
 def batch_table(n_states):
     print(f'\nbatched, {n_states} states: states/s')
-    print(f'{"robot":<13}{"algorithm":<7}{"fast batch":>14}{"pin loop":>14}{"ratio":>8}')
+    print(f'{"robot":<13}{"algorithm":<7}{"path":>10}{"fast batch":>14}{"pin loop":>14}{"ratio":>8}')
     for name, xml in robots():
         model = load_urdf(xml)
         rng = np.random.default_rng(1)
@@ -118,7 +121,8 @@ def batch_table(n_states):
         for algorithm, batch in ours.items():
             batch()
             rate = n_states / min(timeit.repeat(batch, number=1, repeat=5))
-            row = f'{name:<13}{algorithm:<7}{rate:>14.3g}'
+            path = 'table' if algorithm == 'REGR' and fast.BACKEND == 'numba' else fast.path(model)
+            row = f'{name:<13}{algorithm:<7}{path:>10}{rate:>14.3g}'
             if pin:
                 pin_rate = n_states / min(timeit.repeat(theirs[algorithm], number=1, repeat=3))
                 row += f'{pin_rate:>14.3g}{rate / pin_rate:>8.1f}'
@@ -158,11 +162,17 @@ print(f'{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f}')
 
 
 def first_call():
-    result = subprocess.run([sys.executable, '-c', FIRST_CALL], capture_output=True, text=True, check=True)
-    imports, rnea_s, crba_aba_s, batch_s = result.stdout.split()
-    print(f'\nfirst call in a fresh process (backend {fast.BACKEND}; numba import + cached kernel load, or compile'
-          f' when the on-disk cache is cold): import+load_urdf {imports} s, first rnea {rnea_s} s,'
-          f' first crba+aba {crba_aba_s} s, first rnea_batch {batch_s} s')
+    """Twice in fresh processes with an empty cache directory for the generated code: cold (compiles), warm."""
+    print(f'\nfirst calls in a fresh process, arm7 (backend {fast.BACKEND}, path {fast.path(load_urdf(resources.bundled_urdf()))};'
+          ' numba import, code generation, and loading the machine code from the disk cache, or compiling it'
+          ' when that is cold):')
+    with tempfile.TemporaryDirectory() as cache:
+        for cache_state in ('cold', 'warm'):
+            result = subprocess.run([sys.executable, '-c', FIRST_CALL], capture_output=True, text=True, check=True,
+                                    env=dict(os.environ, XDG_CACHE_HOME=cache))
+            imports, rnea_s, crba_aba_s, batch_s = result.stdout.split()
+            print(f'  {cache_state} cache: import+load_urdf {imports} s, first rnea {rnea_s} s,'
+                  f' first crba+aba {crba_aba_s} s, first rnea_batch {batch_s} s')
 
 
 def main():
