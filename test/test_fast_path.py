@@ -65,12 +65,14 @@ def test_table_kernels_equal_reference_on_random_trees(xml):
 @pytest.mark.parametrize('seed', [3, 4, 5])
 def test_generated_code_equals_reference_on_random_trees(seed):
     """Fixed random trees (general and axis-aligned axes, all joint types), so numba's disk cache serves reruns."""
+    pytest.importorskip('numba')
     model = load_urdf(random_urdf(seed, n_links=5))
     assert fast.path(model) == 'generated'
     assert_fast_equals_reference(model, np.random.default_rng(seed))
 
 
 def test_generated_code_serves_the_default_call(urdf_path):
+    pytest.importorskip('numba')
     model = load_urdf(urdf_path)
     assert fast.path(model) == 'generated'
     assert fast.path(model, gravity=[0.0, 0.0, -1.0]) == fast.path(model, f_ext=np.zeros((model.nv, 6))) == 'table'
