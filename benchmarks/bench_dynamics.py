@@ -18,6 +18,7 @@ import timeit
 import numpy as np
 
 from robot_dynamics_ros import algorithms, fast, load_urdf, resources
+from robot_dynamics_ros.fast import codegen
 from robot_dynamics_ros.control import ComputedTorqueController
 from robot_dynamics_ros.simulation import Simulator
 
@@ -78,11 +79,19 @@ def pinocchio_calls(xml, rng):
             'ABA': lambda: pin.aba(pm, data, q, v, a)}, (pm, data)
 
 
+def load_specialized(xml):
+    """Load a model and, where numba runs and the model is small enough, compile its generated code."""
+    model = load_urdf(xml)
+    if fast.BACKEND == 'numba' and model.nv <= codegen.MAX_DOF:
+        fast.specialize(model)
+    return model
+
+
 def per_call_table(number):
     print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"numpy us":>10}{"fast us":>10}{"pin us":>10}'
           f'{"fast/pin":>10}')
     for name, xml in robots():
-        model = load_urdf(xml)
+        model = load_specialized(xml)
         rng = np.random.default_rng(0)
         q, qd, x = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
         ours = {'RNEA': (lambda: algorithms.rnea(model, q, qd, x), lambda: fast.rnea(model, q, qd, x)),
@@ -104,7 +113,7 @@ def batch_table(n_states):
     print(f'\nbatched, {n_states} states: states/s')
     print(f'{"robot":<13}{"algorithm":<7}{"path":>10}{"fast batch":>14}{"pin loop":>14}{"ratio":>8}')
     for name, xml in robots():
-        model = load_urdf(xml)
+        model = load_specialized(xml)
         rng = np.random.default_rng(1)
         Q = np.array([model.random_configuration(rng) for _ in range(n_states)])
         QD, X = rng.normal(size=Q.shape), rng.normal(size=Q.shape)
@@ -153,6 +162,7 @@ t0 = time.perf_counter()
 from robot_dynamics_ros import fast, load_urdf, resources
 model = load_urdf(resources.bundled_urdf())
 t1 = time.perf_counter()
+fast.specialize(model)
 q = model.neutral()
 fast.rnea(model, q, q, q); t2 = time.perf_counter()
 fast.crba(model, q); fast.aba(model, q, q, q); t3 = time.perf_counter()
@@ -172,7 +182,7 @@ def first_call():
             result = subprocess.run([sys.executable, '-c', FIRST_CALL], capture_output=True, text=True, check=True,
                                     env=dict(os.environ, XDG_CACHE_HOME=cache))
             imports, rnea_s, crba_aba_s, batch_s = result.stdout.split()
-            print(f'  {cache_state} cache: import+load_urdf {imports} s, first rnea {rnea_s} s,'
+            print(f'  {cache_state} cache: import+load_urdf {imports} s, specialize+first rnea {rnea_s} s,'
                   f' first crba+aba {crba_aba_s} s, first rnea_batch {batch_s} s')
 
 

@@ -8,9 +8,9 @@ Other inputs (lists, integer or strided arrays) are converted and retried. Witho
 falls back to the reference path: ``BACKEND`` says which one runs. numba's on-disk cache checks only the
 source file of each entry kernel: after editing a helper (``spatial_kernels.py``) delete ``__pycache__`` here.
 
-With the default gravity and no external forces, models of up to ``codegen.MAX_DOF`` DOF run per-robot
-generated code instead (``codegen.py``: unrolled, constants baked in, four arguments); ``path`` says which
-code serves a call.
+After ``specialize(model)`` (models of up to ``codegen.MAX_DOF`` DOF), calls with the default gravity and no
+external forces run per-robot generated code instead (``codegen.py``: unrolled, constants baked in, four
+arguments); ``path`` says which code serves a call.
 """
 import importlib
 import importlib.util
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..algorithms.regressor import _extra_flags
 from ..algorithms.rnea import spatial_gravity
-from .codegen import generated
+from .codegen import generated, specialize  # noqa: F401 (specialize is public)
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'

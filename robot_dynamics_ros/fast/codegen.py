@@ -399,15 +399,28 @@ _generated = weakref.WeakKeyDictionary()
 _last = (None, None)
 
 
+def specialize(model):
+    """Generate and compile per-robot code for ``model`` now (seconds on a cold disk cache, well under one
+    when warm), so that its default-gravity rnea/crba/aba calls use it. Opt-in: compiling every model a
+    program loads (random trees in tests, identification scripts) would cost seconds each."""
+    if model.nv > MAX_DOF:
+        raise ValueError(f"generated code is for models of at most {MAX_DOF} DOF (compile time); "
+                         f"{model.name!r} has {model.nv}: the table kernels serve it")
+    functions = Generated(model)
+    for algorithm in ('rnea', 'crba', 'aba'):
+        getattr(functions, algorithm)  # import (compile or load from the cache) now, not inside a control loop
+    _generated[model] = functions
+    global _last
+    _last = (None, None)
+    return functions
+
+
 def generated(model):
-    """The Generated functions of ``model``, kept per Model instance; None above MAX_DOF (the table kernels
-    serve those)."""
+    """The Generated functions of ``model`` if it was specialized, else None (the table kernels serve it)."""
     global _last
     last_model, functions = _last
     if last_model is model:
         return functions
-    if model not in _generated:
-        _generated[model] = Generated(model) if model.nv <= MAX_DOF else None
-    functions = _generated[model]
+    functions = _generated.get(model)
     _last = (model, functions)
     return functions
