@@ -173,8 +173,7 @@ print(f'{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f}')
 
 def first_call():
     """Twice in fresh processes with an empty cache directory for the generated code: cold (compiles), warm."""
-    arm = load_urdf(resources.bundled_urdf())
-    print(f'\nfirst calls in a fresh process, arm7 (backend {fast.BACKEND}, path {fast.path(arm)};'
+    print(f'\nfirst calls in a fresh process, arm7 (backend {fast.BACKEND};'
           ' numba import, code generation, and loading the machine code from the disk cache, or compiling it'
           ' when that is cold):')
     with tempfile.TemporaryDirectory() as cache:

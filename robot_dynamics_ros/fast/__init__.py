@@ -19,7 +19,7 @@ import numpy as np
 
 from ..algorithms.regressor import _extra_flags
 from ..algorithms.rnea import spatial_gravity
-from .codegen import generated, specialize  # noqa: F401 (specialize is public)
+from .codegen import generated, specialize
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
@@ -213,5 +213,5 @@ if BACKEND == 'numpy':
     from ._reference import (aba, aba_batch, bias_torques, crba, crba_batch, gravity_torques, regressor,  # noqa: F811
                              regressor_batch, rnea, rnea_batch, udut)
 
-__all__ = ['BACKEND', 'path', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
+__all__ = ['BACKEND', 'path', 'specialize', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
            'aba_batch', 'udut', 'regressor', 'regressor_batch']

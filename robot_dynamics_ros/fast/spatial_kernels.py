@@ -5,7 +5,7 @@ Table A.3). Motion vectors are [angular; linear], force vectors [moment; force],
 import numpy as np
 from numba import njit
 
-from .packing import AXIS, AXIS_INDEX, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, MASS, R_TREE
+from .packing import AXIS, AXIS_INDEX, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, R_TREE
 
 AXIS0, E0, R0, H0, IBAR0 = AXIS.start, E_TREE.start, R_TREE.start, FIRST_MOMENT.start, IBAR.start
 
