@@ -69,41 +69,6 @@ def stop_node(process, sig=signal.SIGINT, timeout=STOP_TIMEOUT):
         return None
 
 
-class Recorder:
-    """In-process monitor node: records joint states, tracking error and controller compute time."""
-
-    def __init__(self, node):
-        from sensor_msgs.msg import JointState
-        from std_msgs.msg import Float64
-        self.node = node
-        self.states = []        # (receipt wall time, stamp s, positions)
-        self.errors = []        # (receipt wall time, stamp s, q_ref - q)
-        self.compute_us = []
-        self.joint_names = None
-        node.create_subscription(JointState, 'joint_states', self._on_state, 100)
-        node.create_subscription(JointState, 'computed_torque_controller/tracking_error', self._on_error, 100)
-        node.create_subscription(Float64, 'computed_torque_controller/compute_time_us',
-                                 lambda msg: self.compute_us.append(msg.data), 100)
-
-    @staticmethod
-    def _stamp(msg):
-        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-
-    def _on_state(self, msg):
-        self.states.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
-
-    def _on_error(self, msg):
-        self.joint_names = list(msg.name)
-        self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
-
-    def spin_until(self, condition, timeout):
-        import rclpy
-        deadline = time.monotonic() + timeout
-        while not condition() and time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.05)
-        return condition()
-
-
 def rate(samples, start, end):
     """Messages per wall second received in [start, end]."""
     return sum(start <= sample[0] <= end for sample in samples) / max(end - start, 1e-9)
@@ -168,8 +133,7 @@ def write_plot(recorder, path):
 
 def run(args):
     try:
-        import rclpy
-        from sensor_msgs.msg import JointState  # noqa: F401  (the message packages must be there too)
+        from ..nodes.monitor import Recorder  # rclpy and the message packages
     except ImportError as e:
         print(f"robot-dynamics bringup needs rclpy and the ROS 2 message packages ({e}).\n"
               "Install the pip wheels with  pip install '.[ros]'  (from the package source) or source a "
@@ -189,10 +153,8 @@ def run(args):
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
     print(f"bringup: {os.path.basename(urdf)} with {config}, ROS_DOMAIN_ID={domain_id}, logs in {log_dir}")
 
-    rclpy.init(args=[])
+    recorder = Recorder()
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: stop the nodes, then report
-    node = rclpy.create_node('bringup_monitor')
-    recorder = Recorder(node)
     ros_args = ['--params-file', config, '-p', f'urdf_file:={urdf}']
     processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log')) for name in NODES}
     interrupted = False
@@ -212,8 +174,7 @@ def run(args):
         end = time.monotonic()
     finally:
         codes = {name: stop_node(process) for name, process in processes.items()}
-        node.destroy_node()
-        rclpy.try_shutdown()
+        recorder.close()
 
     logs = {name: open(os.path.join(log_dir, name + '.log')).read() for name in NODES}
     print('\n'.join(report(recorder, start, end, logs['simulator'])))

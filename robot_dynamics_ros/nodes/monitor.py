@@ -1,0 +1,44 @@
+"""The in-process monitor node of ``robot-dynamics bringup``."""
+import time
+
+import numpy as np
+import rclpy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64
+
+
+class Recorder:
+    """In-process monitor node: records joint states, tracking error and controller compute time."""
+
+    def __init__(self):
+        rclpy.init(args=[])
+        self.node = node = rclpy.create_node('bringup_monitor')
+        self.states = []        # (receipt wall time, stamp s, positions)
+        self.errors = []        # (receipt wall time, stamp s, q_ref - q)
+        self.compute_us = []
+        self.joint_names = None
+        node.create_subscription(JointState, 'joint_states', self._on_state, 100)
+        node.create_subscription(JointState, 'computed_torque_controller/tracking_error', self._on_error, 100)
+        node.create_subscription(Float64, 'computed_torque_controller/compute_time_us',
+                                 lambda msg: self.compute_us.append(msg.data), 100)
+
+    @staticmethod
+    def _stamp(msg):
+        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+    def _on_state(self, msg):
+        self.states.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
+
+    def _on_error(self, msg):
+        self.joint_names = list(msg.name)
+        self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
+
+    def spin_until(self, condition, timeout):
+        deadline = time.monotonic() + timeout
+        while not condition() and time.monotonic() < deadline:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        return condition()
+
+    def close(self):
+        self.node.destroy_node()
+        rclpy.try_shutdown()
