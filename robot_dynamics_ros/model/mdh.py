@@ -39,13 +39,6 @@ def mdh_pose(alpha, a, theta, d):
     return R, np.array([a, 0.0, 0.0]) + d * R[:, 2]
 
 
-def joint_pose(X):
-    """(R, p): pose of frame B in frame A from X = B_X_A = plucker(R^T, p)."""
-    E = X[:3, :3]
-    skew_p = -E.T @ X[3:, :3]                             # X[3:, :3] = -E skew(p)
-    return E.T, np.array([skew_p[2, 1], skew_p[0, 2], skew_p[1, 0]])
-
-
 def mdh_from_model(model, atol=1e-9):
     """The MDH table (tuple of MDHJoint, one per DOF in model order) of a serial chain in MDH frames."""
     table = []
@@ -56,7 +49,7 @@ def mdh_from_model(model, atol=1e-9):
                            f"{model.parent[j]}); MDH describes serial chains only")
         if not np.allclose(model.axis[j], [0.0, 0.0, 1.0], atol=atol):
             raise MDHError(f"joint {name!r}: axis {model.axis[j].tolist()} is not +z of its frame")
-        R, p = joint_pose(model.X_tree[j])
+        R, p = spatial.pose_from_plucker(model.X_tree[j])
         if abs(R[0, 2]) > atol:
             raise MDHError(f"joint {name!r}: its z axis is not perpendicular to the parent's x axis")
         alpha = np.arctan2(-R[1, 2], R[2, 2])
