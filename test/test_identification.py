@@ -155,6 +155,12 @@ def excitation(arm):
     return optimise_excitation(arm, duration=4.0, harmonics=4, time_budget=60.0, max_evaluations=1, **FRICTION)
 
 
+def test_optimised_excitation_is_better_conditioned_than_its_start(arm):
+    start = optimise_excitation(arm, duration=2.0, harmonics=3, time_budget=60.0, max_evaluations=1)
+    optimised = optimise_excitation(arm, duration=2.0, harmonics=3, time_budget=60.0, max_evaluations=300)
+    assert optimised.condition_number < 0.9 * start.condition_number
+
+
 def test_excitation_respects_limits_and_starts_and_ends_at_rest(arm, excitation, tmp_path):
     times, q, qd, qdd = excitation.sample(500)
     assert np.all(q >= arm.lower) and np.all(q <= arm.upper)

@@ -23,7 +23,7 @@ import numpy as np
 import yaml
 from scipy.optimize import minimize
 
-from ..algorithms.regressor import regressor
+from ..fast import regressor_batch
 from ..model.model import REVOLUTE
 from .base_numeric import numeric_base_parameters
 
@@ -106,8 +106,8 @@ def optimise_excitation(model, duration=10.0, harmonics=5, time_budget=30.0, see
 
     def log_condition(x):
         q, qd, qdd = trajectory(x).evaluate(sample_times)
-        Y = np.vstack([regressor(model, q[k], qd[k], qdd[k], gravity, **extra_columns)[:, base.independent]
-                       for k in range(n_samples)])
+        Y = regressor_batch(model, q, qd, qdd, gravity, **extra_columns)[:, :, base.independent]
+        Y = Y.reshape(-1, Y.shape[-1])
         s = np.linalg.svd(Y, compute_uv=False)
         return np.log(s[0] / s[-1]) if s[-1] > 0 else np.inf
 
