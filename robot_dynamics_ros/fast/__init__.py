@@ -18,7 +18,6 @@ import importlib.util
 import numpy as np
 
 from ..algorithms.regressor import _extra_flags
-from ..algorithms.rnea import spatial_gravity
 from .codegen import generated, specialize
 from .packing import packed
 
@@ -60,7 +59,7 @@ def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
             functions.rnea(*_as_float_arrays(q, qd, qdd), out)
         return out
     pack = packed(model)
-    a0 = pack.base_acceleration if gravity is None else spatial_gravity(gravity)
+    a0 = pack.base_acceleration(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
     out = np.empty(pack.nv) if out is None else out
     try:
@@ -100,7 +99,7 @@ def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
             functions.aba(*_as_float_arrays(q, qd, tau), out)
         return out
     pack = packed(model)
-    a0 = pack.base_acceleration if gravity is None else spatial_gravity(gravity)
+    a0 = pack.base_acceleration(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
     out = np.empty(pack.nv) if out is None else out
     try:
@@ -136,7 +135,7 @@ def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
         functions.rnea_batch(Q, QD, QDD, out)
         return out
     pack = packed(model)
-    _kernels.batch_kernels.rnea_batch_kernel(pack.table, Q, QD, QDD, pack.base_acceleration if gravity is None else spatial_gravity(gravity),
+    _kernels.batch_kernels.rnea_batch_kernel(pack.table, Q, QD, QDD, pack.base_acceleration(gravity),
                                              _batch_f_ext(pack, f_ext), out)
     return out
 
@@ -163,7 +162,7 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
         functions.aba_batch(Q, QD, TAU, out)
         return out
     pack = packed(model)
-    _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration if gravity is None else spatial_gravity(gravity),
+    _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration(gravity),
                                             _batch_f_ext(pack, f_ext), out)
     return out
 
@@ -193,7 +192,7 @@ def regressor(model, q, qd, qdd, gravity=None, rotor_inertia=False, viscous=Fals
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
     Y = np.zeros((pack.nv, (10 + sum(flags)) * pack.nv))
     _kernels.regressor_kernel.regressor_kernel(
-        pack.table, q, qd, qdd, pack.base_acceleration if gravity is None else spatial_gravity(gravity), Y)
+        pack.table, q, qd, qdd, pack.base_acceleration(gravity), Y)
     return _fill_joint_columns(Y, flags, qd, qdd)
 
 
@@ -205,7 +204,7 @@ def regressor_batch(model, Q, QD, QDD, gravity=None, rotor_inertia=False, viscou
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
     Y = np.zeros((Q.shape[0], pack.nv, (10 + sum(flags)) * pack.nv))
     _kernels.batch_kernels.regressor_batch_kernel(
-        pack.table, Q, QD, QDD, pack.base_acceleration if gravity is None else spatial_gravity(gravity), Y)
+        pack.table, Q, QD, QDD, pack.base_acceleration(gravity), Y)
     return _fill_joint_columns(Y, flags, QD, QDD)
 
 

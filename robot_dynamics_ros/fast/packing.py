@@ -53,8 +53,12 @@ class PackedModel:
                 raise ValueError(f"body {model.body_names[i]!r}: inertia lacks the [[Ibar, h x], [h x^T, m 1]] form")
         self.table = table
         self.nv = n
-        self.base_acceleration = spatial_gravity(None)
+        self.default_base_acceleration = spatial_gravity(None)
         self.no_external_force = np.zeros((n, 6))
+
+    def base_acceleration(self, gravity):
+        """a_0 for the kernels: the precomputed default, or -[0; gravity]."""
+        return self.default_base_acceleration if gravity is None else spatial_gravity(gravity)
 
 
 
