@@ -75,7 +75,7 @@ def test_closed_loop_reaches_target_and_nodes_exit_0(ros_domain, start):
 
 
 STARTED = {'simulator': 'simulating', 'computed_torque_controller': 'control of',
-           'trajectory_publisher': 'published a'}
+           'trajectory_publisher': 'publishing a'}
 
 
 def test_nodes_exit_0_on_sigterm(ros_domain, start):

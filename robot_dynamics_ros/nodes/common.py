@@ -8,8 +8,10 @@ import time
 
 import numpy as np
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import InvalidParameterTypeException
+from rclpy.parameter import Parameter
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -30,11 +32,74 @@ class ConfigurationError(Exception):
     """A parameter or URDF the node cannot run with; the node logs it and exits with code 1."""
 
 
-def declare(node, name, default, description):
-    """Declare a parameter and return its value. Dynamic typing lets a YAML file give an int where the
-    default is a float, or a list where the default is a scalar (per-joint gains)."""
-    descriptor = ParameterDescriptor(description=description, dynamic_typing=True)
-    return node.declare_parameter(name, default, descriptor).value
+def declare(node, name, default, description, dynamic_typing=False, read_only=True):
+    """Declare a parameter and return its value.
+
+    Typed by the default, or by a Parameter.Type for lists that default to empty (their value is then
+    [] when not given). Integers given for a floating-point parameter are taken as floats (YAML writes
+    1000 for 1000.0). `dynamic_typing` only where a value may be a number or a list (per-joint gains).
+    Read-only unless the node can take changes at run time (see RuntimeParameters).
+    """
+    descriptor = ParameterDescriptor(description=description, dynamic_typing=dynamic_typing,
+                                     read_only=read_only)
+    try:
+        value = node.declare_parameter(name, default, descriptor).value
+    except InvalidParameterTypeException as e:
+        given = node._parameter_overrides[name].value  # what --ros-args or a YAML file gave
+        if not (_is_float_type(default) and _integers(given)):
+            raise ConfigurationError(str(e)) from None
+        as_floats = float(given) if isinstance(given, int) else [float(v) for v in given]
+        value = node.declare_parameter(name, as_floats, descriptor, ignore_override=True).value
+    return [] if value is None and isinstance(default, Parameter.Type) else value
+
+
+def _is_float_type(default):
+    if isinstance(default, Parameter.Type):   # an IntEnum: compare it only with its own kind
+        return default in (Parameter.Type.DOUBLE, Parameter.Type.DOUBLE_ARRAY)
+    return (isinstance(default, float)
+            or (isinstance(default, list) and len(default) > 0 and isinstance(default[0], float)))
+
+
+def _integers(value):
+    values = [value] if np.isscalar(value) else list(value)
+    return len(values) > 0 and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+class RuntimeParameters:
+    """Parameters that `ros2 param set` may change while the node runs (the SetParameters service).
+
+    A request naming any of them calls apply({name: value, ...}) before the values are stored: the node
+    validates them with the code it uses at start-up and either takes them all or raises
+    ConfigurationError, whose text is the refusal's reason, and nothing changes.
+    """
+
+    def __init__(self, node, apply):
+        self._node = node
+        self._apply = apply
+        self._names = set()
+        node.add_on_set_parameters_callback(self._on_set)
+
+    def declare(self, name, default, description, dynamic_typing=False):
+        value = declare(self._node, name, default, description, dynamic_typing, read_only=False)
+        self._names.add(name)
+        return value
+
+    def _on_set(self, parameters):
+        changes = {parameter.name: parameter.value for parameter in parameters if parameter.name in self._names}
+        if changes:
+            try:
+                self._apply(changes)
+            except ConfigurationError as e:
+                return SetParametersResult(successful=False, reason=str(e))
+            self._node.get_logger().info(f"parameters changed: {changes}")
+        return SetParametersResult(successful=True)
+
+
+def one_of(name, value, choices):
+    """value if it is among `choices`, else ConfigurationError."""
+    if value not in choices:
+        raise ConfigurationError(f"parameter {name!r} must be one of {list(choices)}, got {value!r}")
+    return value
 
 
 def as_float(name, value):
@@ -78,9 +143,11 @@ def joint_order(model, joints):
 
 class ModelSource:
     """Declares `robot_description` and `urdf_file` and calls on_model(model) once: right away from the
-    parameter (URDF XML) or the file, else with the first valid URDF on the `robot_description` topic.
-    An invalid URDF on the topic is logged and the node keeps waiting; an invalid one from a parameter
-    is a ConfigurationError."""
+    parameter (URDF XML) or the file, else with the first URDF on the `robot_description` topic that the
+    node can run with. A URDF on the topic that is invalid, or that on_model refuses (ConfigurationError:
+    e.g. joints the configuration does not name), is logged and the node keeps waiting; once a model
+    runs, later URDFs on the topic are ignored (restart the node to change robots). An invalid URDF from
+    a parameter is a ConfigurationError."""
 
     def __init__(self, node, on_model):
         self._node = node
@@ -109,10 +176,14 @@ class ModelSource:
         except URDFError as e:
             self._node.get_logger().error(f"invalid URDF on {topic}: {e}; waiting for a valid one")
             return
+        try:
+            self._on_model(model)
+        except ConfigurationError as e:
+            self._node.get_logger().error(f"cannot run with the URDF on {topic}: {e}; waiting for another one")
+            return
         self._node.destroy_subscription(self._subscription)
         self._subscription = None
         self._node.get_logger().info(f"robot model {model.name!r} ({model.nv} DOF) from {topic}")
-        self._on_model(model)
 
 
 class Throttle:

@@ -15,14 +15,15 @@ import time
 import numpy as np
 from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ..algorithms import gravity_torques
-from ..control import ComputedTorqueController, JointStateMapper, TrajectoryReference
-from .common import (LATCHED_QOS, STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float,
-                     as_vector, declare, joint_order, run)
+from ..control import CONTROL_MODES, ComputedTorqueController, JointStateMapper, TrajectoryReference
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, RuntimeParameters, Throttle, as_float,
+                     as_vector, declare, joint_order, one_of, run)
 
 STALE_BEHAVIORS = ('zero', 'gravity_compensation')
 
@@ -30,44 +31,67 @@ STALE_BEHAVIORS = ('zero', 'gravity_compensation')
 class ControllerNode(Node):
     def __init__(self):
         super().__init__('computed_torque_controller')
-        self.joints_param = declare(self, 'joints', [], 'joint order of commands; empty: model order')
-        self.mode = declare(self, 'mode', 'computed_torque',
-                            "'computed_torque', 'pd_gravity' or 'gravity_compensation'")
-        self.kp_param = declare(self, 'kp', 100.0, 'position gain, 1/s^2: a number or one per joint')
-        self.kd_param = declare(self, 'kd', 20.0, 'velocity gain, 1/s: a number or one per joint')
+        self.joints_param = declare(self, 'joints', Parameter.Type.STRING_ARRAY,
+                                    'joint order of commands; empty: model order')
         self.gravity_param = declare(self, 'gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2')
         self.state_timeout = as_float('state_timeout', declare(
             self, 'state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale'))
-        self.stale_behavior = declare(self, 'stale_behavior', 'zero',
-                                      "on stale joint states: 'zero' (one zero command, then silence) or "
-                                      "'gravity_compensation' (g(q) at the last valid state)")
         if self.state_timeout <= 0:
             raise ConfigurationError(f"parameter 'state_timeout' must be positive, got {self.state_timeout}")
-        if self.stale_behavior not in STALE_BEHAVIORS:
-            raise ConfigurationError(f"parameter 'stale_behavior' must be one of {STALE_BEHAVIORS}, "
-                                     f"got {self.stale_behavior!r}")
-        self.friction_compensation = bool(declare(
-            self, 'friction_compensation', False, 'add the URDF joint damping and friction as feed-forward'))
-        self.ignore_unknown = bool(declare(self, 'ignore_unknown_joints', False,
-                                           'skip joint-state entries for joints the model does not have'))
-        self.throttle = Throttle(self.get_logger())
+        self.ignore_unknown = declare(self, 'ignore_unknown_joints', False,
+                                      'skip joint-state entries for joints the model does not have')
+        self.model = None
         self.controller = None
+        # Settable at run time (ros2 param set), validated by _apply_settings as at start-up.
+        runtime = RuntimeParameters(self, self._apply_settings)
+        self.settings = {
+            'mode': runtime.declare('mode', 'computed_torque',
+                                    "'computed_torque', 'pd_gravity' or 'gravity_compensation'"),
+            'kp': runtime.declare('kp', 100.0, 'position gain, 1/s^2: a number or one per joint',
+                                  dynamic_typing=True),
+            'kd': runtime.declare('kd', 20.0, 'velocity gain, 1/s: a number or one per joint', dynamic_typing=True),
+            'stale_behavior': runtime.declare('stale_behavior', 'zero',
+                                              "on stale joint states: 'zero' (one zero command, then silence) "
+                                              "or 'gravity_compensation' (g(q) at the last valid state)"),
+            'friction_compensation': runtime.declare('friction_compensation', False,
+                                                     'add the URDF joint damping and friction as feed-forward'),
+        }
+        self._apply_settings({})
+        self.throttle = Throttle(self.get_logger())
         ModelSource(self, self._start)
 
-    def _start(self, model):
-        self.model = model
-        self.joint_names, self.index = joint_order(model, self.joints_param)
-        self.gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
+    def _apply_settings(self, changes):
+        """Validate the runtime settings with `changes` applied and take them, or raise ConfigurationError
+        and keep the old ones. Before the model is known only what needs no model is checked."""
+        settings = dict(self.settings, **changes)
+        one_of('stale_behavior', settings['stale_behavior'], STALE_BEHAVIORS)
+        one_of('mode', settings['mode'], CONTROL_MODES)
+        for gain in ('kp', 'kd'):
+            as_vector(gain, settings[gain], np.size(settings[gain]))  # numbers; their count needs the model
+        if self.model is not None:
+            self.controller = self._make_controller(self.model, settings)
+        self.settings = settings
+
+    def _make_controller(self, model, settings):
+        order = self._model_order()
+        kp, kd = (as_vector(gain, settings[gain], model.nv)[order] for gain in ('kp', 'kd'))
         try:
-            self.controller = ComputedTorqueController(
-                model, as_vector('kp', self.kp_param, model.nv)[self._model_order()],
-                as_vector('kd', self.kd_param, model.nv)[self._model_order()], self.mode, self.gravity,
-                self.friction_compensation)
+            return ComputedTorqueController(model, kp, kd, settings['mode'], self.gravity,
+                                            settings['friction_compensation'])
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
-        self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown)
+
+    def _start(self, model):
+        self.joint_names, self.index = joint_order(model, self.joints_param)
+        self.gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
+        controller = self._make_controller(model, self.settings)
         rest = np.zeros(model.nv)
-        self.controller.compute(model.neutral(), rest, model.neutral(), rest, rest)  # warm-up (compiled paths)
+        try:
+            controller.compute(model.neutral(), rest, model.neutral(), rest, rest)  # warm-up (compiled paths)
+        except (ValueError, ArithmeticError) as e:
+            raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
+        self.model, self.controller = model, controller
+        self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown)
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
         self.reference_start = None  # ns: time at which the reference's t = 0
         self.pending_trajectory = None  # a trajectory that came before the first joint state
@@ -81,10 +105,11 @@ class ControllerNode(Node):
         self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
         # Depth 1: when the controller falls behind it acts on the newest state, not on a queue of old ones.
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
-        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, LATCHED_QOS)
+        # Default QoS (reliable, volatile, depth 10), as joint_trajectory_controller: any publisher connects.
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
-        self.get_logger().info(f"{self.mode} control of {model.name!r} ({model.nv} DOF), "
-                               f"state timeout {self.state_timeout:g} s, on stale: {self.stale_behavior}")
+        self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), "
+                               f"state timeout {self.state_timeout:g} s, on stale: {self.settings['stale_behavior']}")
 
     def _model_order(self):
         """Permutation taking per-joint parameter lists from `joints` order to model order."""
@@ -196,11 +221,11 @@ class ControllerNode(Node):
         if not self.stale:
             self.stale = True
             self.get_logger().warning(f"no valid joint state for {self.state_timeout:g} s; "
-                                   + ("commanding zero effort once" if self.stale_behavior == 'zero'
+                                   + ("commanding zero effort once" if self.settings['stale_behavior'] == 'zero'
                                       else "commanding gravity compensation at the last valid state"))
-            if self.stale_behavior == 'zero':
+            if self.settings['stale_behavior'] == 'zero':
                 self._publish_command(np.zeros(self.model.nv))
-        if self.stale_behavior == 'gravity_compensation':
+        if self.settings['stale_behavior'] == 'gravity_compensation':
             limit = self.model.effort_limit
             self._publish_command(np.clip(gravity_torques(self.model, q, self.gravity), -limit, limit))
 

@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -32,17 +33,18 @@ class SimulatorNode(Node):
             raise ConfigurationError(f"parameter 'rate' must be positive, got {self.rate}")
         self.integrator = declare(self, 'integrator', 'semi_implicit_euler', "'semi_implicit_euler' or 'rk4'")
         self.gravity_param = declare(self, 'gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2')
-        self.initial_positions = declare(self, 'initial_positions', [], 'in joints order; empty: neutral')
-        self.joints_param = declare(self, 'joints', [], 'joint order of commands and joint states; '
-                                                         'empty: model order')
+        self.initial_positions = declare(self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY,
+                                         'in joints order; empty: neutral')
+        self.joints_param = declare(self, 'joints', Parameter.Type.STRING_ARRAY,
+                                    'joint order of commands and joint states; empty: model order')
         self.real_time_factor = as_float('real_time_factor', declare(
             self, 'real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible'))
-        self.apply_damping = bool(declare(self, 'apply_damping', True, 'viscous damping from the URDF'))
-        self.apply_friction = bool(declare(self, 'apply_friction', True, 'Coulomb friction from the URDF'))
-        self.wait_for_command = bool(declare(self, 'wait_for_command', True, 'hold still (time stopped) '
-                                             'until the first valid command, like brakes'))
+        self.apply_damping = declare(self, 'apply_damping', True, 'viscous damping from the URDF')
+        self.apply_friction = declare(self, 'apply_friction', True, 'Coulomb friction from the URDF')
+        self.wait_for_command = declare(self, 'wait_for_command', True, 'hold still (time stopped) until the '
+                                        'first valid command, like brakes')
         self.waiting = self.wait_for_command
-        self.publish_clock = bool(declare(self, 'publish_clock', False, 'publish sim time on /clock'))
+        self.publish_clock = declare(self, 'publish_clock', False, 'publish sim time on /clock')
         publish_rate = as_float('publish_rate', declare(self, 'publish_rate', 0.0,
                                                         'joint_states per sim second; 0: rate'))
         self.publish_rate = min(publish_rate, self.rate) if publish_rate > 0 else self.rate
@@ -58,11 +60,7 @@ class SimulatorNode(Node):
         """Build the Simulator and the ROS interfaces once the model is known."""
         self.joint_names, self.index = joint_order(model, self.joints_param)
         gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
-        initial = None
-        if len(self.initial_positions):
-            initial = np.zeros(model.nv)
-            initial[self.index] = as_vector('initial_positions', self.initial_positions, model.nv,
-                                             allow_scalar=False)
+        initial = self._in_model_order(model, 'initial_positions', self.initial_positions)
         try:
             self.sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
                                  initial_positions=initial, apply_damping=self.apply_damping,
@@ -88,6 +86,14 @@ class SimulatorNode(Node):
             f"joint_states every {self.steps_per_publish} steps, real-time factor "
             f"{'max' if as_fast_as_possible else f'{self.real_time_factor:g}'}")
         self._publish()
+
+    def _in_model_order(self, model, name, values):
+        """A per-joint list parameter in `joints` order -> model order; None when empty."""
+        if not len(values):
+            return None
+        result = np.zeros(model.nv)
+        result[self.index] = as_vector(name, values, model.nv, allow_scalar=False)
+        return result
 
     def _anchor(self):
         """Tie the current sim time to the current wall time; stepping catches up with the wall from here."""
@@ -146,8 +152,11 @@ class SimulatorNode(Node):
         except ValueError as e:
             self.throttle.warn('invalid', f"rejected effort command: {e}; keeping the last safe command")
             return
+        self._command_received()
+
+    def _command_received(self):
         if self.waiting:
-            self.get_logger().info("first effort command received; simulation time starts")
+            self.get_logger().info("first command received; simulation time starts")
             self.waiting = False
             self._anchor()
             if self.steps == 0:   # the step rate counts from the first step

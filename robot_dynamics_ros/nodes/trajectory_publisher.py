@@ -4,21 +4,24 @@ mode 'sinusoid': per-joint sinusoids (`amplitude`, `frequency`, `duration`) that
 `center` (empty: the middle of the limits), scaled into the joint limits. mode 'waypoints': `waypoints`
 (flat list, one row of len(joints) positions per entry of `waypoint_times`). All times are shifted by
 `start_time`, during which the controller moves from where it holds to the first point. The message is
-stamped zero (start on receipt) and published transient local on
-``/computed_torque_controller/joint_trajectory``, so a controller that starts later still gets it (a
-subscriber must ask for transient local durability); with `loop` it is published again when it ends.
+stamped zero (start on receipt) and published with the default QoS (reliable, volatile, as
+joint_trajectory_controller subscribes) on ``computed_torque_controller/joint_trajectory`` (relative:
+remappable, and in a namespace it reaches the controller of that namespace). It is published when the
+first subscriber appears (again if all leave and one comes back), and with `loop` again when it ends.
 """
 import sys
 
 import numpy as np
 from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import sinusoid_reference
-from .common import LATCHED_QOS, ConfigurationError, ModelSource, as_float, as_vector, declare, joint_order, run
+from .common import ConfigurationError, ModelSource, as_float, as_vector, declare, joint_order, run
 
 MODES = ('sinusoid', 'waypoints')
+NEW_SUBSCRIBER_CHECK_PERIOD = 0.1  # s
 
 
 class TrajectoryPublisherNode(Node):
@@ -27,23 +30,28 @@ class TrajectoryPublisherNode(Node):
         self.mode = declare(self, 'mode', 'sinusoid', "'sinusoid' or 'waypoints'")
         if self.mode not in MODES:
             raise ConfigurationError(f"parameter 'mode' must be one of {MODES}, got {self.mode!r}")
-        self.joints_param = declare(self, 'joints', [], 'joint order of amplitude, frequency, center, '
-                                                         'waypoints; empty: model order')
-        self.amplitude = declare(self, 'amplitude', 0.3, 'sinusoid amplitude: a number or one per joint')
-        self.frequency = declare(self, 'frequency', 0.25, 'sinusoid frequency, Hz: a number or one per joint')
-        self.center = declare(self, 'center', [], 'sinusoid centre, one per joint; empty: middle of limits')
+        self.joints_param = declare(self, 'joints', Parameter.Type.STRING_ARRAY,
+                                    'joint order of amplitude, frequency, center, waypoints; empty: model order')
+        self.amplitude = declare(self, 'amplitude', 0.3, 'sinusoid amplitude: a number or one per joint',
+                                 dynamic_typing=True)
+        self.frequency = declare(self, 'frequency', 0.25, 'sinusoid frequency, Hz: a number or one per joint',
+                                 dynamic_typing=True)
+        self.center = declare(self, 'center', Parameter.Type.DOUBLE_ARRAY,
+                              'sinusoid centre, one per joint; empty: middle of limits')
         self.duration = as_float('duration', declare(self, 'duration', 10.0, 'sinusoid duration, s'))
         self.sample_rate = as_float('sample_rate', declare(self, 'sample_rate', 20.0,
                                                            'sinusoid points per second'))
-        self.waypoints = declare(self, 'waypoints', [], 'flat list: len(waypoint_times) rows of positions')
-        self.waypoint_times = declare(self, 'waypoint_times', [], 'time_from_start of each waypoint, s')
+        self.waypoints = declare(self, 'waypoints', Parameter.Type.DOUBLE_ARRAY,
+                                 'flat list: len(waypoint_times) rows of positions')
+        self.waypoint_times = declare(self, 'waypoint_times', Parameter.Type.DOUBLE_ARRAY,
+                                      'time_from_start of each waypoint, s')
         self.start_time = as_float('start_time', declare(
             self, 'start_time', 1.0, 'time_from_start of the first point, s: the controller moves there '
                                      'from where it is in this time'))
-        self.loop = bool(declare(self, 'loop', False, 'publish again every trajectory duration'))
-        self.publisher = self.create_publisher(JointTrajectory, '/computed_torque_controller/joint_trajectory',
-                                               LATCHED_QOS)
+        self.loop = declare(self, 'loop', False, 'publish again every trajectory duration')
+        self.publisher = self.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory', 10)
         self.message = None
+        self.subscribers = 0
         ModelSource(self, self._start)
 
     def _start(self, model):
@@ -67,12 +75,20 @@ class TrajectoryPublisherNode(Node):
                                          f"strictly increasing, got {list(times)}")
             qd = qdd = None
         self.message = trajectory_message(names, times + max(self.start_time, 0.0), q, qd, qdd)
-        self.publisher.publish(self.message)
-        self.get_logger().info(f"published a {self.mode} trajectory: {len(times)} points, {times[-1]:.2f} s, "
-                               f"on {self.publisher.topic_name}")
+        self.get_logger().info(f"publishing a {self.mode} trajectory: {len(times)} points, {times[-1]:.2f} s, "
+                               f"on {self.publisher.topic_name} to each subscriber")
+        self.create_timer(NEW_SUBSCRIBER_CHECK_PERIOD, self._publish_to_new_subscribers)
         if self.loop:
             period = max(self.start_time, 0.0) + times[-1]
             self.create_timer(max(period, 0.1), lambda: self.publisher.publish(self.message))
+
+    def _publish_to_new_subscribers(self):
+        """A volatile topic reaches only the subscribers matched at the time: publish when the first appears."""
+        subscribers = self.publisher.get_subscription_count()
+        if subscribers and not self.subscribers:
+            self.publisher.publish(self.message)
+            self.get_logger().info(f"published the trajectory ({subscribers} subscribers)")
+        self.subscribers = subscribers
 
 
 def trajectory_message(names, times, positions, velocities=None, accelerations=None):

@@ -1,0 +1,137 @@
+"""The controller as standard ROS tools reach it, over DDS: a default-QoS trajectory publisher (what
+`ros2 topic pub` and most user code create) and the SetParameters service (what `ros2 param set` calls)."""
+import signal
+
+import numpy as np
+from rcl_interfaces.srv import GetParameters, SetParameters
+from rclpy.parameter import Parameter, parameter_value_to_python
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from conftest import BUNDLED_URDF
+
+from robot_dynamics_ros import load_urdf
+
+MODEL = load_urdf(BUNDLED_URDF)
+NAMES = list(MODEL.joint_names)
+Q0 = np.array([0.0, 0.3, 0.0, -1.5, 0.0, 1.8, 0.0])   # inside the arm7 limits
+STARTUP = 30.0
+KP, KD = 100.0, 20.0
+
+
+class Loop:
+    """The probe stands in for the robot: it publishes joint states at a fixed position with advancing
+    stamps (the controller samples its reference at the stamps) and records the commands."""
+
+    def __init__(self, probe):
+        self.probe = probe
+        self.q = Q0.copy()
+        self.time = 1.0
+        self.commands = []
+        self.errors = []
+        self.states = probe.node.create_publisher(JointState, 'joint_states', 10)
+        probe.node.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                       lambda msg: self.commands.append(np.array(msg.data)), 100)
+        probe.node.create_subscription(JointState, 'computed_torque_controller/tracking_error',
+                                       lambda msg: self.errors.append(np.array(msg.position)), 100)
+
+    def publish_state(self):
+        self.time += 0.01
+        msg = JointState(name=NAMES, position=self.q.tolist(), velocity=[0.0] * len(NAMES))
+        msg.header.stamp.sec = int(self.time)
+        msg.header.stamp.nanosec = int(round((self.time % 1.0) * 1e9))
+        self.states.publish(msg)
+
+    def next_command(self, timeout=STARTUP):
+        """Publish states until a command answers one published after this call."""
+        received = len(self.commands)
+        assert self.probe.spin_until(lambda: self.publish_state() or len(self.commands) > received + 1, timeout)
+        return self.commands[-1]
+
+
+def controller_params(*extra):
+    return [('urdf_file', BUNDLED_URDF), ('mode', 'pd_gravity'), ('kp', KP), ('kd', KD),
+            ('friction_compensation', 'false'), *extra]
+
+
+def test_default_qos_trajectory_reaches_the_controller(ros_domain, start):
+    _, probe = ros_domain
+    loop = Loop(probe)
+    controller = start('computed_torque_controller', params=controller_params())
+    loop.next_command()                           # holding where the robot is: zero error
+    assert np.allclose(loop.errors[-1], 0.0)
+    publisher = probe.node.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory', 10)
+    assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, STARTUP), \
+        "a default-QoS publisher did not match the controller's subscription (QoS incompatible?)"
+    target = Q0 + 0.1
+    point = JointTrajectoryPoint(positions=target.tolist())
+    point.time_from_start.nanosec = 200_000_000
+    publisher.publish(JointTrajectory(joint_names=NAMES, points=[point]))
+    assert controller.wait_for_log('following a trajectory', STARTUP), controller.log()
+    # The probe's robot does not move, so once the trajectory has ended the error is target - q exactly.
+    assert probe.spin_until(lambda: loop.publish_state() or (loop.errors and np.allclose(loop.errors[-1], 0.1)),
+                            STARTUP), loop.errors[-1]
+    assert controller.stop(signal.SIGINT) == 0
+
+
+def test_parameter_service_changes_validates_and_refuses(ros_domain, start):
+    _, probe = ros_domain
+    loop = Loop(probe)
+    controller = start('computed_torque_controller', params=controller_params())
+    loop.next_command()                    # the reference now holds Q0
+    loop.q = Q0 + 0.02                     # displaced: pd_gravity commands kp (Q0 - q) + g(q)
+    before = loop.next_command()
+
+    setter = probe.node.create_client(SetParameters, 'computed_torque_controller/set_parameters')
+    getter = probe.node.create_client(GetParameters, 'computed_torque_controller/get_parameters')
+    assert setter.wait_for_service(timeout_sec=STARTUP) and getter.wait_for_service(timeout_sec=STARTUP)
+
+    def call(client, request):
+        future = client.call_async(request)
+        assert probe.spin_until(future.done, STARTUP)
+        return future.result()
+
+    def set_parameter(name, value):
+        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+        return call(setter, request).results[0]
+
+    def get_parameter(name):
+        return parameter_value_to_python(call(getter, GetParameters.Request(names=[name])).values[0])
+
+    # A valid gain takes effect on the next command: the change is (kp_new - kp_old)(Q0 - q) exactly.
+    assert set_parameter('kp', 2 * KP).successful
+    after = loop.next_command()
+    assert np.allclose(after - before, KP * (Q0 - loop.q), atol=1e-9), (after - before)
+    assert get_parameter('kp') == 2 * KP
+
+    # Invalid values are refused with a reason, and nothing changes.
+    for name, value, reason in (('kp', -1.0, 'non-negative'), ('kp', [1.0, 2.0], '7'),
+                                ('mode', 'not_a_mode', 'mode'), ('stale_behavior', 'explode', 'stale_behavior')):
+        result = set_parameter(name, value)
+        assert not result.successful and reason in result.reason, (name, value, result.reason)
+    assert get_parameter('kp') == 2 * KP and get_parameter('mode') == 'pd_gravity'
+    assert np.allclose(loop.next_command(), after, atol=1e-9)
+
+    # A string where a boolean belongs is a type error, not bool('false') == True.
+    assert not set_parameter('friction_compensation', 'false').successful
+    assert get_parameter('friction_compensation') is False
+
+    # Structural parameters are read-only.
+    for name, value in (('joints', list(reversed(NAMES))), ('state_timeout', 5.0), ('urdf_file', '')):
+        result = set_parameter(name, value)
+        assert not result.successful and 'read-only' in result.reason, (name, result.reason)
+
+    # A valid mode change also takes effect: gravity_compensation commands g(q) alone, no kp term.
+    assert set_parameter('mode', 'gravity_compensation').successful
+    assert np.allclose(loop.next_command(), after - 2 * KP * (Q0 - loop.q), atol=1e-9)
+    assert controller.stop(signal.SIGINT) == 0
+    assert 'Traceback' not in controller.log()
+
+
+def test_string_for_a_boolean_parameter_is_a_clear_start_up_error(ros_domain, start):
+    controller = start('computed_torque_controller',
+                       params=[('urdf_file', BUNDLED_URDF), ('friction_compensation', "'false'")])
+    assert controller.process.wait(STARTUP) == 1
+    assert 'friction_compensation' in controller.log() and 'Traceback' not in controller.log()
