@@ -18,6 +18,7 @@ setup(
         ('share/' + package_name, ['package.xml']),
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/config/ros2_control', glob('config/ros2_control/*')),
         ('share/' + package_name + '/urdf', glob('urdf/*.urdf')),
     ],
     python_requires='>=3.10',
