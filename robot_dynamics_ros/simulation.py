@@ -80,9 +80,10 @@ class Simulator:
 
     def _check_positive_definite(self, q):
         """ValueError naming the joint unless every pivot D_i of M(q) = U D U^T (Saha eqs. 25-27) is positive."""
-        D = innovations_factors(self.model, q).D
-        threshold = SINGULAR_PIVOT_RATIO * np.max(np.abs(D), initial=0.0)
-        for i in range(self.model.nv):
+        with np.errstate(divide='ignore', invalid='ignore'):   # a zero pivot spreads NaN towards the base
+            D = innovations_factors(self.model, q).D
+        threshold = SINGULAR_PIVOT_RATIO * np.max(np.abs(D[np.isfinite(D)]), initial=0.0)
+        for i in reversed(range(self.model.nv)):   # the gather's order: the first failure is the cause
             if not (np.isfinite(D[i]) and D[i] > threshold):
                 raise ValueError(
                     f'mass matrix is not positive definite at the initial state: joint '
@@ -187,21 +188,27 @@ class Simulator:
         dt = self.dt
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
         if self.integrator == 'semi_implicit_euler':
-            free_velocity = self.qd + dt * self._acceleration(self.q, self.qd)
+            free_velocity = self._finite(self.qd + dt * self._acceleration(self.q, self.qd))
             qd = self._friction_and_stops(self.q, free_velocity)
             q = self.q + dt * qd
         else:
-            q_free, free_velocity = self._rk4(self.q, self.qd)
+            q_free, free_velocity = (self._finite(x) for x in self._rk4(self.q, self.qd))
             qd = self._friction_and_stops(self.q, free_velocity)
             q = q_free + 0.5 * dt * (qd - free_velocity)  # the impulse spread evenly over the step
             on_stop = (self._pattern == AT_LOWER) | (self._pattern == AT_UPPER)
             q[on_stop] = self.q[on_stop] + dt * qd[on_stop]  # exactly onto (or along) the stop
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
-            self.qd = np.zeros(self.model.nv)
-            raise SimulationDiverged(f'the state became non-finite at t = {self.t:.6g} s (q = {q.tolist()}, '
-                                     f'qd = {qd.tolist()}); kept the previous positions at rest')
+        self._finite(q)
+        self._finite(qd)
         self.q, self.qd = np.clip(q, self.model.lower, self.model.upper), qd
         self.t += dt
+
+    def _finite(self, x):
+        """x, or SimulationDiverged with the state kept and the arm held still."""
+        if not np.all(np.isfinite(x)):
+            self.qd = np.zeros(self.model.nv)
+            raise SimulationDiverged(f'the state became non-finite at t = {self.t:.6g} s ({x.tolist()}); '
+                                     'kept the previous positions, at rest')
+        return x
 
     def _acceleration(self, q, qd):
         """qdd from ABA under the motor effort at (q, qd) and viscous damping."""
