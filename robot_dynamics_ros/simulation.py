@@ -4,7 +4,7 @@ import numpy as np
 from .fast import aba, crba
 from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.udut import innovations_factors
-from .contact import SLIDING, AT_LOWER, AT_UPPER, solve_velocity_step
+from .contact import SLIDING, solve_velocity_step
 from .control import as_finite_vector
 from .model.model import REVOLUTE
 
@@ -195,8 +195,8 @@ class Simulator:
             q_free, free_velocity = (self._finite(x) for x in self._rk4(self.q, self.qd))
             qd = self._friction_and_stops(self.q, free_velocity)
             q = q_free + 0.5 * dt * (qd - free_velocity)  # the impulse spread evenly over the step
-            on_stop = (self._pattern == AT_LOWER) | (self._pattern == AT_UPPER)
-            q[on_stop] = self.q[on_stop] + dt * qd[on_stop]  # exactly onto (or along) the stop
+            held = self._pattern != SLIDING   # sticking, braked or on a stop: no creep from the RK4 stages
+            q[held] = self.q[held] + dt * qd[held]
         self._finite(q)
         self._finite(qd)
         self.q, self.qd = np.clip(q, self.model.lower, self.model.upper), qd
