@@ -60,11 +60,13 @@ def solve_velocity_step(M, w, impulse_bound, v_lo, v_hi, guess=None):
 
 
 def _velocity_of_pattern(pattern, w, v_lo, v_hi):
-    """Velocities with the roles of ``pattern``: 0 when sticking, the bound on a stop, else w (clipped)."""
+    """Velocities with the roles of ``pattern``: 0 when sticking, the bound on a stop, else w (clipped).
+    A stop whose bound is now infinite (e.g. a continuous joint after the brakes let go) is no stop."""
     v = np.clip(w, v_lo, v_hi)
     v[pattern == STICKING] = 0.0
-    v[pattern == AT_LOWER] = v_lo[pattern == AT_LOWER]
-    v[pattern == AT_UPPER] = v_hi[pattern == AT_UPPER]
+    on_lower, on_upper = (pattern == AT_LOWER) & np.isfinite(v_lo), (pattern == AT_UPPER) & np.isfinite(v_hi)
+    v[on_lower] = v_lo[on_lower]
+    v[on_upper] = v_hi[on_upper]
     return v
 
 

@@ -120,6 +120,24 @@ def test_brakes_hold_the_arm_when_the_command_goes_stale_and_release_on_the_next
     assert np.all(np.abs(braked.q - target) <= stiction_band(arm, braked.q) + 1e-3)
 
 
+def test_continuous_joints_are_unbounded_and_move_again_after_the_brakes(arm):
+    """Infinite limits: no stop ever holds the arm; after braking, a new command moves it (finitely)."""
+    unlimited = dataclasses.replace(arm, lower=np.full(arm.nv, -np.inf), upper=np.full(arm.nv, np.inf))
+    sim = Simulator(unlimited, 1e-3, gravity=GRAVITY, initial_positions=INITIAL, command_timeout=0.1)
+    for _ in range(150):   # it falls until the command is 0.1 s old, then the brakes hold it
+        sim.step()
+    assert sim.braking()
+    braked = sim.q.copy()
+    for _ in range(150):
+        sim.step()
+    np.testing.assert_array_equal(sim.q, braked)
+    for _ in range(1000):   # fresh zero-effort commands
+        sim.set_command(np.zeros(arm.nv))
+        sim.step()
+        assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))
+    assert np.abs(sim.q - braked).max() > 1.0, 'unpowered, the unlimited arm falls a long way'
+
+
 def servo(arm, integrator='semi_implicit_euler', gravity=GRAVITY, **kwargs):
     return Simulator(arm, 1e-3, integrator, gravity=gravity, initial_positions=INITIAL, command_timeout=0.5,
                      **kwargs)
