@@ -151,8 +151,8 @@ def test_bad_commands_are_rejected_and_the_last_safe_one_kept(arm, bad):
     np.testing.assert_array_equal(sim.applied_effort, safe)
 
 
-def test_stale_commands_give_zero_effort(arm):
-    sim = Simulator(arm, 1e-3, command_timeout=0.05)
+def test_stale_commands_give_zero_effort_when_asked(arm):
+    sim = Simulator(arm, 1e-3, command_timeout=0.05, on_command_timeout='zero_effort')
     command = np.ones(arm.nv)
     sim.set_command(command)
     run(sim, 0.04)
@@ -165,16 +165,30 @@ def test_stale_commands_give_zero_effort(arm):
 
 
 @pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
-def test_joints_driven_into_their_limits_stay_there(arm, integrator):
+def test_joints_driven_into_their_limits_come_to_rest_on_them(arm, integrator):
+    """Without gravity, constant efforts into the stops have their minimum of -tau.q at the corner of the
+    limits; damping, friction and inelastic stops take the energy out, so every joint ends on its stop at
+    rest, the stop pushing back. q never leaves the limits on the way."""
     sim = Simulator(arm, 1e-3, integrator, gravity=[0.0, 0.0, 0.0])
     direction = np.where(np.arange(arm.nv) % 2 == 0, 1.0, -1.0)
     sim.set_command(direction * arm.effort_limit)
-    for _ in range(500):
+    for _ in range(2000):
         sim.step()
         assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))
-        assert np.all(sim.q >= arm.lower - 1e-9) and np.all(sim.q <= arm.upper + 1e-9)
-    limit = np.where(direction > 0, arm.upper, arm.lower)
-    assert np.sum(np.abs(sim.q - limit) < 1e-3) >= 3, 'several joints reach (and stay near) their limit in 0.5 s'
+        assert np.all(sim.q >= arm.lower) and np.all(sim.q <= arm.upper)
+    np.testing.assert_array_equal(sim.q, np.where(direction > 0, arm.upper, arm.lower))
+    np.testing.assert_array_equal(sim.qd, 0.0)
+    assert np.all(np.sign(sim.constraint_effort) == -direction)
+
+
+def test_stops_push_back_with_exactly_the_applied_effort_at_rest(arm):
+    """Semi-implicit Euler sees the acceleration at q only: at rest on the stops, M qdd = tau + stop force = 0."""
+    direction = np.where(np.arange(arm.nv) % 2 == 0, 1.0, -1.0)
+    sim = Simulator(arm, 1e-3, gravity=[0.0, 0.0, 0.0], initial_positions=np.where(direction > 0, arm.upper, arm.lower))
+    sim.set_command(direction * arm.effort_limit)
+    sim.step()
+    np.testing.assert_array_equal(sim.qd, 0.0)
+    np.testing.assert_allclose(sim.constraint_effort, -direction * arm.effort_limit, rtol=1e-9)
 
 
 def test_friction_holds_a_joint_at_rest_without_chatter(arm):
@@ -197,18 +211,39 @@ def test_friction_stops_a_moving_arm_and_keeps_it_stopped(arm):
     assert np.all(sign_changes <= 1), f'velocity sign flips per joint: {sign_changes}'
 
 
-def test_friction_step_satisfies_maximum_dissipation_conditions(arm):
-    """v = argmin 1/2 (v-w)^T M (v-w) + dt F.|v|: M (w - v)/dt = F sign(v) where v != 0, |.| <= F where v = 0."""
+@pytest.mark.parametrize('with_stops', [False, True])
+def test_velocity_step_satisfies_maximum_dissipation_conditions(arm, with_stops):
+    """v = argmin 1/2 (v-w)^T M (v-w) + dt F.|v| over v_lo <= v <= v_hi. With p = M (v - w) / dt:
+    p = -F sign(v) where v slides inside the bounds, |p| <= F where v = 0 inside them, and on a bound the
+    excess over friction pushes away from it. No feasible perturbation lowers the objective."""
     from robot_dynamics_ros import crba
-    sim = Simulator(arm, 1e-3)
-    rng = np.random.default_rng(8)
+    from robot_dynamics_ros.contact import solve_velocity_step
+    dt, rng = 1e-3, np.random.default_rng(8)
     for scale in (1e-4, 1e-3, 1e-2, 1.0):
-        q, w = arm.random_configuration(rng), scale * rng.normal(size=arm.nv)
-        v = sim._stick_or_slip(q, w)
-        friction_force = crba(arm, q) @ (w - v) / sim.dt
-        sliding = v != 0
-        np.testing.assert_allclose(friction_force[sliding], (arm.friction * np.sign(v))[sliding], atol=1e-7)
-        assert np.all(np.abs(friction_force[~sliding]) <= arm.friction[~sliding] + 1e-7)
+        for _ in range(5):
+            q, w = arm.random_configuration(rng), scale * rng.normal(size=arm.nv)
+            M = crba(arm, q)
+            v_lo, v_hi = np.full(arm.nv, -np.inf), np.full(arm.nv, np.inf)
+            if with_stops:   # some joints on a stop (bound 0), some about to reach one
+                v_lo = -np.abs(scale * rng.normal(size=arm.nv)) * rng.integers(0, 2, arm.nv)
+                v_hi = np.abs(scale * rng.normal(size=arm.nv)) * rng.integers(0, 2, arm.nv)
+            v, _ = solve_velocity_step(M, w, dt * arm.friction, v_lo, v_hi)
+            assert np.all(v >= v_lo) and np.all(v <= v_hi)
+            p = M @ (v - w) / dt
+            inside = (v > v_lo) & (v < v_hi)
+            sliding = inside & (v != 0)
+            np.testing.assert_allclose(p[sliding], -(arm.friction * np.sign(v))[sliding], atol=1e-7)
+            assert np.all(np.abs(p[inside & (v == 0)]) <= arm.friction[inside & (v == 0)] + 1e-7)
+            assert np.all((p + arm.friction * np.sign(v))[(v == v_lo) & (v != 0)] >= -1e-7), 'a lower stop pulls'
+            assert np.all((p + arm.friction * np.sign(v))[(v == v_hi) & (v != 0)] <= 1e-7), 'an upper stop pulls'
+            assert np.all(p[(v == v_lo) & (v == 0) & (v_hi > 0)] >= -arm.friction[(v == v_lo) & (v == 0) & (v_hi > 0)] - 1e-7)
+            assert np.all(p[(v == v_hi) & (v == 0) & (v_lo < 0)] <= arm.friction[(v == v_hi) & (v == 0) & (v_lo < 0)] + 1e-7)
+
+            def objective(x):
+                return 0.5 * (x - w) @ M @ (x - w) + dt * arm.friction @ np.abs(x)
+            for _ in range(20):
+                trial = np.clip(v + 1e-3 * scale * rng.normal(size=arm.nv), v_lo, v_hi)
+                assert objective(trial) >= objective(v) - 1e-12 * (1.0 + abs(objective(v)))
 
 
 def test_reset_and_initial_positions(arm):
