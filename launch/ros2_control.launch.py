@@ -1,6 +1,7 @@
 """The simulator driven by ros2_control through topics: the topic-based hardware interface
 (joint_state_topic_hardware_interface/JointStateTopicSystem) exchanges sensor_msgs/JointState with the simulator,
-joint_state_broadcaster publishes /joint_states and a joint_trajectory_controller takes trajectories.
+joint_state_broadcaster publishes /joint_states and, with position commands, a joint_trajectory_controller takes
+trajectories; with command_interface:=effort spawn an effort controller of yours.
 
 ros2 launch robot_dynamics_ros ros2_control.launch.py [command_interface:=position|effort]
 Needs ros2_control, ros2_controllers and topic_based_hardware_interfaces installed
@@ -10,7 +11,8 @@ import os
 
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.conditions import IfCondition
+from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
@@ -29,8 +31,8 @@ def generate_launch_description():
     manager_parameters = [controllers] + ([{'robot_description': description}]
                                           if os.environ.get('ROS_DISTRO') == 'humble' else [])
 
-    def spawner(controller):
-        return Node(package='controller_manager', executable='spawner', output='screen',
+    def spawner(controller, condition=None):
+        return Node(package='controller_manager', executable='spawner', output='screen', condition=condition,
                     arguments=[controller, '--controller-manager', '/controller_manager'])
 
     return LaunchDescription([
@@ -46,5 +48,6 @@ def generate_launch_description():
         Node(package='controller_manager', executable='ros2_control_node', output='screen',
              parameters=manager_parameters, remappings=[('~/robot_description', '/robot_description')]),
         spawner('joint_state_broadcaster'),
-        spawner([command_interface, '_trajectory_controller']),
+        spawner('position_trajectory_controller',
+                condition=IfCondition(PythonExpression(["'", command_interface, "' == 'position'"]))),
     ])

@@ -45,9 +45,10 @@ class Loop:
         self.states.publish(msg)
 
     def next_command(self, timeout=STARTUP):
-        """Publish states until a command answers one published after this call."""
+        """Publish states until commands answer those published after this call (the fifth new command: the
+        first ones may still be in flight from before)."""
         received = len(self.commands)
-        assert self.probe.spin_until(lambda: self.publish_state() or len(self.commands) > received + 1, timeout)
+        assert self.probe.spin_until(lambda: self.publish_state() or len(self.commands) >= received + 5, timeout)
         return self.commands[-1]
 
 

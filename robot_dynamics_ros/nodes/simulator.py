@@ -1,8 +1,9 @@
 """``simulator`` node: a stand-in robot. Steps the ABA forward-dynamics Simulator in (scaled) real time,
 takes effort commands like ros2_control's JointGroupEffortController, publishes joint states.
 
-Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, in `joints` order);
-publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
+Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, in `joints` order) and
+``~/joint_commands`` (sensor_msgs/JointState by joint name: position / velocity targets for a servo in the
+simulator, and efforts; what ros2_control's topic-based JointStateTopicSystem publishes); publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
 `publish_clock`. Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool).
 """
 import sys
@@ -17,9 +18,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
-from ..simulation import Simulator
+from ..simulation import TIMEOUT_BEHAVIOURS, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float, as_vector, declare,
-                     joint_order, run)
+                     joint_order, one_of, run)
 
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
@@ -49,8 +50,16 @@ class SimulatorNode(Node):
                                                         'joint_states per sim second; 0: rate'))
         self.publish_rate = min(publish_rate, self.rate) if publish_rate > 0 else self.rate
         timeout = as_float('command_timeout', declare(self, 'command_timeout', 0.0,
-                                                      'sim seconds after which a command is stale; 0: never'))
+                                                      'sim seconds after which an effort_controller/commands '
+                                                      'command is stale; 0: never (joint_commands never are)'))
         self.command_timeout = timeout if timeout > 0 else None
+        self.on_command_timeout = one_of('on_command_timeout', declare(
+            self, 'on_command_timeout', 'brake', "'brake' (joints held) or 'zero_effort'"), TIMEOUT_BEHAVIOURS)
+        self.position_gains = declare(self, 'position_gains', Parameter.Type.DOUBLE_ARRAY,
+                                      'joint_commands servo, N m/rad: one per joint in joints order; '
+                                      'empty: derived from the model', )
+        self.velocity_gains = declare(self, 'velocity_gains', Parameter.Type.DOUBLE_ARRAY,
+                                      'joint_commands servo, N m s/rad: one per joint; empty: derived')
         self.throttle = Throttle(self.get_logger())
         self.sim = None
         self.steps = 0
@@ -60,18 +69,23 @@ class SimulatorNode(Node):
         """Build the Simulator and the ROS interfaces once the model is known."""
         self.joint_names, self.index = joint_order(model, self.joints_param)
         gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
-        initial = self._in_model_order(model, 'initial_positions', self.initial_positions)
+        initial, kp, kd = (self._in_model_order(model, name, values) for name, values in (
+            ('initial_positions', self.initial_positions), ('position_gains', self.position_gains),
+            ('velocity_gains', self.velocity_gains)))
         try:
             self.sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
                                  initial_positions=initial, apply_damping=self.apply_damping,
-                                 apply_friction=self.apply_friction, command_timeout=self.command_timeout)
+                                 apply_friction=self.apply_friction, command_timeout=self.command_timeout,
+                                 on_command_timeout=self.on_command_timeout, position_gains=kp, velocity_gains=kd)
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
+        self.model_index = {name: i for i, name in enumerate(model.joint_names)}
         self.sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
         self.sim.reset()
         self.state_pub = self.create_publisher(JointState, 'joint_states', 10)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if self.publish_clock else None
         self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 1)
+        self.create_subscription(JointState, '~/joint_commands', self._on_joint_command, 1)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.steps_per_publish = max(1, round(self.rate / self.publish_rate))
@@ -153,6 +167,39 @@ class SimulatorNode(Node):
             self.throttle.warn('invalid', f"rejected effort command: {e}; keeping the last safe command")
             return
         self._command_received()
+
+    def _on_joint_command(self, msg):
+        """A sensor_msgs/JointState command as ros2_control's JointStateTopicSystem sends it: joints by name
+        (any subset, any order), position / velocity / effort fields each empty or one per name, NaN
+        meaning no command for that joint in that field. Held until the next one (never stale)."""
+        try:
+            fields = self._joint_command_fields(msg)
+            self.sim.set_joint_command(**fields, t=self.sim.t)
+        except ValueError as e:
+            self.throttle.warn(str(e), f"rejected joint command: {e}; keeping the last command")
+            return
+        self._command_received()
+
+    def _joint_command_fields(self, msg):
+        """{'position': array or None, ...} in model order, NaN where not commanded; ValueError if bad."""
+        names = list(msg.name)
+        unknown = [name for name in names if name not in self.model_index]
+        if unknown or len(set(names)) != len(names):
+            raise ValueError(f"joint names {names} must be distinct joints of the model (unknown: {unknown})")
+        rows = [self.model_index[name] for name in names]
+        fields = {}
+        for field in ('position', 'velocity', 'effort'):
+            values = np.asarray(getattr(msg, field), dtype=float)
+            if values.size == 0:
+                fields[field] = None
+                continue
+            if values.size != len(names):
+                raise ValueError(f"{field} has {values.size} values for {len(names)} names")
+            if np.any(np.isinf(values)):
+                raise ValueError(f"{field} contains Inf: {values.tolist()}")
+            fields[field] = np.full(len(self.model_index), np.nan)
+            fields[field][rows] = values
+        return fields
 
     def _command_received(self):
         if self.waiting:
