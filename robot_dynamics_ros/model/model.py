@@ -1,5 +1,6 @@
 """The rigid-body tree model: immutable flat arrays, built once from a URDF (see ``urdf.py``)."""
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -60,6 +61,17 @@ class Model:
         S[rev, :3] = self.axis[rev]
         S[~rev, 3:] = self.axis[~rev]
         return S
+
+    @cached_property
+    def massless_joints(self):
+        """Names of the joints whose moving subtree (the body and all its descendants) has no mass and no
+        inertia: their articulated inertia is zero, so M(q) is singular and forward dynamics undefined."""
+        massless = [not np.any(I) for I in self.inertia]
+        for i in reversed(range(self.nv)):  # gather, tips to base: a subtree is massless if all its bodies are
+            p = self.parent[i]
+            if p >= 0 and not massless[i]:
+                massless[p] = False
+        return tuple(name for name, empty in zip(self.joint_names, massless) if empty)
 
     @property
     def children(self):
