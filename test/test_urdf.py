@@ -81,13 +81,12 @@ def urdf(**changes):
     (dict(lower='nan'), ["joint 'j1' <limit>", "lower='nan'", 'not finite']),
     (dict(upper='-inf'), ["joint 'j1' <limit>", "upper='-inf'", 'not finite']),
     (dict(lower='2'), ["joint 'j1' <limit>", 'lower 2.0 is above upper 1.0']),
-    (dict(type='prismatic', upper='1e200'), ["joint 'j1' <limit>", "upper='1e200'", 'physical bound']),
+    (dict(type='prismatic', lower='2e6', upper='3e6'), ["joint 'j1' <limit>", "lower='2e6'", 'physical bound']),
     (dict(damping='nan'), ["joint 'j1' <dynamics>", "damping='nan'", 'not finite']),
     (dict(damping='-0.1'), ["joint 'j1' <dynamics>", "damping='-0.1'", 'at least 0']),
     (dict(friction='-1e-9'), ["joint 'j1' <dynamics>", "friction='-1e-9'", 'at least 0']),
     (dict(mimic='<mimic joint="j1" multiplier="nan"/>'), ["joint 'j2' <mimic>", "multiplier='nan'", 'not finite']),
     (dict(mimic='<mimic joint="j1" offset="inf"/>'), ["joint 'j2' <mimic>", "offset='inf'", 'not finite']),
-    (dict(mimic='<mimic joint="no_such_joint"/>'), ["joint 'j2' <mimic>", "'no_such_joint'", 'not defined']),
     (dict(mimic='<mimic multiplier="2"/>'), ["joint 'j2' <mimic>", "no 'joint' attribute"]),
     (dict(xyz='0 0 1e200'), ["joint 'j1' <origin>", "xyz='0 0 1e200'", 'physical bound']),
     (dict(rpy='0 nan 0'), ["joint 'j1' <origin>", "rpy='0 nan 0'", 'not three finite numbers']),
@@ -104,6 +103,23 @@ def test_every_number_is_validated(changes, words):
         load_urdf(urdf(**changes))
     for word in words:
         assert word in str(error.value)
+
+
+def test_limits_beyond_the_physical_bound_mean_no_limit():
+    """As 1e16 in some real URDFs (a drone's rotors): that side is unlimited, and random states stay sane."""
+    for joint_type in ('revolute', 'prismatic'):
+        for lower, upper, expected in (('-1e16', '1e16', (-np.inf, np.inf)), ('0.5', '1e200', (0.5, np.inf)),
+                                       ('-1e200', '-0.5', (-np.inf, -0.5))):
+            model = load_urdf(urdf(type=joint_type, lower=lower, upper=upper))
+            assert (model.lower[0], model.upper[0]) == expected
+            q = np.array([model.random_configuration(np.random.default_rng(seed))[0] for seed in range(20)])
+            assert np.all((q >= expected[0]) & (q <= expected[1])) and np.all(np.abs(q) < 10)
+
+
+def test_mimic_of_an_undefined_joint_is_ignored_with_a_warning():
+    with pytest.warns(URDFWarning, match="joint 'j2' <mimic> names joint 'no_such_joint', which is not defined"):
+        model = load_urdf(urdf(mimic='<mimic joint="no_such_joint" multiplier="2"/>'))
+    assert model.nv == 2 and model.mimic == {}
 
 
 def test_axis_is_normalised_without_overflow():

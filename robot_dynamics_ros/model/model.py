@@ -103,8 +103,9 @@ class Model:
         return np.clip(np.zeros(self.nv), self.lower, self.upper)
 
     def random_configuration(self, rng):
-        """Uniform in the position limits; in [-pi, pi] (revolute) or [-1, 1] (prismatic) where unlimited."""
+        """Uniform in the position limits; in [-pi, pi] (revolute) or [-1, 1] (prismatic) where unlimited,
+        and over twice that span from the one limit a joint limited on one side has."""
         span = np.where(self.joint_type == REVOLUTE, np.pi, 1.0)
-        lo = np.where(np.isfinite(self.lower), self.lower, -span)
-        hi = np.where(np.isfinite(self.upper), self.upper, span)
+        lo = np.where(np.isfinite(self.lower), self.lower, np.minimum(-span, self.upper - 2 * span))
+        hi = np.where(np.isfinite(self.upper), self.upper, np.maximum(span, self.lower + 2 * span))
         return rng.uniform(lo, hi)

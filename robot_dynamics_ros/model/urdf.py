@@ -27,7 +27,8 @@ SUPPORTED = ('revolute', 'continuous', 'prismatic', 'fixed')
 
 # Physical bounds, far beyond any robot and far below floating-point overflow (1e308), so that products
 # such as m |r|^2 qd^2 summed over a tree stay finite.
-MAX_LENGTH = 1e6                          # m: origins, centres of mass; also joint positions (m or rad)
+MAX_LENGTH = 1e6                          # m: origins, centres of mass; joint limits (m or rad) beyond
+                                          # it mean no limit (some URDFs write 1e16 for that)
 MAX_MASS = 1e9                            # kg
 MAX_INERTIA = MAX_MASS * MAX_LENGTH ** 2  # kg m^2
 # Relative tolerance of the inertia checks: values exported in single precision (7 digits) pass.
@@ -156,12 +157,15 @@ def _build(robot_name, root, links, child_joints, joint_names, strict, messages)
         m = joint.find('mimic')
         if m is not None:
             what = f"joint {name!r} <mimic>"
-            mimicked = _required(m, 'joint', what)
-            if mimicked not in joint_names:
-                raise URDFError(f"{what} names joint {mimicked!r}, which is not defined")
-            mimic[name] = (mimicked, _float(m, 'multiplier', 1.0, what), _float(m, 'offset', 0.0, what))
-            messages.append(f"joint {name!r} mimics {mimicked!r}; it is modelled as an independent "
-                            "degree of freedom")
+            relation = (_required(m, 'joint', what), _float(m, 'multiplier', 1.0, what),
+                        _float(m, 'offset', 0.0, what))
+            if relation[0] not in joint_names:
+                messages.append(f"{what} names joint {relation[0]!r}, which is not defined; the mimic "
+                                "relation is ignored")
+            else:
+                mimic[name] = relation
+                messages.append(f"joint {name!r} mimics {relation[0]!r}; it is modelled as an independent "
+                                "degree of freedom")
 
     # Depth first from the root, in document order: a body gets its index before its children.
     stack = [(root, -1, np.eye(6), None)]  # (link, parent body, link_X_parent-body, joint into link)
@@ -267,14 +271,16 @@ def _axis(joint, name):
 def _limits(joint, name, messages):
     lim = joint.find('limit')
     what = f"joint {name!r} <limit>"
-    lower = _float(lim, 'lower', -np.inf, what, -MAX_LENGTH, MAX_LENGTH)
-    upper = _float(lim, 'upper', np.inf, what, -MAX_LENGTH, MAX_LENGTH)
+    lower = _float(lim, 'lower', -np.inf, what, maximum=MAX_LENGTH)
+    upper = _float(lim, 'upper', np.inf, what, minimum=-MAX_LENGTH)
     effort = _float(lim, 'effort', np.inf, what, minimum=0.0)
     velocity = _float(lim, 'velocity', np.inf, what, minimum=0.0)
     if joint.get('type') == 'continuous':
         return -np.inf, np.inf, effort, velocity
     if lower > upper:
         raise URDFError(f"{what}: lower {lower} is above upper {upper}")
+    lower = -np.inf if lower < -MAX_LENGTH else lower
+    upper = np.inf if upper > MAX_LENGTH else upper
     if lower == upper:
         messages.append(f"{what}: lower == upper == {lower:g}; the joint stays a degree of freedom whose "
                         "limits admit this one position")
