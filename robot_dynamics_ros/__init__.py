@@ -6,7 +6,8 @@ from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobia
 from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
 from .model import Model, load_urdf
 
-__all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
+__all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
+           'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
            'operational_space_inertia', 'SingularTaskError', 'frame_placements', 'frame_placement',
            'frame_jacobian', 'kinetic_energy', 'potential_energy']

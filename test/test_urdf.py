@@ -136,8 +136,12 @@ def test_cad_quirks_load_with_one_warning_each_and_run():
     messages = sorted(str(w.message) for w in record)
     assert len(messages) == 3
     assert "joint 'wrist' <limit>: lower == upper == 0" in messages[0]
-    assert "link 'antenna_link'" in messages[1] and 'eigenvalues -3.53486e-08, 3.50085e-08, 9.08701e-08' in messages[1]
-    assert "link 'torso_link'" in messages[2] and 'triangle inequality' in messages[2] and '0.1 + 0.2 < 0.5' in messages[2]
+    antenna = 1e-8 * np.array([[2.371, 6.119, 1.179], [6.119, 2.833, 0.774], [1.179, 0.774, 3.849]])
+    eigenvalues = np.sort(np.roots(np.poly(antenna)).real)  # roots of the characteristic polynomial
+    assert eigenvalues[0] < -3e-8  # the reason it is not positive semidefinite
+    assert "link 'antenna_link'" in messages[1]
+    assert 'eigenvalues {:.6g}, {:.6g}, {:.6g}'.format(*eigenvalues) in messages[1]
+    assert "link 'torso_link'" in messages[2] and 'triangle inequality (principal moments 0.1 + 0.2 < 0.5)' in messages[2]
     with pytest.raises(URDFError, match="link 'antenna_link'.*not positive semidefinite"):
         load_urdf(path, strict=True)
     with pytest.warns(URDFWarning, match="link 'l1' <inertial>: the inertia violates the triangle inequality"):

@@ -78,7 +78,8 @@ def check_contract(xml):
         rng = np.random.default_rng(0)
         for q, qd, qdd in states(model, rng):
             results = {
-                'rnea': robot_dynamics_ros.rnea(model, q, qd, qdd), 'algorithms.rnea': algorithms.rnea(model, q, qd, qdd),
+                'rnea': robot_dynamics_ros.rnea(model, q, qd, qdd),
+                'algorithms.rnea': algorithms.rnea(model, q, qd, qdd),
                 'crba': robot_dynamics_ros.crba(model, q), 'algorithms.crba': algorithms.crba(model, q),
                 'gravity_torques': robot_dynamics_ros.gravity_torques(model, q),
                 'algorithms.gravity_torques': algorithms.gravity_torques(model, q)}
