@@ -173,6 +173,9 @@ print(f'{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f}')
 
 def first_call():
     """Twice in fresh processes with an empty cache directory for the generated code: cold (compiles), warm."""
+    if fast.BACKEND != 'numba':
+        print('first-call timings skipped: numba is not installed (they time loading and compiling its kernels)')
+        return
     print(f'\nfirst calls in a fresh process, arm7 (backend {fast.BACKEND};'
           ' numba import, code generation, and loading the machine code from the disk cache, or compiling it'
           ' when that is cold):')
@@ -195,6 +198,8 @@ def main():
     loop_table(200 if args.quick else 2000)
     if pin is None:
         print('pinocchio does not import: its columns are left out')
+    if fast.BACKEND != 'numba':
+        print("numba is not installed: the 'fast' columns are the NumPy reference (pip install '.[fast]')")
 
 
 if __name__ == '__main__':

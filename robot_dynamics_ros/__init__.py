@@ -3,9 +3,11 @@ from .fast import aba, bias_torques, crba, gravity_torques, rnea  # compiled whe
 from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobian, frame_placement,
                          frame_placements, kinetic_energy, mass_matrix_inverse, mass_matrix_log_det,
                          operational_space_inertia, potential_energy, udut)
-from .model import Model, URDFError, load_urdf
+from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
+from .model import Model, load_urdf
 
-__all__ = ['load_urdf', 'Model', 'URDFError', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
+__all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
+           'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
            'operational_space_inertia', 'SingularTaskError', 'frame_placements', 'frame_placement',
            'frame_jacobian', 'kinetic_energy', 'potential_energy']

@@ -1,7 +1,14 @@
-"""``robot-dynamics`` command line: one subcommand per job, each in robot_dynamics_ros/commands/."""
+"""``robot-dynamics`` command line: one subcommand per job, each in robot_dynamics_ros/commands/.
+
+A user error (a missing file, an invalid URDF, a bad argument value, a missing optional package) is one
+line on stderr and exit code 2; ``robot-dynamics --debug ...`` shows the traceback instead.
+"""
 import argparse
 import importlib
 import sys
+import warnings
+
+from .errors import RobotDynamicsError
 
 # subcommand -> module in robot_dynamics_ros.commands with add_arguments(parser) and run(args) -> exit code
 SUBCOMMANDS = {
@@ -11,10 +18,31 @@ SUBCOMMANDS = {
     'identify': 'Identify base parameters from recorded joint data',
     'excite': 'Excitation trajectory for identification',
 }
+# Errors a user causes: ours, files (OSError), bad values (ValueError), a missing optional package.
+USER_ERRORS = (RobotDynamicsError, OSError, ValueError, ImportError)
+EXTRAS = {'rosbags': 'bag', 'matplotlib': 'plot', 'numba': 'fast', 'xacro': 'xacro', 'rclpy': 'ros'}
+
+
+class OneLineErrorParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (exit code 2, as argparse's)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def describe(error):
+    """One line for the user."""
+    if isinstance(error, ImportError) and error.name:
+        extra = EXTRAS.get(error.name.split('.')[0])
+        hint = f"pip install 'robot_dynamics_ros[{extra}]'" if extra else f"pip install {error.name.split('.')[0]}"
+        return f"the Python package {error.name!r} is not installed ({hint})"
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog='robot-dynamics', description=__doc__.split('\n')[0])
+    parser = OneLineErrorParser(prog='robot-dynamics', description=__doc__.split('\n')[0])
+    parser.add_argument('--debug', action='store_true', help='show the traceback of an error')
     sub = parser.add_subparsers(dest='command', required=True)
     modules = {}
     for name, help_text in SUBCOMMANDS.items():
@@ -25,7 +53,17 @@ def main(argv=None):
         modules[name] = module
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     args = parser.parse_args(argv)
-    return modules[args.command].run(args)
+    warnings.formatwarning = lambda message, category, *_, **__: f"{parser.prog}: warning: {message}\n"
+    try:
+        return modules[args.command].run(args)
+    except USER_ERRORS as e:
+        if args.debug:
+            raise
+        print(f"{parser.prog} {args.command}: error: {describe(e)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == '__main__':

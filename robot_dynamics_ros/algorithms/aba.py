@@ -3,6 +3,7 @@ import numpy as np
 
 from ..spatial import cross_force, cross_motion
 from .rnea import spatial_gravity
+from .udut import singular_mass_matrix
 
 
 def aba(model, q, qd, tau, gravity=None, f_ext=None):
@@ -31,6 +32,8 @@ def aba(model, q, qd, tau, gravity=None, f_ext=None):
     for i in reversed(range(n)):
         U[i] = IA[i] @ S[i]
         D[i] = S[i] @ U[i]
+        if D[i] <= 0.0:
+            raise singular_mass_matrix(model, i, D[i])
         u[i] = tau[i] - S[i] @ pA[i]
         p = model.parent[i]
         if p >= 0:

@@ -14,12 +14,13 @@ the chosen frame coordinates.
 """
 import numpy as np
 
+from ..errors import RobotDynamicsError
 from ..spatial import inverse
 from .kinematics import REFERENCES, body_transforms, link_frame, placement_from_transform
 from .udut import innovations_factors
 
 
-class SingularTaskError(np.linalg.LinAlgError):
+class SingularTaskError(RobotDynamicsError, np.linalg.LinAlgError):
     """The selected task rows are not independent: the operational-space inertia does not exist."""
 
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import SingularMassMatrixError
 from .rnea import rnea
 
 
@@ -44,10 +45,27 @@ def innovations_factors(model, q):
     for k in reversed(range(model.nv)):
         psi_hat[k] = IA[k] @ S[k]                                    # eq. 25
         D[k] = S[k] @ psi_hat[k]
+        if D[k] <= 0.0:
+            raise singular_mass_matrix(model, k, D[k])
         p = model.parent[k]
         if p >= 0:
             IA[p] += Xup[k].T @ (IA[k] - np.outer(psi_hat[k], psi_hat[k]) / D[k]) @ Xup[k]  # eq. 27
     return InnovationsFactors(Xup, S, psi_hat, D)
+
+
+def singular_mass_matrix(model, k, D_k):
+    """The error for a pivot D_k <= 0 (joint k's articulated inertia): M(q) is not positive definite."""
+    name = model.joint_names[k]
+    if name in model.massless_joints:
+        while model.parent[k] >= 0 and model.joint_names[model.parent[k]] in model.massless_joints:
+            k = model.parent[k]  # name the joint at the top of the massless subtree
+        name = model.joint_names[k]
+        return SingularMassMatrixError(
+            f"forward dynamics is undefined: joint {name!r} moves no mass or inertia (every link from it to "
+            "the leaves is massless), so the mass matrix is singular; give those links an <inertial>")
+    return SingularMassMatrixError(
+        f"forward dynamics is undefined: the mass matrix is not positive definite at this configuration "
+        f"(the articulated inertia about joint {name!r} is {D_k:.3g}); check the inertias it moves")
 
 
 def udut(model, q):

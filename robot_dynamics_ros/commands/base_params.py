@@ -6,6 +6,7 @@ from ..algorithms.regressor import standard_parameters
 from ..model.mdh import MDHError
 from ..parameters import closed_form_base_parameters, numeric_base_parameters
 from ..resources import bundled_urdf
+from . import finite_float
 
 
 def add_arguments(parser):
@@ -17,7 +18,7 @@ def add_arguments(parser):
                         help='add viscous (Fv) and Coulomb (Fc) friction per joint, values from the URDF dynamics')
     parser.add_argument('--rotor-inertia', action='store_true',
                         help='add a rotor inertia (Ia) per joint; the URDF has none, so its value is 0')
-    parser.add_argument('--gravity', type=float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
+    parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
 
 

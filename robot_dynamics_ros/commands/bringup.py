@@ -15,20 +15,24 @@ import time
 
 import numpy as np
 
+from .. import algorithms, load_urdf
+from ..errors import RobotDynamicsError
 from ..resources import bundled_config, bundled_urdf
+from . import int_in, positive_float
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 STOP_TIMEOUT = 10.0  # s a node gets to exit after SIGINT
 
 
 def add_arguments(parser):
-    parser.add_argument('--duration', type=float, default=10.0, help='seconds to run the loop (wall clock)')
+    parser.add_argument('--duration', type=positive_float, default=10.0,
+                        help='seconds to run the loop (wall clock)')
     parser.add_argument('--config', default=None, help='ROS 2 parameters YAML (default: bundled arm7.yaml)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
     parser.add_argument('--plot', default='tracking.png', help="tracking plot to write ('' for none)")
-    parser.add_argument('--domain-id', type=int, default=None,
+    parser.add_argument('--domain-id', type=int_in(0, 232), default=None,
                         help='ROS_DOMAIN_ID for the loop (default: derived from the process id)')
-    parser.add_argument('--startup-timeout', type=float, default=60.0,
+    parser.add_argument('--startup-timeout', type=positive_float, default=60.0,
                         help='seconds to wait for the first controller update')
 
 
@@ -52,9 +56,9 @@ def default_domain_id():
 def start_node(name, ros_args, env, log_path):
     """Start robot_dynamics_ros.nodes.<name> as a child process in its own session (so a Ctrl-C in the
     terminal reaches only us, and we stop it), output to log_path."""
-    log = open(log_path, 'w')
     command = [sys.executable, '-m', f'robot_dynamics_ros.nodes.{name}', '--ros-args', *ros_args]
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    with open(log_path, 'w') as log:  # the child keeps its own descriptor
+        return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 
 def stop_node(process, sig=signal.SIGINT, timeout=STOP_TIMEOUT):
@@ -72,6 +76,18 @@ def stop_node(process, sig=signal.SIGINT, timeout=STOP_TIMEOUT):
 def rate(samples, start, end):
     """Messages per wall second received in [start, end]."""
     return sum(start <= sample[0] <= end for sample in samples) / max(end - start, 1e-9)
+
+
+def first_error_line(log_text):
+    """The line of a node's log that says why it failed: its first ROS error, else the exception line of a
+    traceback, else its last line."""
+    lines = [line.strip() for line in log_text.splitlines() if line.strip()]
+    for line in lines:
+        ros_error = re.match(r'^\[(ERROR|FATAL)\] \[[\d.]+\] \[[^\]]*\]: (.*)', line)
+        if ros_error:
+            return ros_error.group(2)
+    exceptions = [line for line in lines if re.match(r'^[\w.]+(Error|Exception|Interrupt)\b', line)]
+    return exceptions[-1] if exceptions else (lines[-1] if lines else 'no output')
 
 
 def steps_per_second(log_text):
@@ -96,7 +112,7 @@ def report(recorder, start, end, sim_log):
         lines.append("tracking error: no controller updates received")
     sim_seconds = stamps[-1] - stamps[0] if len(stamps) > 1 else float('nan')
     lines.append(f"simulator: {steps_per_second(sim_log):.0f} steps/s achieved, "
-                 f"{sim_seconds / (end - start):.2f} s sim time per wall second")
+                 f"{sim_seconds / max(end - start, 1e-9):.2f} s sim time per wall second")
     lines.append(f"joint_states received: {rate(recorder.states, start, end):.1f} Hz")
     lines.append(f"controller commands: {rate(recorder.errors, start, end):.1f} Hz")
     if recorder.compute_us:
@@ -135,16 +151,14 @@ def run(args):
     try:
         from ..nodes.monitor import Recorder  # rclpy and the message packages
     except ImportError as e:
-        print(f"robot-dynamics bringup needs rclpy and the ROS 2 message packages ({e}).\n"
-              "Install the pip wheels with  pip install '.[ros]'  (from the package source) or source a "
-              "ROS 2 installation (Humble, Jazzy or Kilted).", file=sys.stderr)
-        return 2
+        raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
+                                 "(from the package source) or source a ROS 2 installation") from None
     config = os.path.abspath(args.config or bundled_config())
     urdf = os.path.abspath(args.urdf or bundled_urdf())
-    for what, path in (('config', config), ('URDF', urdf)):
-        if not os.path.isfile(path):
-            print(f"{what} file not found: {path}", file=sys.stderr)
-            return 2
+    if not os.path.isfile(config):
+        raise FileNotFoundError(f"config file not found: {config}")
+    model = load_urdf(urdf)  # a URDF the nodes cannot run with fails here, in one line
+    algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
     domain_id = default_domain_id() if args.domain_id is None else args.domain_id
     env = isolated_ros_env(domain_id)
     os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
@@ -159,12 +173,14 @@ def run(args):
     processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log')) for name in NODES}
     interrupted = False
     start = end = time.monotonic()
+    failed_to_start = []
     try:
         if not recorder.spin_until(lambda: recorder.errors or any(p.poll() is not None
                                                                    for p in processes.values()),
                                    args.startup_timeout):
             print(f"no controller update within {args.startup_timeout:g} s", file=sys.stderr)
-        elif all(p.poll() is None for p in processes.values()):
+        failed_to_start = [name for name, p in processes.items() if p.poll() is not None]
+        if recorder.errors and not failed_to_start:
             start = time.monotonic()
             print(f"loop running; recording for {args.duration:g} s ...")
             recorder.spin_until(lambda: any(p.poll() is not None for p in processes.values()), args.duration)
@@ -176,9 +192,16 @@ def run(args):
         codes = {name: stop_node(process) for name, process in processes.items()}
         recorder.close()
 
-    logs = {name: open(os.path.join(log_dir, name + '.log')).read() for name in NODES}
+    logs = {}
+    for name in NODES:
+        with open(os.path.join(log_dir, name + '.log')) as f:
+            logs[name] = f.read()
+    if failed_to_start:
+        name = failed_to_start[0]
+        raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
+                                 f"(log: {os.path.join(log_dir, name + '.log')})")
     print('\n'.join(report(recorder, start, end, logs['simulator'])))
-    if args.plot:
+    if args.plot and end > start:
         print(write_plot(recorder, args.plot))
     failed = {name: code for name, code in codes.items() if code != 0}
     for name, code in failed.items():

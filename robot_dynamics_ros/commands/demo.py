@@ -5,11 +5,12 @@ import numpy as np
 
 from .. import aba, crba, load_urdf, rnea
 from ..resources import bundled_urdf
+from . import int_in
 
 
 def add_arguments(parser):
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled 7-DOF arm)')
-    parser.add_argument('--seed', type=int, default=0, help='random state seed')
+    parser.add_argument('--seed', type=int_in(0), default=0, help='random state seed')
 
 
 def _microseconds(function, repeats=200):

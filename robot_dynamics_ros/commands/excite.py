@@ -4,21 +4,24 @@ import sys
 from .. import load_urdf
 from ..parameters.excitation import optimise_excitation, write_trajectory
 from ..resources import bundled_urdf
+from . import float_in, int_in, positive_float
 
 
 def add_arguments(parser):
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled 7-DOF arm)')
     parser.add_argument('-o', '--output', required=True,
                         help='trajectory_publisher parameter file (.yaml), or a table of t, q, qd, qdd (.csv)')
-    parser.add_argument('--duration', type=float, default=10.0, help='period of the Fourier series in seconds')
-    parser.add_argument('--harmonics', type=int, default=5, help='harmonics per joint (at least 2)')
-    parser.add_argument('--budget', type=float, default=30.0, help='optimisation time budget in seconds')
-    parser.add_argument('--rate', type=float, default=50.0, help='waypoints per second in the output')
+    parser.add_argument('--duration', type=positive_float, default=10.0,
+                        help='period of the Fourier series in seconds')
+    parser.add_argument('--harmonics', type=int_in(2), default=5, help='harmonics per joint (at least 2)')
+    parser.add_argument('--budget', type=positive_float, default=30.0, help='optimisation time budget in seconds')
+    parser.add_argument('--rate', type=positive_float, default=50.0, help='waypoints per second in the output')
     parser.add_argument('--friction', action='store_true', help='also excite viscous and Coulomb friction columns')
-    parser.add_argument('--velocity-fraction', type=float, default=0.8, help='fraction of the velocity limits used')
-    parser.add_argument('--position-margin', type=float, default=0.1,
+    parser.add_argument('--velocity-fraction', type=float_in(0, 1, low_open=True), default=0.8,
+                        help='fraction of the velocity limits used')
+    parser.add_argument('--position-margin', type=float_in(0, 0.5, high_open=True), default=0.1,
                         help='fraction of each joint range kept free at both ends')
-    parser.add_argument('--seed', type=int, default=0, help='seed of the initial Fourier coefficients')
+    parser.add_argument('--seed', type=int_in(0), default=0, help='seed of the initial Fourier coefficients')
 
 
 def run(args):

@@ -12,6 +12,7 @@ from ..parameters.identification import identify_base_parameters
 from ..parameters.identified_urdf import consistent_standard_parameters, write_identified_urdf
 from ..parameters.recordings import load_recording
 from ..parameters.signals import prepare
+from . import finite_float, int_in, non_negative_float, positive_float
 
 
 def add_arguments(parser):
@@ -22,14 +23,14 @@ def add_arguments(parser):
                         help="Gautier's weighted least squares (per-joint weights 1/sigma_j)")
     parser.add_argument('--friction', action='store_true', help='identify viscous and Coulomb friction per joint')
     parser.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2 recording')
-    parser.add_argument('--cutoff', type=float, default=10.0,
+    parser.add_argument('--cutoff', type=positive_float, default=10.0,
                         help='low-pass cut-off in Hz for positions (and efforts) before differentiating')
-    parser.add_argument('--decimate', type=int, default=None,
+    parser.add_argument('--decimate', type=int_in(1), default=None,
                         help='keep every k-th filtered sample (default: down to about 20 samples per '
                              'cut-off period)')
-    parser.add_argument('--min-velocity', type=float, default=0.02,
+    parser.add_argument('--min-velocity', type=non_negative_float, default=0.02,
                         help="leave out a joint's equations where its speed is below this (sticking friction)")
-    parser.add_argument('--gravity', type=float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
+    parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
     parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias')
 

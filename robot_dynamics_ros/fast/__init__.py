@@ -18,6 +18,8 @@ import importlib.util
 import numpy as np
 
 from ..algorithms.regressor import _extra_flags
+from ..algorithms.udut import innovations_factors
+from ..errors import SingularMassMatrixError
 from .codegen import generated, specialize
 from .packing import packed
 
@@ -88,24 +90,35 @@ def crba(model, q, out=None):
     return out
 
 
+def _singular(model, states):
+    """The named error for a kernel's ZeroDivisionError (a zero pivot D): the reference factorisation of
+    the states finds the joint."""
+    for q in np.reshape(np.asarray(states, dtype=float), (-1, model.nv)):
+        innovations_factors(model, q)  # raises SingularMassMatrixError naming the joint
+    return SingularMassMatrixError("forward dynamics is undefined: a zero articulated inertia at this configuration")
+
+
 def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
     """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
     functions = generated(model) if gravity is None and f_ext is None else None
-    if functions is not None:
-        out = np.empty(functions.nv) if out is None else out
-        try:
-            functions.aba(q, qd, tau, out)
-        except TypeError:
-            functions.aba(*_as_float_arrays(q, qd, tau), out)
-        return out
-    pack = packed(model)
-    a0 = pack.base_acceleration(gravity)
-    f_ext = pack.no_external_force if f_ext is None else f_ext
-    out = np.empty(pack.nv) if out is None else out
     try:
-        _kernels.aba_kernel.aba_kernel(pack.table, q, qd, tau, a0, f_ext, out)
-    except TypeError:
-        _kernels.aba_kernel.aba_kernel(pack.table, *_as_float_arrays(q, qd, tau, a0, f_ext), out)
+        if functions is not None:
+            out = np.empty(functions.nv) if out is None else out
+            try:
+                functions.aba(q, qd, tau, out)
+            except TypeError:
+                functions.aba(*_as_float_arrays(q, qd, tau), out)
+            return out
+        pack = packed(model)
+        a0 = pack.base_acceleration(gravity)
+        f_ext = pack.no_external_force if f_ext is None else f_ext
+        out = np.empty(pack.nv) if out is None else out
+        try:
+            _kernels.aba_kernel.aba_kernel(pack.table, q, qd, tau, a0, f_ext, out)
+        except TypeError:
+            _kernels.aba_kernel.aba_kernel(pack.table, *_as_float_arrays(q, qd, tau, a0, f_ext), out)
+    except ZeroDivisionError:  # a zero pivot: the kernels divide by D without a check
+        raise _singular(model, q) from None
     return out
 
 
@@ -158,12 +171,15 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
     Q, QD, TAU = _as_float_arrays(Q, QD, TAU)
     out = np.empty(Q.shape) if out is None else out
     functions = generated(model) if gravity is None and f_ext is None else None
-    if functions is not None:
-        functions.aba_batch(Q, QD, TAU, out)
-        return out
-    pack = packed(model)
-    _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration(gravity),
-                                            _batch_f_ext(pack, f_ext), out)
+    try:
+        if functions is not None:
+            functions.aba_batch(Q, QD, TAU, out)
+            return out
+        pack = packed(model)
+        _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration(gravity),
+                                                _batch_f_ext(pack, f_ext), out)
+    except ZeroDivisionError:
+        raise _singular(model, Q) from None
     return out
 
 
@@ -171,7 +187,10 @@ def udut(model, q):
     """As ``algorithms.udut``: (U, D) with M(q) = U diag(D) U^T."""
     pack = packed(model)
     U, D = np.empty((pack.nv, pack.nv)), np.empty(pack.nv)
-    _kernels.udut_kernel.udut_kernel(pack.table, *_as_float_arrays(q), U, D)
+    try:
+        _kernels.udut_kernel.udut_kernel(pack.table, *_as_float_arrays(q), U, D)
+    except ZeroDivisionError:
+        raise _singular(model, q) from None
     return U, D
 
 

@@ -274,7 +274,13 @@ class _Symbolic:
         for i in reversed(range(n)):   # gather, tips to base: articulated-body inertias (Jain Lemma 7)
             U[i] = [let([(IA[i][row][k], self.S[i][k]) for k in range(6)]) for row in range(6)]   # U = IA S
             D = self.project(i, U[i])                                                      # D = S^T U
-            inv_D[i] = 1.0 / D if isinstance(D, float) else code.assign(f'1.0 / {D}')
+            if isinstance(D, float) and D <= 0.0:
+                # A constant zero pivot (a massless subtree): the generated aba raises, as the table kernel
+                # does (fast.aba names the joint); the code after the raise is never reached.
+                code.lines.append("raise ZeroDivisionError('zero articulated inertia')")
+                inv_D[i] = 0.0
+            else:
+                inv_D[i] = 1.0 / D if isinstance(D, float) else code.assign(f'1.0 / {D}')
             u[i] = let([(f'x[{i}]',)] + [(-self.S[i][k], pA[i][k]) for k in range(6)])        # u = tau - S^T pA
             p = parent[i]
             if p >= 0:

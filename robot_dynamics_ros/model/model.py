@@ -1,5 +1,6 @@
 """The rigid-body tree model: immutable flat arrays, built once from a URDF (see ``urdf.py``)."""
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -61,6 +62,17 @@ class Model:
         S[~rev, 3:] = self.axis[~rev]
         return S
 
+    @cached_property
+    def massless_joints(self):
+        """Names of the joints whose moving subtree (the body and all its descendants) has no mass and no
+        inertia: their articulated inertia is zero, so M(q) is singular and forward dynamics undefined."""
+        massless = [not np.any(I) for I in self.inertia]
+        for i in reversed(range(self.nv)):  # gather, tips to base: a subtree is massless if all its bodies are
+            p = self.parent[i]
+            if p >= 0 and not massless[i]:
+                massless[p] = False
+        return tuple(name for name, empty in zip(self.joint_names, massless) if empty)
+
     @property
     def children(self):
         """children[i]: the bodies whose parent is i (i = -1 is not included; see ``root_children``)."""
@@ -91,8 +103,9 @@ class Model:
         return np.clip(np.zeros(self.nv), self.lower, self.upper)
 
     def random_configuration(self, rng):
-        """Uniform in the position limits; in [-pi, pi] (revolute) or [-1, 1] (prismatic) where unlimited."""
+        """Uniform in the position limits; in [-pi, pi] (revolute) or [-1, 1] (prismatic) where unlimited,
+        and over twice that span from the one limit a joint limited on one side has."""
         span = np.where(self.joint_type == REVOLUTE, np.pi, 1.0)
-        lo = np.where(np.isfinite(self.lower), self.lower, -span)
-        hi = np.where(np.isfinite(self.upper), self.upper, span)
+        lo = np.where(np.isfinite(self.lower), self.lower, np.minimum(-span, self.upper - 2 * span))
+        hi = np.where(np.isfinite(self.upper), self.upper, np.maximum(span, self.lower + 2 * span))
         return rng.uniform(lo, hi)

@@ -5,6 +5,12 @@ parent body (inertia lumped) and their links stay addressable in ``model.frames`
 to the world. Mimic joints are kept as independent degrees of freedom (a warning says so) and their
 mimic relation is recorded in ``model.mimic``. Anything else that cannot be modelled raises URDFError
 naming the element.
+
+The contract: whatever ``load_urdf`` returns runs. Every number is checked (finite, within physical
+bounds, non-negative where it must be), so inverse dynamics is finite at every state within the limits.
+Inconsistent but finite inertias (not positive definite, or violating the triangle inequality, as CAD
+exports often are), equal lower and upper limits, and a moving subtree without mass load with a
+URDFWarning naming the element, as in Pinocchio and KDL; ``strict=True`` refuses the inertias instead.
 """
 import os
 import warnings
@@ -13,19 +19,32 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .. import spatial
+from ..errors import URDFError, URDFWarning
 from .model import PRISMATIC, REVOLUTE, Frame, Model
 
 DOF_TYPES = {'revolute': REVOLUTE, 'continuous': REVOLUTE, 'prismatic': PRISMATIC}
 SUPPORTED = ('revolute', 'continuous', 'prismatic', 'fixed')
 
+# Physical bounds, far beyond any robot and far below floating-point overflow (1e308), so that products
+# such as m |r|^2 qd^2 summed over a tree stay finite.
+MAX_LENGTH = 1e6                          # m: origins, centres of mass; joint limits (m or rad) beyond
+                                          # it mean no limit (some URDFs write 1e16 for that)
+MAX_MASS = 1e9                            # kg
+MAX_INERTIA = MAX_MASS * MAX_LENGTH ** 2  # kg m^2
+# Relative tolerance of the inertia checks: values exported in single precision (7 digits) pass.
+INERTIA_RTOL = 1e-6
 
-class URDFError(ValueError):
-    """A URDF that cannot be turned into a model; the message names the offending element."""
 
+def load_urdf(source, strict=False):
+    """Build a Model from a URDF file path, a ``.xacro`` file path, or a URDF XML string.
 
-def load_urdf(source):
-    """Build a Model from a URDF file path, a ``.xacro`` file path, or a URDF XML string."""
-    return parse_urdf(_read_xml(source))
+    strict: raise URDFError for an inertia that is not physically consistent (not positive
+    semidefinite, or violating the triangle inequality) instead of loading it with a warning.
+    """
+    model, messages = _parse(_read_xml(source), strict)
+    for message in messages:
+        warnings.warn(message, URDFWarning, stacklevel=2)
+    return model
 
 
 def _read_xml(source):
@@ -39,13 +58,27 @@ def _read_xml(source):
             import xacro
         except ImportError:
             raise URDFError(f"{source!r} is a xacro file but the 'xacro' package is not installed") from None
-        return xacro.process_file(source).toxml()
-    with open(source, encoding='utf-8') as f:
-        return f.read()
+        try:
+            return xacro.process_file(source).toxml()
+        except Exception as e:  # xacro raises many types (XacroException, NameError, ExpatError, ...)
+            raise URDFError(f"xacro could not expand {source!r}: {e}") from None
+    try:
+        with open(source, encoding='utf-8') as f:
+            return f.read()
+    except UnicodeDecodeError as e:
+        raise URDFError(f"{source!r} is not UTF-8 text: {e}") from None
 
 
-def parse_urdf(xml):
-    """Build a Model from a URDF XML string."""
+def parse_urdf(xml, strict=False):
+    """Build a Model from a URDF XML string; ``strict`` as in ``load_urdf``."""
+    model, messages = _parse(xml, strict)
+    for message in messages:
+        warnings.warn(message, URDFWarning, stacklevel=2)
+    return model
+
+
+def _parse(xml, strict):
+    """(model, warning messages) from a URDF XML string."""
     try:
         robot = ET.fromstring(xml)
     except ET.ParseError as e:
@@ -83,10 +116,18 @@ def parse_urdf(xml):
         raise URDFError("the joints form a cycle: every link has a parent, so there is no root link")
     if len(roots) > 1:
         raise URDFError(f"the URDF is not one tree: links {roots} have no parent joint")
-    return _build(robot.get('name', ''), roots[0], links, child_joints)
+    messages = []
+    model = _build(robot.get('name', ''), roots[0], links, child_joints, set(joints), strict, messages)
+    if model.massless_joints:
+        top = [name for name in model.massless_joints
+               if model.parent[model.joint_index(name)] < 0
+               or model.joint_names[model.parent[model.joint_index(name)]] not in model.massless_joints]
+        messages.append(f"joints {top} move no mass or inertia (every link from them to the leaves is "
+                        "massless): forward dynamics raises an error on this model; inverse dynamics works")
+    return model, messages
 
 
-def _build(robot_name, root, links, child_joints):
+def _build(robot_name, root, links, child_joints, joint_names, strict, messages):
     names, bodies, parent, jtype, axis, X_tree, inertia = [], [], [], [], [], [], []
     lower, upper, effort, velocity, damping, friction = [], [], [], [], [], []
     frames, mimic = {}, {}
@@ -108,17 +149,23 @@ def _build(robot_name, root, links, child_joints):
         axis.append(_axis(joint, name))
         X_tree.append(X_joint)
         inertia.append(np.zeros((6, 6)))
-        for values, value in zip((lower, upper, effort, velocity), _limits(joint, name)):
+        for values, value in zip((lower, upper, effort, velocity), _limits(joint, name, messages)):
             values.append(value)
         dyn = joint.find('dynamics')
-        damping.append(_float(dyn, 'damping', 0.0, f"joint {name!r} <dynamics>"))
-        friction.append(_float(dyn, 'friction', 0.0, f"joint {name!r} <dynamics>"))
+        damping.append(_float(dyn, 'damping', 0.0, f"joint {name!r} <dynamics>", minimum=0.0))
+        friction.append(_float(dyn, 'friction', 0.0, f"joint {name!r} <dynamics>", minimum=0.0))
         m = joint.find('mimic')
         if m is not None:
             what = f"joint {name!r} <mimic>"
-            mimic[name] = (m.get('joint'), _float(m, 'multiplier', 1.0, what), _float(m, 'offset', 0.0, what))
-            warnings.warn(f"joint {name!r} mimics {m.get('joint')!r}; it is modelled as an independent "
-                          "degree of freedom", stacklevel=4)
+            relation = (_required(m, 'joint', what), _float(m, 'multiplier', 1.0, what),
+                        _float(m, 'offset', 0.0, what))
+            if relation[0] not in joint_names:
+                messages.append(f"{what} names joint {relation[0]!r}, which is not defined; the mimic "
+                                "relation is ignored")
+            else:
+                mimic[name] = relation
+                messages.append(f"joint {name!r} mimics {relation[0]!r}; it is modelled as an independent "
+                                "degree of freedom")
 
     # Depth first from the root, in document order: a body gets its index before its children.
     stack = [(root, -1, np.eye(6), None)]  # (link, parent body, link_X_parent-body, joint into link)
@@ -132,7 +179,11 @@ def _build(robot_name, root, links, child_joints):
             add_dof(joint, link, body, X_link)
             body, X_link = len(names) - 1, np.eye(6)
         frames[link] = Frame(link, body, X_link)
-        add_inertia(body, spatial.transform_inertia(spatial.inverse(X_link), _link_inertia(links[link])))
+        I_link = spatial.transform_inertia(spatial.inverse(X_link), _link_inertia(links[link], strict, messages))
+        if not np.all(np.isfinite(I_link)):
+            raise URDFError(f"link {link!r} <inertial>: its inertia is not finite in the frame of joint "
+                            f"{joint.get('name') if joint is not None else root!r}")
+        add_inertia(body, I_link)
         for child_joint in reversed(child_joints[link]):  # reversed: the stack pops in document order
             X_joint = _origin(child_joint, f"joint {child_joint.get('name')!r}") @ X_link
             stack.append((child_joint.find('child').get('link'), body, X_joint, child_joint))
@@ -167,16 +218,26 @@ def _link_ref(joint, tag, joint_name, links):
     return ref.get('link')
 
 
-def _float(element, attribute, default, what):
+def _float(element, attribute, default, what, minimum=-np.inf, maximum=np.inf):
+    """The attribute as a finite number in [minimum, maximum], or default when it is absent."""
     if element is None or element.get(attribute) is None:
         return default
+    text = element.get(attribute)
     try:
-        return float(element.get(attribute))
+        value = float(text) + 0.0  # + 0.0 turns -0 into 0, so that e.g. uniform(-v, v) works for v = 0
     except ValueError:
-        raise URDFError(f"{what}: {attribute}={element.get(attribute)!r} is not a number") from None
+        raise URDFError(f"{what}: {attribute}={text!r} is not a number") from None
+    if not np.isfinite(value):
+        raise URDFError(f"{what}: {attribute}={text!r} is not finite")
+    if value < minimum:
+        raise URDFError(f"{what}: {attribute}={text!r} must be at least {minimum:g}")
+    if value > maximum:
+        raise URDFError(f"{what}: {attribute}={text!r} is beyond the physical bound {maximum:g}")
+    return value
 
 
-def _vector(element, attribute, default, what):
+def _vector(element, attribute, default, what, bound=np.inf):
+    """The attribute as three finite numbers of magnitude <= bound, or default when it is absent."""
     if element is None or element.get(attribute) is None:
         return np.array(default, dtype=float)
     try:
@@ -185,59 +246,84 @@ def _vector(element, attribute, default, what):
         v = np.array([])
     if v.shape != (3,) or not np.all(np.isfinite(v)):
         raise URDFError(f"{what}: {attribute}={element.get(attribute)!r} is not three finite numbers")
+    if np.max(np.abs(v)) > bound:
+        raise URDFError(f"{what}: {attribute}={element.get(attribute)!r} is beyond the physical bound {bound:g}")
     return v
 
 
 def _origin(element, what):
     """Motion transform child_X_parent from an <origin xyz rpy> element."""
     o = element.find('origin')
-    xyz = _vector(o, 'xyz', (0, 0, 0), f"{what} <origin>")
+    xyz = _vector(o, 'xyz', (0, 0, 0), f"{what} <origin>", bound=MAX_LENGTH)
     rpy = _vector(o, 'rpy', (0, 0, 0), f"{what} <origin>")
     return spatial.plucker_from_pose(spatial.rpy_to_matrix(rpy), xyz)
 
 
 def _axis(joint, name):
     a = _vector(joint.find('axis'), 'xyz', (1, 0, 0), f"joint {name!r} <axis>")
-    norm = np.linalg.norm(a)
-    if norm < 1e-12:
+    scale = np.max(np.abs(a))  # scaled before the norm, which would overflow for 1e200
+    if scale == 0.0:
         raise URDFError(f"joint {name!r} has a zero <axis>")
-    return a / norm
+    a = a / scale
+    return a / np.linalg.norm(a)
 
 
-def _limits(joint, name):
+def _limits(joint, name, messages):
     lim = joint.find('limit')
     what = f"joint {name!r} <limit>"
-    lower, upper = _float(lim, 'lower', -np.inf, what), _float(lim, 'upper', np.inf, what)
+    lower = _float(lim, 'lower', -np.inf, what, maximum=MAX_LENGTH)
+    upper = _float(lim, 'upper', np.inf, what, minimum=-MAX_LENGTH)
+    effort = _float(lim, 'effort', np.inf, what, minimum=0.0)
+    velocity = _float(lim, 'velocity', np.inf, what, minimum=0.0)
     if joint.get('type') == 'continuous':
-        lower, upper = -np.inf, np.inf
-    effort, velocity = _float(lim, 'effort', np.inf, what), _float(lim, 'velocity', np.inf, what)
+        return -np.inf, np.inf, effort, velocity
     if lower > upper:
         raise URDFError(f"{what}: lower {lower} is above upper {upper}")
-    if effort < 0 or velocity < 0:
-        raise URDFError(f"{what}: effort and velocity limits must be non-negative")
+    lower = -np.inf if lower < -MAX_LENGTH else lower
+    upper = np.inf if upper > MAX_LENGTH else upper
+    if lower == upper:
+        messages.append(f"{what}: lower == upper == {lower:g}; the joint stays a degree of freedom whose "
+                        "limits admit this one position")
     return lower, upper, effort, velocity
 
 
-def _link_inertia(link):
+def _link_inertia(link, strict, messages):
     """Spatial inertia of a link about its own frame (zero when it has no <inertial>)."""
     name = link.get('name')
     inertial = link.find('inertial')
     if inertial is None:
         return np.zeros((6, 6))
     what = f"link {name!r} <inertial>"
-    mass = _float(inertial.find('mass'), 'value', 0.0, what + " <mass>")
-    if not np.isfinite(mass) or mass < 0:
-        raise URDFError(f"{what}: mass {mass} must be finite and non-negative")
+    mass = _float(inertial.find('mass'), 'value', 0.0, what + " <mass>", maximum=MAX_MASS)
+    if mass < 0:
+        raise URDFError(f"{what}: mass {mass} must be non-negative")
     el = inertial.find('inertia')
-    ixx, ixy, ixz, iyy, iyz, izz = (_float(el, k, 0.0, what + " <inertia>")
+    ixx, ixy, ixz, iyy, iyz, izz = (_float(el, k, 0.0, what + " <inertia>", -MAX_INERTIA, MAX_INERTIA)
                                     for k in ('ixx', 'ixy', 'ixz', 'iyy', 'iyz', 'izz'))
     I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    if not np.all(np.isfinite(I)):
-        raise URDFError(f"{what}: the inertia has non-finite entries")
-    eig = np.linalg.eigvalsh(I)
-    if eig[0] < -1e-12 * max(1.0, abs(eig[-1])):
-        raise URDFError(f"{what}: the inertia is not positive definite (eigenvalues {eig})")
+    problem = _inconsistency(I)
+    if problem:
+        message = f"{what}: the inertia {problem}"
+        if strict:
+            raise URDFError(message)
+        messages.append(message + "; loaded as given, as Pinocchio and KDL do (strict=True refuses it)")
     o = inertial.find('origin')
     R = spatial.rpy_to_matrix(_vector(o, 'rpy', (0, 0, 0), what + " <origin>"))
-    com = _vector(o, 'xyz', (0, 0, 0), what + " <origin>")
+    com = _vector(o, 'xyz', (0, 0, 0), what + " <origin>", bound=MAX_LENGTH)
     return spatial.spatial_inertia(mass, com, R @ I @ R.T)
+
+
+def _inconsistency(I):
+    """Why the rotational inertia I (about the centre of mass) is not physically consistent, or ''.
+
+    Consistent: positive semidefinite, and its principal moments obey the triangle inequality
+    e1 + e2 >= e3 (mass is spread in space, so no moment exceeds the sum of the other two).
+    """
+    e = np.linalg.eigvalsh(I)
+    tolerance = INERTIA_RTOL * np.max(np.abs(e))
+    if e[0] < -tolerance:
+        return f"is not positive semidefinite (eigenvalues {e[0]:.6g}, {e[1]:.6g}, {e[2]:.6g})"
+    if e[0] + e[1] < e[2] - tolerance:
+        return (f"violates the triangle inequality (principal moments {e[0]:.6g} + {e[1]:.6g} < "
+                f"{e[2]:.6g})")
+    return 

@@ -1,0 +1,97 @@
+"""The command line as a user meets it: every user error is one line on stderr naming the problem, with exit
+code 2 and no traceback (``--debug`` gives the traceback). Each case runs the CLI as a subprocess."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BAD_URDF_DIR, BUNDLED_URDF, ROOT, TEST_DIR
+
+MASSLESS = os.path.join(TEST_DIR, 'urdf', 'massless_subtree.urdf')
+
+
+def cli(*args, cwd=None):
+    return subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd or ROOT)
+
+
+def assert_one_line_error(result, *words):
+    assert result.returncode == 2, result.stderr
+    assert 'Traceback' not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+MISSING = '/no/such/robot.urdf'
+CASES = {  # name -> (arguments, words the one line must contain)
+    'demo missing file': (['demo', MISSING], ['demo: error', 'not found', MISSING]),
+    'demo invalid URDF': (['demo', os.path.join(BAD_URDF_DIR, 'floating_joint.urdf')],
+                          ["joint 'joint2'", "'floating'"]),
+    'demo broken XML': (['demo', os.path.join(BAD_URDF_DIR, 'malformed.urdf')], ['malformed URDF XML']),
+    'demo bad seed': (['demo', '--seed', '-1'], ['--seed', "'-1' must be at least 0"]),
+    'base-params missing file': (['base-params', MISSING], ['base-params: error', 'not found']),
+    'base-params NaN gravity': (['base-params', '--gravity', '0', 'nan', '-9.81'], ['--gravity', 'not finite']),
+    'excite missing file': (['excite', MISSING, '-o', 'x.yaml'], ['excite: error', 'not found']),
+    'excite zero duration': (['excite', '-o', 'x.yaml', '--duration', '0'], ['--duration', 'greater than 0']),
+    'excite one harmonic': (['excite', '-o', 'x.yaml', '--harmonics', '1'], ['--harmonics', 'at least 2']),
+    'excite velocity fraction': (['excite', '-o', 'x.yaml', '--velocity-fraction', '1.5'],
+                                 ['--velocity-fraction', 'must lie in (0, 1]']),
+    'excite rate not a number': (['excite', '-o', 'x.yaml', '--rate', 'fast'], ['--rate', 'not a number']),
+    'identify missing URDF': (['identify', MISSING, 'rec.csv', '-o', 'p.yaml'], ['identify: error', 'not found']),
+    'identify missing recording': (['identify', BUNDLED_URDF, '/no/rec.mcap', '-o', 'p.yaml'],
+                                   ['no recording', '/no/rec.mcap']),
+    'identify unknown format': (['identify', BUNDLED_URDF, BUNDLED_URDF, '-o', 'p.yaml'],
+                                ['unknown recording format']),
+    'identify negative cut-off': (['identify', BUNDLED_URDF, 'rec.csv', '-o', 'p.yaml', '--cutoff', '-3'],
+                                  ['--cutoff', 'greater than 0']),
+    'bringup negative duration': (['bringup', '--duration', '-1'], ['--duration', "'-1' must be greater than 0"]),
+    'bringup zero startup timeout': (['bringup', '--startup-timeout', '0'], ['--startup-timeout']),
+    'bringup domain id': (['bringup', '--domain-id', '300'], ['--domain-id', 'must lie in [0, 232]']),
+    'bringup missing config': (['bringup', '--config', '/no/config.yaml'], ['config file not found']),
+    'bringup invalid URDF': (['bringup', '--urdf', os.path.join(BAD_URDF_DIR, 'floating_joint.urdf')],
+                             ["joint 'joint2'", "'floating'"]),
+    'unknown subcommand': (['fly'], ["invalid choice: 'fly'"]),
+}
+
+
+@pytest.mark.parametrize('case', sorted(CASES))
+def test_user_error_is_one_line_and_exit_code_2(case, tmp_path):
+    arguments, words = CASES[case]
+    result = cli(*arguments, cwd=tmp_path)
+    assert_one_line_error(result, *words)
+    assert not os.listdir(tmp_path)  # nothing written: no plot (bringup's default tracking.png), no output
+
+
+def test_debug_flag_gives_the_traceback():
+    result = cli('--debug', 'demo', MISSING)
+    assert result.returncode != 0
+    assert 'Traceback' in result.stderr and 'URDFError' in result.stderr
+
+
+def test_warnings_are_one_line_each_and_forward_dynamics_error_names_the_joint(tmp_path):
+    """bringup on a URDF whose head moves no mass: the simulator could not run, so bringup refuses before
+    starting any node; the load warning is one line of its own."""
+    result = cli('bringup', '--urdf', MASSLESS, '--plot', str(tmp_path / 'p.png'))
+    assert result.returncode == 2 and 'Traceback' not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    errors = [line for line in lines if ': error: ' in line]
+    assert len(errors) == 1 and "joint 'head_yaw' moves no mass or inertia" in errors[0]
+    assert all(': warning: ' in line for line in lines if line not in errors)
+    assert not os.listdir(tmp_path)
+
+
+def test_bringup_names_the_first_error_of_a_node_that_failed_to_start(tmp_path):
+    pytest.importorskip('rclpy')
+    config = tmp_path / 'bad_rate.yaml'
+    with open(os.path.join(ROOT, 'config', 'arm7.yaml')) as f:
+        text = f.read()
+    assert '    rate: 1000.0' in text
+    config.write_text(text.replace('    rate: 1000.0', '    rate: -5.0', 1))
+    plot = tmp_path / 'p.png'
+    result = cli('bringup', '--config', str(config), '--duration', '2', '--plot', str(plot),
+                 '--startup-timeout', '60')
+    assert_one_line_error(result, 'the simulator node failed to start', "parameter 'rate' must be positive")
+    assert not plot.exists()
