@@ -6,6 +6,7 @@ from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.udut import innovations_factors
 from .contact import SLIDING, solve_velocity_step
 from .control import as_finite_vector
+from .errors import SingularMassMatrixError
 from .model.model import REVOLUTE
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
@@ -80,8 +81,10 @@ class Simulator:
 
     def _check_positive_definite(self, q):
         """ValueError naming the joint unless every pivot D_i of M(q) = U D U^T (Saha eqs. 25-27) is positive."""
-        with np.errstate(divide='ignore', invalid='ignore'):   # a zero pivot spreads NaN towards the base
+        try:
             D = innovations_factors(self.model, q).D
+        except SingularMassMatrixError as e:   # a pivot <= 0
+            raise ValueError(f'mass matrix is not positive definite at the initial state: {e}') from None
         threshold = SINGULAR_PIVOT_RATIO * np.max(np.abs(D[np.isfinite(D)]), initial=0.0)
         for i in reversed(range(self.model.nv)):   # the gather's order: the first failure is the cause
             if not (np.isfinite(D[i]) and D[i] > threshold):

@@ -223,7 +223,7 @@ def test_a_mass_matrix_that_is_not_positive_definite_is_refused_naming_the_joint
     inertia = arm.inertia.copy()
     inertia[-1] = 0.0
     massless_tip = dataclasses.replace(arm, inertia=inertia)
-    with pytest.raises(ValueError, match=f'not positive definite.*{arm.joint_names[-1]}.*{arm.body_names[-1]}'):
+    with pytest.raises(ValueError, match=f'not positive definite.*{arm.joint_names[-1]}'):
         Simulator(massless_tip, 1e-3)
     Simulator(arm, 1e-3)   # the bundled arm is fine
 

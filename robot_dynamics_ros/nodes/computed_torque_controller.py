@@ -22,6 +22,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..algorithms import gravity_torques
 from ..control import CONTROL_MODES, ComputedTorqueController, JointStateMapper, TrajectoryReference
+from ..errors import RobotDynamicsError
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, RuntimeParameters, Throttle, as_float,
                      as_vector, declare, joint_order, one_of, run)
 
@@ -88,7 +89,7 @@ class ControllerNode(Node):
         rest = np.zeros(model.nv)
         try:
             controller.compute(model.neutral(), rest, model.neutral(), rest, rest)  # warm-up (compiled paths)
-        except (ValueError, ArithmeticError) as e:
+        except (ValueError, ArithmeticError, RobotDynamicsError) as e:
             raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
         self.model, self.controller = model, controller
         self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown)

@@ -18,6 +18,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
+from ..errors import RobotDynamicsError
 from ..simulation import TIMEOUT_BEHAVIOURS, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float, as_vector, declare,
                      joint_order, one_of, run)
@@ -77,7 +78,7 @@ class SimulatorNode(Node):
                                  initial_positions=initial, apply_damping=self.apply_damping,
                                  apply_friction=self.apply_friction, command_timeout=self.command_timeout,
                                  on_command_timeout=self.on_command_timeout, position_gains=kp, velocity_gains=kd)
-        except ValueError as e:
+        except (ValueError, RobotDynamicsError) as e:
             raise ConfigurationError(str(e)) from None
         self.model_index = {name: i for i, name in enumerate(model.joint_names)}
         self.sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
