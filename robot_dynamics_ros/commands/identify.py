@@ -1,4 +1,5 @@
 """``robot-dynamics identify``: base inertial parameters from recorded joint positions and efforts."""
+import inspect
 import sys
 import time
 
@@ -12,6 +13,9 @@ from ..parameters.identification import identify_base_parameters
 from ..parameters.identified_urdf import consistent_standard_parameters, write_identified_urdf
 from ..parameters.recordings import load_recording
 from ..parameters.signals import prepare
+
+# Refuse inconsistent inertias: the loader does so today; once it only warns by default, strict=True does.
+STRICT = {'strict': True} if 'strict' in inspect.signature(load_urdf).parameters else {}
 
 
 def add_arguments(parser):
@@ -31,7 +35,8 @@ def add_arguments(parser):
                         help="leave out a joint's equations where its speed is below this (sticking friction)")
     parser.add_argument('--gravity', type=float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
-    parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias')
+    parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias '
+                        "(needs cvxpy: the 'ident' extra)")
 
 
 def run(args):
@@ -66,15 +71,20 @@ def run(args):
         yaml.safe_dump(document, f, sort_keys=False)
     print(f"wrote {len(result.beta)} base parameters to {args.output}", file=sys.stderr)
     if args.urdf_out:
-        pi, inconsistent = consistent_standard_parameters(
-            base, result.beta, standard_parameters(model, **extras), model.nv)
+        try:
+            pi, inconsistent = consistent_standard_parameters(
+                base, result.beta, standard_parameters(model, **extras), model.nv, R=result.R)
+        except ImportError as e:
+            print(f"error: --urdf-out: {e}", file=sys.stderr)
+            return 2
         if inconsistent:
-            print("warning: no physically consistent standard parameters found for bodies "
-                  f"{[model.body_names[i] for i in inconsistent]}; their inertias in the URDF are the "
-                  "least-norm solution and may be rejected by URDF parsers", file=sys.stderr)
-        xml = _read_xml(args.urdf)  # the URDF text (xacro expanded) to edit
+            print("error: the solver found no physically consistent standard parameters for bodies "
+                  f"{[model.body_names[i] for i in inconsistent]}; {args.urdf_out} not written", file=sys.stderr)
+            return 1
+        xml = write_identified_urdf(_read_xml(args.urdf), model, pi, parameter_names(model, **extras))
+        load_urdf(xml, **STRICT)  # the package's own loader accepts what we write, or this raises before writing
         with open(args.urdf_out, 'w', encoding='utf-8') as f:
-            f.write(write_identified_urdf(xml, model, pi, parameter_names(model, **extras)))
-        print(f"wrote the identified model to {args.urdf_out} "
+            f.write(xml)
+        print(f"wrote the physically consistent identified model to {args.urdf_out} "
               f"(max |K pi - beta| = {np.max(np.abs(base.K @ pi - result.beta)):.2g})", file=sys.stderr)
     return 0
