@@ -10,6 +10,7 @@ SUBCOMMANDS = {
     'base-params': 'Base inertial parameters of a URDF (Gautier-Khalil)',
     'identify': 'Identify base parameters from recorded joint data',
     'excite': 'Excitation trajectory for identification',
+    'record': 'Record joint states while the simulated arm follows an excitation trajectory (rosbag2)',
 }
 
 

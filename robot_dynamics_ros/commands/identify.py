@@ -41,7 +41,11 @@ def add_arguments(parser):
 
 def run(args):
     model = load_urdf(args.urdf)
-    recording = load_recording(args.data, args.topic).for_model(model)
+    try:
+        recording = load_recording(args.data, args.topic).for_model(model)
+    except ImportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(f"{len(recording.t)} samples of {model.nv} joints over {recording.t[-1] - recording.t[0]:.3f} s "
           f"from {args.data}", file=sys.stderr)
     rate = (len(recording.t) - 1) / (recording.t[-1] - recording.t[0])
