@@ -179,6 +179,9 @@ def test_base_params_command(capsys):
     assert '62 base parameters of 91 standard (closed-form)' in capsys.readouterr().out
     assert main(['base-params', TEST_URDFS['two_arm_tree'], '--method', 'closed-form']) == 2
     assert 'not a serial chain' in capsys.readouterr().err
+    assert main(['base-params', REAL_ARMS['kinova_gen3'], '--method', 'closed-form']) == 0
+    out = capsys.readouterr().out
+    assert '45 base parameters of 70 standard (closed-form)' in out and 'MDH frames placed on the joint axes' in out
 
 
 def test_numeric_count_does_not_depend_on_joint_limits():

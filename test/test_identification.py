@@ -5,6 +5,7 @@ an optimised Fourier excitation with the computed-torque controller, adds encode
 1 % torque noise, and identifies the base parameters with friction. Truth: K @ pi of the URDF.
 """
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -307,3 +308,35 @@ def test_cli_excite_and_identify(arm, round_trip, tmp_path, capsys):
     np.testing.assert_allclose(beta, result.beta, rtol=1e-9, atol=1e-12)
     assert load_urdf(str(tmp_path / 'id.urdf'), **STRICT).nv == arm.nv
     assert 'wrote the physically consistent identified model' in out.err
+
+
+@pytest.mark.parametrize('hidden, command, extra', [
+    ('rosbags', 'identify', 'bag'), ('cvxpy', 'identify --urdf-out', 'ident'), ('rosbags', 'record', 'bag')])
+def test_a_missing_optional_dependency_is_one_line_naming_the_extra(arm, tmp_path, capsys, monkeypatch, hidden,
+                                                                    command, extra):
+    names = list(arm.joint_names)
+    t = 0.01 * np.arange(200)
+    q = 0.3 * np.sin(np.outer(t, np.arange(1, arm.nv + 1)))
+    if command == 'identify':
+        write_joint_state_bag(tmp_path / 'bag', 'mcap', t, names, q, q)
+    Recording(t, tuple(names), q, q).save(tmp_path / 'rec.csv')
+    write_trajectory(tmp_path / 'traj.yaml', names, t, q)
+    for module in [name for name in sys.modules if name.split('.')[0] == hidden] + [hidden]:
+        monkeypatch.setitem(sys.modules, module, None)                    # importing it now raises ImportError
+    argv = {'identify': ['identify', BUNDLED_URDF, str(tmp_path / 'bag'), '-o', str(tmp_path / 'p.yaml')],
+            'identify --urdf-out': ['identify', BUNDLED_URDF, str(tmp_path / 'rec.csv'), '-o', str(tmp_path / 'p.yaml'),
+                                    '--urdf-out', str(tmp_path / 'id.urdf')],
+            'record': ['record', str(tmp_path / 'traj.yaml'), '-o', str(tmp_path / 'rec')]}[command]
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert f"robot_dynamics_ros[{extra}]" in err[-1] and hidden in err[-1]
+    assert not (tmp_path / 'id.urdf').exists() and not (tmp_path / 'rec').exists()
+
+
+def test_record_refuses_bad_input_in_one_line(tmp_path, capsys):
+    (tmp_path / 'bad.yaml').write_text('trajectory_publisher: {ros__parameters: {mode: sinusoid}}\n')
+    assert cli_main(['record', str(tmp_path / 'bad.yaml'), '-o', str(tmp_path / 'rec')]) == 2
+    assert "not a trajectory_publisher waypoints file" in capsys.readouterr().err
+    (tmp_path / 'rec').mkdir()
+    assert cli_main(['record', str(tmp_path / 'bad.yaml'), '-o', str(tmp_path / 'rec')]) == 2
+    assert 'exists' in capsys.readouterr().err
