@@ -4,12 +4,14 @@ Only the b base parameters beta = K pi are identifiable; the p standard paramete
 beta from noisy data can even lie outside the set of physically consistent robots. ``consistent_standard_parameters``
 projects onto that set (Wensing, Kim, Slotine 2017): each body's 4x4 pseudo-inertia
 J = [[tr(Ibar)/2 I - Ibar, h], [h^T, m]] positive definite (J >= margin I, so the inertia about the centre of mass
-is positive definite with strict triangle inequalities and m > 0), friction coefficients >= 0. Among such pi it
-minimises the loss of fit, ||R (K pi - beta)||^2, where R is the triangular factor of the (weighted) stacked base
-regressor W: since beta is the least-squares optimum, ||y - W K pi||^2 = ||y - W beta||^2 + ||W (K pi - beta)||^2,
-so this is exactly the increase of the residual sum of squares. A small term eps ||pi - pi_prior||^2 picks, among
-the pi with the same K pi, the one closest to the URDF's own parameters (plain Euclidean norm of mixed units).
-A semidefinite program, solved with cvxpy (the ``ident`` extra) and Clarabel. Rotor inertias and torque offsets
+is positive definite with strict triangle inequalities and m > 0), friction coefficients >= 0. Where such pi
+with K pi = beta exist, it takes the one closest to the URDF's own parameters pi_prior (plain Euclidean norm of
+mixed units): the fit is kept exactly. Otherwise it minimises the loss of fit ||R (K pi - beta)||^2, where R is
+the triangular factor of the (weighted) stacked base regressor W: since beta is the least-squares optimum,
+||y - W K pi||^2 = ||y - W beta||^2 + ||W (K pi - beta)||^2, so this is exactly the increase of the residual sum
+of squares; a small term eps ||pi - pi_prior||^2 picks among the pi with the same K pi. Two small semidefinite
+programs, solved with cvxpy (the ``ident`` extra) and Clarabel (on the bundled arm: 0.13 s and exact to 1e-11,
+where SCS took 3.6 s and left bodies inconsistent by 3e-5). Rotor inertias and torque offsets
 have no URDF element and are not written; viscous and Coulomb friction go to <dynamics damping friction>.
 Fixed links merged into a body lose their own <inertial>: the whole body's inertia goes to its joint's child link.
 """
