@@ -1,8 +1,8 @@
 """``robot-dynamics record``: record an identification experiment as a rosbag2 (MCAP).
 
 Runs the simulator and the computed-torque controller (bundled config) as processes, and the
-trajectory_publisher with the trajectory file that ``robot-dynamics excite`` writes (waypoints, published
-transient local on /computed_torque_controller/joint_trajectory); the simulator starts at rest at the first
+trajectory_publisher with the trajectory file that ``robot-dynamics excite`` writes (waypoints, published to
+the controller's ~/joint_trajectory); the simulator starts at rest at the first
 waypoint and applies the URDF's damping and Coulomb friction, as identification with --friction expects.
 This process records /joint_states (positions, velocities, applied efforts) into a rosbag2 directory until
 the trajectory has ended, then stops the nodes with SIGINT.
