@@ -37,6 +37,8 @@ PRISMATIC_CHAINS = {
     'rrp_perpendicular': [(0, H, 0, 0, 0), (0, 0, 0.4, 0, 0), (1, H, 0.3, 0, 0)],
 }
 ALL_EXTRAS = dict(rotor_inertia=True, viscous=True, coulomb=True)
+# Joints 2 and 3 on one line (alpha = a = 0), then a prismatic joint along it and a skew revolute joint.
+COINCIDING_AXES = [(0, 0, 0, 0, 0.2), (0, -H, 0, 0, 0), (0, 0, 0, 0.3, 0.25), (1, 0, 0, 0, 0.1), (0, H, 0.1, 0, 0.2)]
 
 
 def mdh_model(table, name='mdh'):
@@ -258,7 +260,8 @@ def test_mdh_description_reproduces_the_urdf_kinematics(name):
 
 @pytest.mark.parametrize('name, table', [('puma', PUMA560), ('panda', PANDA), ('planar', PLANAR_3R_VERTICAL),
                                          ('scara', PRISMATIC_CHAINS['scara']), ('eq19', PRISMATIC_CHAINS['eq19']),
-                                         ('eq20', PRISMATIC_CHAINS['eq20']), ('arm7', None), ('panda', None),
+                                         ('eq20', PRISMATIC_CHAINS['eq20']), ('coinciding_axes', COINCIDING_AXES),
+                                         ('arm7', None), ('panda', None),
                                          ('ur5', None), ('ur5e', None)])
 def test_mdh_frames_placed_from_the_axes_give_the_same_base_as_the_urdf_mdh_frames(name, table):
     """The general path (frames placed from the axes, parameters mapped) on URDFs already in MDH frames."""

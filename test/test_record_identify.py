@@ -3,12 +3,12 @@ by the simulator and the computed-torque controller running as processes over DD
 
 Tolerance, per base parameter: |beta - beta_URDF| <= 3 std + |beta_shifted - beta|. std is the estimate's
 standard deviation from the residuals (noise-like errors); beta_shifted is identified from the same recording
-with each effort paired with the next joint state: the loop holds each command for one joint-state period
-(4 ms), so which recorded effort belongs to which state is ambiguous by one sample, and this is the estimate's
-sensitivity to that unmodelled timing. The printout gives each bound's size; at least 12 rigid-body parameters
+with each effort paired with the next joint state: a joint state carries the effort applied over the period
+(4 ms) that ended at its stamp, while the command computed from that state acts over the next one, so which
+recorded effort belongs to which state is ambiguous by one sample; this is the estimate's sensitivity to that
+unmodelled timing. The printout gives each bound's size; at least 12 rigid-body parameters
 must be well excited (relative std < 2 %, as in test_identification.py's round trip).
 """
-import os
 import subprocess
 import sys
 
@@ -66,8 +66,9 @@ def test_excite_record_identify(tmp_path, capsys):
     well_excited = np.array([document[n]['relative_std_percent'] < 2.0 and n[:2] not in ('Fv', 'Fc') for n in names])
     print('\n'.join(f"{n:6s} identified {b:10.4g} URDF {u:10.4g} error {e:8.2g} bound {d:8.2g}"
                     for n, b, u, e, d in zip(names, beta, truth, error, bound)))
+    relative_bound = bound[well_excited] / np.abs(truth[well_excited])
     print(f"well excited {well_excited.sum()} of {len(names)}; largest error / bound {np.max(error / bound):.3f}; "
-          f"largest relative bound of a well-excited parameter {np.max(bound[well_excited] / np.abs(truth[well_excited])):.3f}")
+          f"largest relative bound of a well-excited parameter {np.max(relative_bound):.3f}")
     assert np.all(error <= bound)
     assert well_excited.sum() >= 12
 

@@ -47,10 +47,8 @@ def closed_form_base_parameters(model_or_table, gravity=None, tol=1e-9, rotor_in
         return _closed_form(tuple(MDHJoint(*row) for row in model_or_table), g, tol, **extras)
     try:
         return _closed_form(mdh_from_model(model_or_table), g, tol, **extras)
-    except MDHError as not_mdh:
-        if 'not a serial chain' in str(not_mdh):
-            raise
-    description = mdh_description(model_or_table)
+    except MDHError:
+        description = mdh_description(model_or_table)    # MDHError again for a tree
     base = _closed_form(description.table, description.gravity_in_frame0(g), tol, **extras)
     return in_urdf_frames(base, description.inertial_parameter_map())
 
