@@ -29,7 +29,8 @@ setup(
         'plot': ['matplotlib'],
         'fast': ['numba'],
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
-        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags'],
+        'ident': ['cvxpy', 'clarabel', 'rosbags'],  # physically consistent identified URDF; recordings
+        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel'],
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',

@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     'base-params': 'Base inertial parameters of a URDF (Gautier-Khalil)',
     'identify': 'Identify base parameters from recorded joint data',
     'excite': 'Excitation trajectory for identification',
+    'record': 'Record joint states while the simulated arm follows an excitation trajectory (rosbag2)',
 }
 # Errors a user causes: ours, files (OSError), bad values (ValueError), a missing optional package.
 USER_ERRORS = (RobotDynamicsError, OSError, ValueError, ImportError)

@@ -1,14 +1,20 @@
 """Base parameters: numeric (QR) and Gautier-Khalil closed form; the MDH view; the base-params command."""
+import os
+import re
+
 import numpy as np
 import pytest
 
 from robot_dynamics_ros import load_urdf, rnea
 from robot_dynamics_ros.algorithms.regressor import regressor, standard_parameters
 from robot_dynamics_ros.cli import main
-from robot_dynamics_ros.model.mdh import MDHError, mdh_from_model, mdh_to_urdf
+from robot_dynamics_ros import spatial
+from robot_dynamics_ros.model.mdh import MDHError, mdh_description, mdh_from_model, mdh_pose, mdh_to_urdf
 from robot_dynamics_ros.parameters import closed_form_base_parameters, numeric_base_parameters
+from robot_dynamics_ros.parameters.base_closed_form import _closed_form, in_urdf_frames
 from robot_dynamics_ros.parameters.base_numeric import stacked_regressor
-from conftest import BUNDLED_URDF, TEST_URDFS
+from robot_dynamics_ros.algorithms.rnea import STANDARD_GRAVITY
+from conftest import BUNDLED_URDF, TEST_DIR, TEST_URDFS
 
 pin = pytest.importorskip('pinocchio')
 from oracle import PinocchioOracle  # noqa: E402
@@ -31,6 +37,8 @@ PRISMATIC_CHAINS = {
     'rrp_perpendicular': [(0, H, 0, 0, 0), (0, 0, 0.4, 0, 0), (1, H, 0.3, 0, 0)],
 }
 ALL_EXTRAS = dict(rotor_inertia=True, viscous=True, coulomb=True)
+# Joints 2 and 3 on one line (alpha = a = 0), then a prismatic joint along it and a skew revolute joint.
+COINCIDING_AXES = [(0, 0, 0, 0, 0.2), (0, -H, 0, 0, 0), (0, 0, 0, 0.3, 0.25), (1, 0, 0, 0, 0.1), (0, H, 0.1, 0, 0.2)]
 
 
 def mdh_model(table, name='mdh'):
@@ -173,3 +181,102 @@ def test_base_params_command(capsys):
     assert '62 base parameters of 91 standard (closed-form)' in capsys.readouterr().out
     assert main(['base-params', TEST_URDFS['two_arm_tree'], '--method', 'closed-form']) == 2
     assert 'not a serial chain' in capsys.readouterr().err
+    assert main(['base-params', REAL_ARMS['kinova_gen3'], '--method', 'closed-form']) == 0
+    out = capsys.readouterr().out
+    assert '45 base parameters of 70 standard (closed-form)' in out and 'MDH frames placed on the joint axes' in out
+
+
+def test_numeric_count_does_not_depend_on_joint_limits():
+    """Identifiability is generic: revolute limits written lower="0" upper="0" must not lose parameters."""
+    with open(BUNDLED_URDF, encoding='utf-8') as f:
+        xml = f.read()
+    frozen = re.sub(r'lower="[^"]*" upper="[^"]*"', 'lower="0" upper="0"', xml)
+    assert frozen.count('lower="0" upper="0"') == 7
+    model = load_urdf(frozen)
+    assert np.all(model.lower == 0) and np.all(model.upper == 0)
+    assert len(numeric_base_parameters(model)) == len(numeric_base_parameters(load_urdf(BUNDLED_URDF))) == 43
+
+
+# Public real arm URDFs (sources, commits and licenses: test/urdf/real/README.md). The Panda's and the ROS 2 UR
+# descriptions' joint frames already follow MDH; Kinova's, xArm's and Z1's do not.
+REAL_ARMS = {name: os.path.join(TEST_DIR, 'urdf', 'real', name + '.urdf')
+             for name in ('ur5', 'ur5e', 'panda', 'kinova_gen3', 'xarm7', 'z1')}
+SPAN_RTOL = 1e-9   # relative residual of one regressor block projected on the other's span (rounding: ~1e-15)
+
+
+def span_residual(A, B):
+    """||A - B B^+ A|| / ||A||: how far the columns of A are from the span of B's."""
+    return np.linalg.norm(A - B @ np.linalg.lstsq(B, A, rcond=None)[0]) / np.linalg.norm(A)
+
+
+@pytest.mark.parametrize('name', ['kinova_gen3', 'xarm7', 'z1'])
+def test_real_arm_frames_are_not_mdh(name):
+    with pytest.raises(MDHError):
+        mdh_from_model(load_urdf(REAL_ARMS[name]))
+    assert len(mdh_description(load_urdf(REAL_ARMS[name])).table) == load_urdf(REAL_ARMS[name]).nv
+
+
+@pytest.mark.parametrize('name', ['arm7', *sorted(REAL_ARMS)])
+@pytest.mark.parametrize('extras', [{}, ALL_EXTRAS])
+def test_closed_form_on_real_arms_equals_numeric_count_and_span(name, extras):
+    model = load_urdf(REAL_ARMS.get(name, BUNDLED_URDF))
+    closed, numeric = closed_form_base_parameters(model, **extras), numeric_base_parameters(model, **extras)
+    W = stacked_regressor(model, 30, seed=123, **extras)            # fresh states, not those of the QR
+    W_closed, W_numeric = closed.regressor(W), numeric.regressor(W)
+    residuals = span_residual(W_closed, W_numeric), span_residual(W_numeric, W_closed)
+    print(f"\n{name} {extras != {}}: closed form {len(closed)}, numeric {len(numeric)}, "
+          f"span residuals {residuals[0]:.2g} {residuals[1]:.2g}, pivot gap {numeric.pivot_gap:.2g}")
+    assert len(closed) == len(numeric)
+    assert max(residuals) < SPAN_RTOL
+    assert np.linalg.matrix_rank(W_closed) == len(closed)
+    pi = np.random.default_rng(7).normal(size=W.shape[1])
+    np.testing.assert_allclose(W_closed @ closed.project(pi), W @ pi, atol=SPAN_RTOL * np.abs(W @ pi).max())
+
+
+def test_closed_form_on_the_real_panda_gives_the_oracle_count():
+    assert len(closed_form_base_parameters(load_urdf(REAL_ARMS['panda']))) == 43      # papers/README.md
+
+
+@pytest.mark.parametrize('name', ['arm7', 'fixed_and_massless', 'prismatic_chain', *sorted(REAL_ARMS)])
+def test_mdh_description_reproduces_the_urdf_kinematics(name):
+    """Frame 0 then the table's T_j(q) place each MDH frame where the URDF body frame, moved by the constant
+    to_mdh transform, is, at random q."""
+    model = load_urdf(REAL_ARMS.get(name) or TEST_URDFS[name])
+    description = mdh_description(model)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        q = rng.uniform(-np.pi, np.pi, model.nv)
+        X_body = np.eye(6)
+        R_mdh, p_mdh = description.base_rotation, description.base_origin
+        for j, (Xup, row) in enumerate(zip(model.parent_transforms(q), description.table)):
+            X_body = Xup @ X_body
+            R, p = spatial.pose_from_plucker(description.to_mdh[j] @ X_body)
+            theta, d = (row.theta + q[j], row.d) if row.sigma == 0 else (row.theta, row.d + q[j])
+            R_step, p_step = mdh_pose(row.alpha, row.a, theta, d)
+            R_mdh, p_mdh = R_mdh @ R_step, p_mdh + R_mdh @ p_step
+            np.testing.assert_allclose(R, R_mdh, atol=1e-12)
+            np.testing.assert_allclose(p, p_mdh, atol=1e-12)
+
+
+@pytest.mark.parametrize('name, table', [('puma', PUMA560), ('panda', PANDA), ('planar', PLANAR_3R_VERTICAL),
+                                         ('scara', PRISMATIC_CHAINS['scara']), ('eq19', PRISMATIC_CHAINS['eq19']),
+                                         ('eq20', PRISMATIC_CHAINS['eq20']), ('coinciding_axes', COINCIDING_AXES),
+                                         ('arm7', None), ('panda', None),
+                                         ('ur5', None), ('ur5e', None)])
+def test_mdh_frames_placed_from_the_axes_give_the_same_base_as_the_urdf_mdh_frames(name, table):
+    """The general path (frames placed from the axes, parameters mapped) on URDFs already in MDH frames."""
+    model = mdh_model(table, name) if table else load_urdf(REAL_ARMS.get(name, BUNDLED_URDF))
+    description = mdh_description(model)
+    base = _closed_form(description.table, description.gravity_in_frame0(STANDARD_GRAVITY), 1e-9,
+                        False, False, False, False)
+    general = in_urdf_frames(base, description.inertial_parameter_map())
+    numeric = numeric_base_parameters(model)
+    W = stacked_regressor(model, 20, seed=5)
+    assert len(general) == len(numeric)
+    assert max(span_residual(general.regressor(W), numeric.regressor(W)),
+               span_residual(numeric.regressor(W), general.regressor(W))) < SPAN_RTOL
+
+
+def test_trees_fall_back_to_the_numeric_method():
+    with pytest.raises(MDHError, match='not a serial chain'):
+        closed_form_base_parameters(load_urdf(TEST_URDFS['two_arm_tree']))

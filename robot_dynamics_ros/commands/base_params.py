@@ -13,7 +13,7 @@ def add_arguments(parser):
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled 7-DOF arm)')
     parser.add_argument('--method', choices=('numeric', 'closed-form'), default='numeric',
                         help='QR of the stacked regressor (any tree), or Gautier-Khalil closed form '
-                             '(serial chains whose joint frames follow modified DH)')
+                             '(serial chains, in modified-DH frames placed on the joint axes)')
     parser.add_argument('--friction', action='store_true',
                         help='add viscous (Fv) and Coulomb (Fc) friction per joint, values from the URDF dynamics')
     parser.add_argument('--rotor-inertia', action='store_true',
@@ -44,6 +44,9 @@ def run(args):
     regrouped = sum(name != base.parameter_names[k] for name, k in zip(base.names, base.independent))
     print(f"{len(base)} base parameters of {p} standard ({args.method}): {p - len(base)} eliminated, "
           f"{regrouped} base parameters regroup others")
+    if base.to_mdh is not None:
+        print("the URDF's frames are not modified-DH frames: names and regrouping refer to the parameters of "
+              "each body in MDH frames placed on the joint axes; values are computed from the URDF's")
     if args.method == 'numeric':
         print(f"pivot gap (smallest kept / largest dropped |R_kk|): {base.pivot_gap:.3g}")
     return 0

@@ -14,6 +14,8 @@ from ..parameters.recordings import load_recording
 from ..parameters.signals import prepare
 from . import finite_float, int_in, non_negative_float, positive_float
 
+# Refuse inconsistent inertias: the loader does so today; once it only warns by default, strict=True does.
+
 
 def add_arguments(parser):
     parser.add_argument('urdf', help='URDF or xacro file of the robot (its kinematics; inertias are the prior)')
@@ -32,12 +34,17 @@ def add_arguments(parser):
                         help="leave out a joint's equations where its speed is below this (sticking friction)")
     parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
-    parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias')
+    parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias '
+                        "(needs cvxpy: the 'ident' extra)")
 
 
 def run(args):
     model = load_urdf(args.urdf)
-    recording = load_recording(args.data, args.topic).for_model(model)
+    try:
+        recording = load_recording(args.data, args.topic).for_model(model)
+    except ImportError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(f"{len(recording.t)} samples of {model.nv} joints over {recording.t[-1] - recording.t[0]:.3f} s "
           f"from {args.data}", file=sys.stderr)
     rate = (len(recording.t) - 1) / (recording.t[-1] - recording.t[0])
@@ -67,15 +74,20 @@ def run(args):
         yaml.safe_dump(document, f, sort_keys=False)
     print(f"wrote {len(result.beta)} base parameters to {args.output}", file=sys.stderr)
     if args.urdf_out:
-        pi, inconsistent = consistent_standard_parameters(
-            base, result.beta, standard_parameters(model, **extras), model.nv)
+        try:
+            pi, inconsistent = consistent_standard_parameters(
+                base, result.beta, standard_parameters(model, **extras), model.nv, R=result.R)
+        except ImportError as e:
+            print(f"error: --urdf-out: {e}", file=sys.stderr)
+            return 2
         if inconsistent:
-            print("warning: no physically consistent standard parameters found for bodies "
-                  f"{[model.body_names[i] for i in inconsistent]}; their inertias in the URDF are the "
-                  "least-norm solution and may be rejected by URDF parsers", file=sys.stderr)
-        xml = _read_xml(args.urdf)  # the URDF text (xacro expanded) to edit
+            print("error: the solver found no physically consistent standard parameters for bodies "
+                  f"{[model.body_names[i] for i in inconsistent]}; {args.urdf_out} not written", file=sys.stderr)
+            return 1
+        xml = write_identified_urdf(_read_xml(args.urdf), model, pi, parameter_names(model, **extras))
+        load_urdf(xml, strict=True)  # the package's own loader accepts what we write, or this raises before writing
         with open(args.urdf_out, 'w', encoding='utf-8') as f:
-            f.write(write_identified_urdf(xml, model, pi, parameter_names(model, **extras)))
-        print(f"wrote the identified model to {args.urdf_out} "
+            f.write(xml)
+        print(f"wrote the physically consistent identified model to {args.urdf_out} "
               f"(max |K pi - beta| = {np.max(np.abs(base.K @ pi - result.beta)):.2g})", file=sys.stderr)
     return 0

@@ -15,6 +15,10 @@ class BaseParameters:
     regrouping: (b,) strings 'ZZR1 = ZZ1 + 0.25*YY2 + ...'.
     pivot_gap: smallest kept over largest dropped pivot (numeric method; inf where exact).
     parameter_names: the p standard names.
+    columns: None, or (p, b) with Y_base = Y @ columns, where the base parameters are combinations of parameters
+        in other frames (closed form on a URDF whose frames are not MDH: names and `independent` refer to the
+        MDH-frame parameters pi_mdh = to_mdh @ pi, and K[:, independent] is then not the identity).
+    to_mdh: None, or the (p, p) map from the model's standard parameters to the MDH-frame ones.
     """
     names: tuple
     independent: np.ndarray
@@ -22,6 +26,8 @@ class BaseParameters:
     regrouping: tuple
     pivot_gap: float
     parameter_names: tuple
+    columns: np.ndarray = None
+    to_mdh: np.ndarray = None
 
     def __len__(self):
         return len(self.names)
@@ -31,7 +37,9 @@ class BaseParameters:
         return self.K @ np.asarray(pi, dtype=float)
 
     def regressor(self, Y):
-        """Y_base = Y[:, independent], with Y_base @ project(pi) == Y @ pi."""
+        """Y_base with Y_base @ project(pi) == Y @ pi: Y[:, independent], or Y @ columns."""
+        if self.columns is not None:
+            return np.asarray(Y) @ self.columns
         return np.asarray(Y)[..., self.independent]
 
 

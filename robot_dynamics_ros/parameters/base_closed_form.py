@@ -13,14 +13,22 @@ regroups into ZZR_j when the angular velocity of link j-1 is always perpendicula
 j <= r2 with z_j perpendicular to z_r1); a prismatic joint's Ia_j is always kept, which is not minimal
 in special cases (e.g. a prismatic joint parallel to a horizontal r1 between r1 and r2: Ia_j regroups with
 the masses); the numeric method finds those.
+
+Any serial URDF chain: when the URDF's frames are not MDH frames, ``mdh_description`` places MDH frames on
+its joint axes; each body's standard parameters are mapped into its MDH frame (pi_mdh = L pi_urdf), the
+rules run there, and the result is returned in URDF terms: beta = K_mdh L pi_urdf, Y_base = Y L^-1 E with
+E selecting the kept MDH columns. Names (and regrouping relations) then name MDH-frame parameters.
+Trees (a body with two or more children) are not covered: MDHError, use the numeric method.
+Geometric tests (parallel, perpendicular, vertical) compare sines with tol, so that an axis tilted by
+1e-6 rad, as in CAD exports with rounded angles, counts as tilted, as it does for the numeric rank.
 """
 import numpy as np
 
 from ..algorithms.regressor import JOINT_PARAMETERS, chain_parameter_names, inertia_parameters
 from ..algorithms.rnea import STANDARD_GRAVITY
-from ..model.mdh import MDHJoint, mdh_from_model, mdh_pose, rot_x, rot_z
+from ..model.mdh import MDHError, MDHJoint, mdh_description, mdh_from_model, mdh_pose, rot_x, rot_z
 from .. import spatial
-from .base import base_from_K
+from .base import BaseParameters, base_from_K
 
 XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = range(10)
 INERTIA = [XX, XY, XZ, YY, YZ, ZZ]
@@ -28,14 +36,37 @@ INERTIA = [XX, XY, XZ, YY, YZ, ZZ]
 
 def closed_form_base_parameters(model_or_table, gravity=None, tol=1e-9, rotor_inertia=False, viscous=False,
                                 coulomb=False, offset=False):
-    """BaseParameters of a serial chain from its MDH table (a Model in MDH frames, or the table itself).
+    """BaseParameters of a serial chain: a Model (any serial URDF chain) or an MDH table.
 
-    gravity: 3-vector in the base frame (default 9.81 along -z); only its direction matters.
+    gravity: 3-vector in the base (root) frame (default 9.81 along -z); only its direction matters.
+    A Model whose frames already follow MDH is used as it is; otherwise see the module doc.
     """
-    table = (mdh_from_model(model_or_table) if hasattr(model_or_table, 'X_tree')
-             else tuple(MDHJoint(*row) for row in model_or_table))
-    n = len(table)
     g = STANDARD_GRAVITY if gravity is None else np.asarray(gravity, dtype=float)
+    extras = dict(rotor_inertia=rotor_inertia, viscous=viscous, coulomb=coulomb, offset=offset)
+    if not hasattr(model_or_table, 'X_tree'):
+        return _closed_form(tuple(MDHJoint(*row) for row in model_or_table), g, tol, **extras)
+    try:
+        return _closed_form(mdh_from_model(model_or_table), g, tol, **extras)
+    except MDHError:
+        description = mdh_description(model_or_table)    # MDHError again for a tree
+    base = _closed_form(description.table, description.gravity_in_frame0(g), tol, **extras)
+    return in_urdf_frames(base, description.inertial_parameter_map())
+
+
+def in_urdf_frames(base, L):
+    """BaseParameters computed on MDH-frame parameters, expressed on URDF-frame ones (pi_mdh = L pi_urdf for
+    the body parameters; joint parameters are the same in both): K = K_mdh L, Y_base = Y L^-1 E."""
+    p = len(base.parameter_names)
+    L_full = np.eye(p)
+    L_full[:len(L), :len(L)] = L
+    columns = np.linalg.inv(L_full)[:, base.independent]
+    return BaseParameters(base.names, base.independent, base.K @ L_full, base.regrouping, base.pivot_gap,
+                          base.parameter_names, columns=columns, to_mdh=L_full)
+
+
+def _closed_form(table, g, tol, rotor_inertia, viscous, coulomb, offset):
+    """The Gautier-Khalil rules on an MDH table; gravity g in MDH frame 0."""
+    n = len(table)
     extras = [name for name, on in zip(JOINT_PARAMETERS, (rotor_inertia, viscous, coulomb, offset))
               if on is not None and on is not False]
     names = chain_parameter_names(n, rotor_inertia, viscous, coulomb, offset)
@@ -75,7 +106,7 @@ def closed_form_base_parameters(model_or_table, gravity=None, tol=1e-9, rotor_in
             for k in INERTIA:
                 coefficients = _moved_onto_parent(row, (k,))
                 move(index(j, k), {index(j - 1, i): coefficients[i] for i in INERTIA})
-            if r1 is not None and r1 < j < r2 and abs(abs(u[j][2]) - 1.0) < tol:
+            if r1 is not None and r1 < j < r2 and np.hypot(u[j][0], u[j][1]) < tol:
                 _particular_regrouping(row, j, index, move, tol)
 
     if rotor_inertia is not None and rotor_inertia is not False:
@@ -117,7 +148,7 @@ def _rotation_axes(table, tol):
     for j in range(r1 + 1, n):
         A = rot_x(table[j].alpha) @ rot_z(table[j].theta)   # orientation of frame j in j-1 (theta_j at offset)
         u[j] = A.T @ u[j - 1]
-        if table[j].sigma == 0 and abs(abs(u[j][2]) - 1.0) > tol:
+        if table[j].sigma == 0 and np.hypot(u[j][0], u[j][1]) > tol:         # sine of the angle to z_r1
             r2 = j
             break
     return r1, r2, u
@@ -133,13 +164,13 @@ def _no_effect(table, g, r1, r2, u, tol):
     if r1 is None:
         return zero
     z_r1 = _axis_in_base(table, r1)                       # fixed: the joints before r1 are prismatic
-    parallel_before = all(abs(abs(_axis_in_base(table, j) @ z_r1) - 1.0) < tol for j in range(r1))
-    if abs(abs(z_r1 @ g) - np.linalg.norm(g)) < tol * np.linalg.norm(g) and parallel_before:
+    parallel_before = all(np.linalg.norm(np.cross(_axis_in_base(table, j), z_r1)) < tol for j in range(r1))
+    if np.linalg.norm(np.cross(z_r1, g)) < tol * np.linalg.norm(g) and parallel_before:
         zero.update({10 * r1 + MX, 10 * r1 + MY})         # rule 2: r1 vertical, its link's moments
     if r1 == 0:
         zero.add(10 * r1 + M)                             # rule 2: m_1 of a first revolute joint
     for j in range(r1, r2):                               # rule 3: links rotating about the fixed axis z_r1
-        axis = np.flatnonzero(np.abs(np.abs(u[j]) - 1.0) < tol)
+        axis = np.flatnonzero([np.hypot(*np.delete(u[j], k)) < tol for k in range(3)])
         if axis.size != 1:
             raise NotImplementedError(f"link {j + 1}: z_r1 is not along an axis of its frame; eq. (5) needed")
         k = int(axis[0])

@@ -3,15 +3,26 @@ import numpy as np
 import scipy.linalg
 
 from ..algorithms.regressor import parameter_names, regressor
+from ..model.model import REVOLUTE
 from .base import base_from_K
+
+PRISMATIC_RANGE = 1.0  # m: prismatic positions for the rank are drawn from [-1, 1] m
+
+
+def generic_configuration(model, rng):
+    """Random q for the rank, independent of the joint limits (identifiability is a generic property: a URDF
+    with lower = upper must not lose parameters): revolute angles over the full circle, prismatic positions
+    uniform in [-PRISMATIC_RANGE, PRISMATIC_RANGE]."""
+    half_range = np.where(model.joint_type == REVOLUTE, np.pi, PRISMATIC_RANGE)
+    return rng.uniform(-half_range, half_range)
 
 
 def stacked_regressor(model, n_samples, seed=0, gravity=None, **extra_columns):
-    """Y at n_samples random states (q uniform in the limits, qd and qdd standard normal), stacked."""
+    """Y at n_samples random states (q from generic_configuration, qd and qdd standard normal), stacked."""
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n_samples):
-        q = model.random_configuration(rng)
+        q = generic_configuration(model, rng)
         rows.append(regressor(model, q, rng.normal(size=model.nv), rng.normal(size=model.nv), gravity,
                               **extra_columns))
     return np.vstack(rows)

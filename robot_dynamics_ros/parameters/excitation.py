@@ -106,7 +106,7 @@ def optimise_excitation(model, duration=10.0, harmonics=5, time_budget=30.0, see
 
     def log_condition(x):
         q, qd, qdd = trajectory(x).evaluate(sample_times)
-        Y = regressor_batch(model, q, qd, qdd, gravity, **extra_columns)[:, :, base.independent]
+        Y = base.regressor(regressor_batch(model, q, qd, qdd, gravity, **extra_columns))
         Y = Y.reshape(-1, Y.shape[-1])
         s = np.linalg.svd(Y, compute_uv=False)
         return np.log(s[0] / s[-1]) if s[-1] > 0 else np.inf

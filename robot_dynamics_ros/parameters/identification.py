@@ -25,6 +25,7 @@ class IdentificationResult:
     relative_residual: float      # ||tau - Y beta|| / ||tau||, unweighted
     n_samples: int                # time samples (rows / joints)
     weights: np.ndarray = None    # per-joint weights of weighted least squares, None for OLS
+    R: np.ndarray = None          # (b, b) triangular factor of the weighted stacked regressor, W = Q R
 
     def report(self):
         method = 'weighted least squares' if self.weights is not None else 'ordinary least squares'
@@ -61,7 +62,8 @@ def identify(Y_base, tau, weights=None, names=None, rows=None):
     if rank < b:
         raise ValueError(f"the regressor has rank {rank} < {b}: the data do not excite every base parameter")
     sigma2 = np.sum((y - W @ beta) ** 2) / (W.shape[0] - b)           # residual variance
-    R_inv = np.linalg.inv(np.linalg.qr(W, mode='r'))                  # (W^T W)^-1 = R^-1 R^-T
+    R = np.linalg.qr(W, mode='r')
+    R_inv = np.linalg.inv(R)                                          # (W^T W)^-1 = R^-1 R^-T
     std = np.sqrt(sigma2 * np.sum(R_inv ** 2, axis=1))
     with np.errstate(divide='ignore'):
         relative_std = 100.0 * std / np.abs(beta)
@@ -71,7 +73,7 @@ def identify(Y_base, tau, weights=None, names=None, rows=None):
         beta=beta, std=std, relative_std=relative_std,
         condition_number=float(singular_values[0] / singular_values[-1]),
         relative_residual=float(np.linalg.norm(residual) / np.linalg.norm(tau[used])),
-        n_samples=tau.shape[0], weights=None if weights is None else np.asarray(weights, dtype=float))
+        n_samples=tau.shape[0], weights=None if weights is None else np.asarray(weights, dtype=float), R=R)
 
 
 def joint_weights(Y_base, tau, beta, rows):

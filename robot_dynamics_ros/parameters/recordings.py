@@ -99,8 +99,11 @@ def _load_csv(path):
 
 def load_rosbag(path, topic='/joint_states'):
     """Recording from the sensor_msgs/msg/JointState messages on ``topic`` of a rosbag2 recording."""
-    from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
+    try:
+        from rosbags.highlevel import AnyReader
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError:
+        raise ImportError("reading rosbag2 recordings needs rosbags: pip install 'robot_dynamics_ros[bag]'") from None
 
     path = Path(path)
     bag = path.parent if path.is_file() else path

@@ -1,0 +1,110 @@
+"""``robot-dynamics record``: record an identification experiment as a rosbag2 (MCAP).
+
+Runs the simulator and the computed-torque controller (bundled config) as processes, and the
+trajectory_publisher with the trajectory file that ``robot-dynamics excite`` writes (waypoints, published to
+the controller's ~/joint_trajectory); the simulator starts at rest at the first
+waypoint and applies the URDF's damping and Coulomb friction, as identification with --friction expects.
+This process records /joint_states (positions, velocities, applied efforts) into a rosbag2 directory until
+the trajectory has ended, then stops the nodes with SIGINT.
+"""
+import os
+import sys
+import tempfile
+
+import numpy as np
+import yaml
+
+from .. import load_urdf
+from ..resources import bundled_config, bundled_urdf
+from .bringup import default_domain_id, isolated_ros_env, start_node, stop_node
+
+NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
+SETTLE = 0.5  # s of sim time recorded after the trajectory's end
+
+
+def add_arguments(parser):
+    parser.add_argument('trajectory', help="trajectory file written by 'robot-dynamics excite' (.yaml)")
+    parser.add_argument('-o', '--output', required=True, help='rosbag2 directory to create (MCAP storage)')
+    parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
+    parser.add_argument('--config', default=None, help='ROS 2 parameters YAML (default: bundled arm7.yaml)')
+    parser.add_argument('--domain-id', type=int, default=None,
+                        help='ROS_DOMAIN_ID (default: derived from the process id)')
+    parser.add_argument('--startup-timeout', type=float, default=60.0,
+                        help='wall seconds to wait for the first joint state')
+
+
+def read_trajectory(path):
+    """(joint names, waypoint times, (N, n) waypoints) of an excite trajectory file; ValueError if malformed."""
+    with open(path, encoding='utf-8') as f:
+        document = yaml.safe_load(f)
+    try:
+        params = document['trajectory_publisher']['ros__parameters']
+        names, times = list(params['joints']), np.asarray(params['waypoint_times'], dtype=float)
+        waypoints = np.asarray(params['waypoints'], dtype=float).reshape(len(times), len(names))
+    except (KeyError, TypeError, ValueError) as e:
+        raise ValueError(f"{path}: not a trajectory_publisher waypoints file from 'robot-dynamics excite' ({e})")
+    return names, times, waypoints
+
+
+def run(args):
+    try:
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError:
+        print("robot-dynamics record needs rosbags: pip install 'robot_dynamics_ros[bag]'", file=sys.stderr)
+        return 2
+    try:
+        from ..nodes.bag_recorder import JointStateBagRecorder  # rclpy and the message packages
+    except ImportError as e:
+        print(f"robot-dynamics record needs rclpy and the ROS 2 message packages ({e}): "
+              "pip install 'robot_dynamics_ros[ros]' or source a ROS 2 installation", file=sys.stderr)
+        return 2
+    config = os.path.abspath(args.config or bundled_config())
+    urdf = os.path.abspath(args.urdf or bundled_urdf())
+    if os.path.exists(args.output):
+        print(f"{args.output} exists; choose a new rosbag2 directory", file=sys.stderr)
+        return 2
+    try:
+        names, times, waypoints = read_trajectory(args.trajectory)
+        model = load_urdf(urdf)
+        initial = waypoints[0][[names.index(name) for name in model.joint_names]]
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    env = isolated_ros_env(default_domain_id() if args.domain_id is None else args.domain_id)
+    os.environ.update({k: v for k, v in env.items() if k.startswith('ROS_')})
+    log_dir = tempfile.mkdtemp(prefix='robot_dynamics_record_')
+    common = ['--params-file', config, '-p', f'urdf_file:={urdf}']
+    ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}"],
+                'computed_torque_controller': common,
+                'trajectory_publisher': common + ['--params-file', os.path.abspath(args.trajectory),
+                                                  '-p', 'loop:=false']}
+    start_time = 1.0  # trajectory_publisher's start_time default: the reference starts 1 s after receipt
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    print(f"record: {os.path.basename(urdf)} following {args.trajectory} ({times[-1]:.2f} s), "
+          f"ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, logs in {log_dir}", file=sys.stderr)
+    with Writer(args.output, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        connection = writer.add_connection('/joint_states', 'sensor_msgs/msg/JointState', typestore=store)
+        recorder = JointStateBagRecorder(writer, connection)
+        processes = {name: start_node(name, ros_args[name], env, os.path.join(log_dir, name + '.log'))
+                     for name in NODES}
+        try:
+            sim_seconds = start_time + times[-1] + SETTLE
+            running = (lambda: recorder.recorded_seconds() >= sim_seconds
+                       or any(p.poll() is not None for p in processes.values()))
+            finished = recorder.spin_until(running, args.startup_timeout + 10 * sim_seconds)
+        finally:
+            codes = {name: stop_node(process) for name, process in processes.items()}
+            recorder.close()
+    complete = finished and recorder.recorded_seconds() >= sim_seconds
+    print(f"recorded {recorder.count} joint states over {recorder.recorded_seconds():.2f} s of sim time "
+          f"into {args.output}")
+    failed = {name: code for name, code in codes.items() if code != 0}
+    for name, code in failed.items():
+        with open(os.path.join(log_dir, name + '.log')) as f:
+            tail = f.read().strip().splitlines()[-10:]
+        print(f"{name} exited with {code}; last lines of its log:\n  " + '\n  '.join(tail), file=sys.stderr)
+    if not complete:
+        print(f"error: the recording stopped before the trajectory's end ({sim_seconds:.2f} s of sim time)",
+              file=sys.stderr)
+    return 0 if complete and not failed else 1
