@@ -102,7 +102,7 @@ def _broken_conditions(v, p, b, v_lo, v_hi, pattern, sign, tolerance):
     free = pattern == SLIDING
     slack = 1e-12 * (1.0 + np.abs(v))
     broken = free & ((v < v_lo - slack) | (v > v_hi + slack) | ((b > 0) & (np.sign(v) != sign)))
-    low, high = _impulse_range(_velocity_of_pattern(pattern, v, v_lo, v_hi), b, v_lo, v_hi)
+    low, high = _impulse_range(v, b, v_lo, v_hi)   # used on the held joints, whose v is their role's value
     return broken | (~free & ((p < low - tolerance) | (p > high + tolerance)))
 
 
