@@ -2,6 +2,10 @@ import os
 
 import pytest
 
+# No automatic background compilation of generated code for every model the tests load (test_fast_path
+# turns it on where it tests it).
+os.environ.setdefault('ROBOT_DYNAMICS_ROS_CODEGEN', '0')
+
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(TEST_DIR)
 BUNDLED_URDF = os.path.join(ROOT, 'urdf', 'arm7.urdf')

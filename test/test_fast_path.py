@@ -1,10 +1,13 @@
 """The compiled fast path against the NumPy reference (``algorithms``): same results to 1e-12, batched equals
 looped, and the same answers for every kind of input the reference accepts."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 
+from conftest import BUNDLED_URDF
 from random_robots import random_trees, random_urdf
 from robot_dynamics_ros import algorithms, fast, load_urdf
 from robot_dynamics_ros.fast import _reference, codegen
@@ -138,3 +141,84 @@ def test_wrong_lengths_raise(urdf_path):
         fast.udut(model, np.zeros(n + 1))
     with pytest.raises(ValueError):
         fast.regressor_batch(model, np.zeros((3, n)), np.zeros((3, n)), np.zeros((2, n)))
+
+
+def test_model_arrays_are_read_only():
+    """A Model is immutable: a write into any of its arrays raises, and arrays handed to it are copied."""
+    model = load_urdf(BUNDLED_URDF)
+    arrays = [name for name, value in vars(model).items() if isinstance(value, np.ndarray)]
+    assert {'parent', 'joint_type', 'axis', 'X_tree', 'inertia', 'lower', 'upper', 'damping'} <= set(arrays)
+    for name in arrays:
+        with pytest.raises(ValueError, match='read-only'):
+            getattr(model, name).flat[0] += 1.0
+    for frame in model.frames.values():
+        with pytest.raises(ValueError, match='read-only'):
+            frame.X_body[0, 0] = 2.0
+    damping = np.ones(model.nv)
+    other = dataclasses.replace(model, damping=damping)
+    damping[0] = 5.0
+    assert other.damping[0] == 1.0
+
+
+def test_a_replaced_model_gets_its_own_cache():
+    """Caches hang on the Model instance: after dataclasses.replace the fast path computes with the new
+    inertias, as the reference does (the packed copy of the old model is not reused)."""
+    model = load_urdf(BUNDLED_URDF)
+    q = model.random_configuration(np.random.default_rng(0))
+    before = fast.gravity_torques(model, q)
+    inertia = model.inertia.copy()
+    inertia[3] *= 2.0
+    heavier = dataclasses.replace(model, inertia=inertia)
+    after = fast.gravity_torques(heavier, q)
+    assert close(after, algorithms.gravity_torques(heavier, q))
+    assert not close(after, before)
+    assert close(fast.gravity_torques(model, q), before)
+    rng = np.random.default_rng(4)
+    assert_fast_equals_reference(heavier, rng)
+
+
+def _error(function, *args, **kwargs):
+    with pytest.raises(ValueError) as raised:
+        function(*args, **kwargs)
+    return str(raised.value)
+
+
+@pytest.mark.parametrize('served_by', ['table', 'generated'])
+def test_wrong_shapes_give_the_same_error_on_every_backend(served_by):
+    """One shape check for every backend: the reference, the table kernels and the generated code raise the
+    same ValueError, naming the argument and the length the model needs."""
+    model = load_urdf(BUNDLED_URDF)
+    if served_by == 'generated':
+        pytest.importorskip('numba')
+        fast.specialize(model)
+    assert fast.path(model) == (served_by if fast.BACKEND == 'numba' else 'numpy')
+    n, good = model.nv, np.zeros(model.nv)
+    bad = np.zeros(n + 2)
+    cases = [('rnea', (bad, good, good), 'q'), ('rnea', (good, bad, good), 'qd'), ('rnea', (good, good, bad), 'qdd'),
+             ('aba', (good, good, bad), 'tau'), ('crba', (bad,), 'q'), ('gravity_torques', (bad,), 'q'),
+             ('bias_torques', (good, bad), 'qd'), ('udut', (bad,), 'q'), ('regressor', (good, bad, good), 'qd')]
+    for name, args, argument in cases:
+        message = _error(getattr(algorithms, name), model, *args)
+        assert message == _error(getattr(fast, name), model, *args)
+        assert message.startswith(f'{argument} has shape ({n + 2},)') and f'needs ({n},)' in message
+    f_ext = np.zeros((n, 3))
+    message = _error(algorithms.rnea, model, good, good, good, None, f_ext)
+    assert message == _error(fast.rnea, model, good, good, good, None, f_ext)
+    assert message.startswith('f_ext has shape') and f'needs ({n}, 6)' in message
+
+
+def test_hot_models_switch_to_generated_code_compiled_in_the_background(monkeypatch):
+    """Tiered: the first calls run the table kernels while the code compiles in another process; once loaded,
+    the default call runs it and still equals the reference."""
+    pytest.importorskip('numba')
+    monkeypatch.setattr(codegen, 'ENABLE', True)
+    model = load_urdf(random_urdf(3, n_links=5))
+    q, qd, x, _, _ = random_state(model, np.random.default_rng(5))
+    for _ in range(codegen.HOT_CALLS):
+        assert fast.path(model) == 'table'
+        fast.rnea(model, q, qd, x)
+    compiling = model._cache['compiling']
+    compiling.join(timeout=600)
+    assert not compiling.is_alive()
+    assert fast.path(model) == 'generated'
+    assert_fast_equals_reference(model, np.random.default_rng(6))

@@ -1,12 +1,14 @@
 """Kinetic and potential energy of the tree, O(n)."""
 import numpy as np
 
+from ..model.model import check_state
 from .kinematics import body_transforms, placement_from_transform
 from .rnea import STANDARD_GRAVITY
 
 
 def kinetic_energy(model, q, qd):
     """T = 1/2 sum_i v_i^T I_i v_i = 1/2 qd^T M(q) qd."""
+    check_state(model, q=q, qd=qd)
     S = model.motion_subspace
     Xup = model.parent_transforms(q)
     v = np.zeros((model.nv, 6))

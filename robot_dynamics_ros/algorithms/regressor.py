@@ -7,6 +7,7 @@ Ia (rotor inertia, Y = qdd_j), Fv (viscous, qd_j), Fc (Coulomb, sign qd_j), off 
 """
 import numpy as np
 
+from ..model.model import check_state
 from ..spatial import cross_motion, skew
 from .rnea import spatial_gravity
 
@@ -54,6 +55,7 @@ def regressor(model, q, qd, qdd, gravity=None, rotor_inertia=False, viscous=Fals
     Same sweeps as RNEA: body velocities and accelerations base to tips, then each body's wrench
     regressor A_i is carried to every ancestor j, Y[j, body i] = S_j^T X_{j<-i}^T A_i (O(n^2) blocks).
     """
+    check_state(model, q=q, qd=qd, qdd=qdd)
     n = model.nv
     S = model.motion_subspace
     Xup = model.parent_transforms(q)

@@ -1,6 +1,7 @@
 """Recursive Newton-Euler inverse dynamics, O(n) on trees (Jain Alg. 3.1; Featherstone Table 5.1)."""
 import numpy as np
 
+from ..model.model import check_state
 from ..spatial import cross_force, cross_motion
 
 STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -18,6 +19,7 @@ def rnea(model, q, qd, qdd, gravity=None, f_ext=None):
     gravity: 3-vector in the root frame (default 9.81 m/s^2 along -z).
     f_ext: optional (n, 6) spatial forces [moment; force] acting on each body, in the body's frame.
     """
+    check_state(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     n = model.nv
     S = model.motion_subspace
     Xup = model.parent_transforms(q)

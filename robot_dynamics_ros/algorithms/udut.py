@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import SingularMassMatrixError
+from ..model.model import check_state
 from .rnea import rnea
 
 
@@ -121,6 +122,7 @@ def forward_dynamics_udut(model, q, qd, tau, gravity=None, f_ext=None):
 
     h comes from RNEA with qdd = 0 (Saha Sec. IV); arguments as in ``aba``, and the result equals ABA's.
     """
+    check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
     h = rnea(model, q, qd, np.zeros(model.nv), gravity, f_ext)
     return udut_solve(model, innovations_factors(model, q), np.asarray(tau, dtype=float) - h)
 

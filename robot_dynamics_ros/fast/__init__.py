@@ -8,9 +8,12 @@ Other inputs (lists, integer or strided arrays) are converted and retried. Witho
 falls back to the reference path: ``BACKEND`` says which one runs. numba's on-disk cache checks only the
 source file of each entry kernel: after editing a helper (``spatial_kernels.py``) delete ``__pycache__`` here.
 
-After ``specialize(model)`` (models of up to ``codegen.MAX_DOF`` DOF), calls with the default gravity and no
-external forces run per-robot generated code instead (``codegen.py``: unrolled, constants baked in, four
-arguments); ``path`` says which code serves a call.
+Calls with the default gravity and no external forces run per-robot generated code (``codegen.py``: unrolled,
+constants baked in) once it is ready, tiered as JIT runtimes do: a model's first calls run the table kernels
+while its code is compiled in a background process into the on-disk cache (``codegen.specialize_in_background``,
+started after ``codegen.HOT_CALLS`` calls), then calls switch to it. ``specialize(model)`` compiles in the
+foreground; ``path`` says which code serves a call. Every function checks argument shapes with
+``model.check_state``, so a wrong length gives the same error as the reference.
 """
 import importlib
 import importlib.util
@@ -20,7 +23,8 @@ import numpy as np
 from ..algorithms.regressor import _extra_flags
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
-from .codegen import generated, specialize
+from ..model.model import check_state, check_states
+from .codegen import generated, specialize, specialize_in_background
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
@@ -42,51 +46,57 @@ def _as_float_arrays(*arrays):
     return [np.ascontiguousarray(x, dtype=float) for x in arrays]
 
 
+def _retry(model, call, **arrays):
+    """After a kernel refused its arguments (TypeError: not C-contiguous float64, ValueError: a wrong shape):
+    the shared shape check, then the call again on converted copies (a wrong-type out= stays an error)."""
+    check_state(model, **arrays)
+    call(*_as_float_arrays(*arrays.values()))
+
+
 def path(model, gravity=None, f_ext=None):
-    """Which code serves rnea/crba/aba of ``model`` with these arguments: 'generated' (per-robot code, see
+    """Which code serves rnea/crba/aba of ``model`` with these arguments now: 'generated' (per-robot code, see
     ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
     if BACKEND == 'numpy':
         return 'numpy'
-    return 'generated' if gravity is None and f_ext is None and generated(model) is not None else 'table'
+    return 'generated' if gravity is None and f_ext is None and model._cache.get('generated') else 'table'
 
 
 def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
     """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
+    out = np.empty(model.nv) if out is None else out
     functions = generated(model) if gravity is None and f_ext is None else None
     if functions is not None:
-        out = np.empty(functions.nv) if out is None else out
         try:
             functions.rnea(q, qd, qdd, out)
-        except TypeError:  # not C-contiguous float64: convert once (a wrong-type out= stays an error)
-            functions.rnea(*_as_float_arrays(q, qd, qdd), out)
+        except (TypeError, ValueError):
+            _retry(model, lambda *x: functions.rnea(*x, out), q=q, qd=qd, qdd=qdd)
         return out
     pack = packed(model)
-    a0 = pack.base_acceleration(gravity)
+    P, W, a0 = pack.table, pack.data.work, pack.base_acceleration(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
-    out = np.empty(pack.nv) if out is None else out
     try:
-        _kernels.rnea_kernel.rnea_kernel(pack.table, q, qd, qdd, a0, f_ext, out)
-    except TypeError:  # not C-contiguous float64: convert once (a wrong-type out= stays an error)
-        _kernels.rnea_kernel.rnea_kernel(pack.table, *_as_float_arrays(q, qd, qdd, a0, f_ext), out)
+        _kernels.rnea_kernel.rnea_kernel(P, W, q, qd, qdd, a0, f_ext, out)
+    except (TypeError, ValueError):
+        _retry(model, lambda q, qd, qdd, f_ext: _kernels.rnea_kernel.rnea_kernel(P, W, q, qd, qdd, a0, f_ext, out),
+               q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     return out
 
 
 def crba(model, q, out=None):
     """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
+    out = np.empty((model.nv, model.nv)) if out is None else out
     functions = generated(model)
     if functions is not None:
-        out = np.empty((functions.nv, functions.nv)) if out is None else out
         try:
             functions.crba(q, out)
-        except TypeError:
-            functions.crba(*_as_float_arrays(q), out)
+        except (TypeError, ValueError):
+            _retry(model, lambda q: functions.crba(q, out), q=q)
         return out
     pack = packed(model)
-    out = np.empty((pack.nv, pack.nv)) if out is None else out
     try:
-        _kernels.crba_kernel.crba_kernel(pack.table, q, out)
-    except TypeError:
-        _kernels.crba_kernel.crba_kernel(pack.table, *_as_float_arrays(q), out)
+        _kernels.crba_kernel.crba_kernel(pack.table, pack.data.work, q, out)
+    except (TypeError, ValueError):
+        _retry(model, lambda q: _kernels.crba_kernel.crba_kernel(pack.table, pack.data.work, q, out), q=q)
     return out
 
 
@@ -100,23 +110,23 @@ def _singular(model, states):
 
 def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
     """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
+    out = np.empty(model.nv) if out is None else out
     functions = generated(model) if gravity is None and f_ext is None else None
     try:
         if functions is not None:
-            out = np.empty(functions.nv) if out is None else out
             try:
                 functions.aba(q, qd, tau, out)
-            except TypeError:
-                functions.aba(*_as_float_arrays(q, qd, tau), out)
+            except (TypeError, ValueError):
+                _retry(model, lambda *x: functions.aba(*x, out), q=q, qd=qd, tau=tau)
             return out
         pack = packed(model)
-        a0 = pack.base_acceleration(gravity)
+        P, W, a0 = pack.table, pack.data.work, pack.base_acceleration(gravity)
         f_ext = pack.no_external_force if f_ext is None else f_ext
-        out = np.empty(pack.nv) if out is None else out
         try:
-            _kernels.aba_kernel.aba_kernel(pack.table, q, qd, tau, a0, f_ext, out)
-        except TypeError:
-            _kernels.aba_kernel.aba_kernel(pack.table, *_as_float_arrays(q, qd, tau, a0, f_ext), out)
+            _kernels.aba_kernel.aba_kernel(P, W, q, qd, tau, a0, f_ext, out)
+        except (TypeError, ValueError):
+            _retry(model, lambda q, qd, tau, f_ext: _kernels.aba_kernel.aba_kernel(P, W, q, qd, tau, a0, f_ext, out),
+                   q=q, qd=qd, tau=tau, f_ext=f_ext)
     except ZeroDivisionError:  # a zero pivot: the kernels divide by D without a check
         raise _singular(model, q) from None
     return out
@@ -141,6 +151,7 @@ def _batch_f_ext(pack, f_ext):
 
 def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
     """rnea on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
+    check_states(model, q=Q, qd=QD, qdd=QDD, f_ext=f_ext)
     Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
     out = np.empty(Q.shape) if out is None else out
     functions = generated(model) if gravity is None and f_ext is None else None
@@ -148,13 +159,14 @@ def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
         functions.rnea_batch(Q, QD, QDD, out)
         return out
     pack = packed(model)
-    _kernels.batch_kernels.rnea_batch_kernel(pack.table, Q, QD, QDD, pack.base_acceleration(gravity),
+    _kernels.batch_kernels.rnea_batch_kernel(pack.table, pack.data.work, Q, QD, QDD, pack.base_acceleration(gravity),
                                              _batch_f_ext(pack, f_ext), out)
     return out
 
 
 def crba_batch(model, Q, out=None):
     """crba on each row of the (N, nv) array Q, returns (N, nv, nv)."""
+    check_states(model, q=Q)
     (Q,) = _as_float_arrays(Q)
     out = np.empty((Q.shape[0], model.nv, model.nv)) if out is None else out
     functions = generated(model)
@@ -162,12 +174,13 @@ def crba_batch(model, Q, out=None):
         functions.crba_batch(Q, out)
         return out
     pack = packed(model)
-    _kernels.batch_kernels.crba_batch_kernel(pack.table, Q, out)
+    _kernels.batch_kernels.crba_batch_kernel(pack.table, pack.data.work, Q, out)
     return out
 
 
 def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
     """aba on each row of the (N, nv) arrays Q, QD, TAU, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
+    check_states(model, q=Q, qd=QD, tau=TAU, f_ext=f_ext)
     Q, QD, TAU = _as_float_arrays(Q, QD, TAU)
     out = np.empty(Q.shape) if out is None else out
     functions = generated(model) if gravity is None and f_ext is None else None
@@ -176,8 +189,8 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
             functions.aba_batch(Q, QD, TAU, out)
             return out
         pack = packed(model)
-        _kernels.batch_kernels.aba_batch_kernel(pack.table, Q, QD, TAU, pack.base_acceleration(gravity),
-                                                _batch_f_ext(pack, f_ext), out)
+        _kernels.batch_kernels.aba_batch_kernel(pack.table, pack.data.work, Q, QD, TAU,
+                                                pack.base_acceleration(gravity), _batch_f_ext(pack, f_ext), out)
     except ZeroDivisionError:
         raise _singular(model, Q) from None
     return out
@@ -185,10 +198,11 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
 
 def udut(model, q):
     """As ``algorithms.udut``: (U, D) with M(q) = U diag(D) U^T."""
+    check_state(model, q=q)
     pack = packed(model)
     U, D = np.empty((pack.nv, pack.nv)), np.empty(pack.nv)
     try:
-        _kernels.udut_kernel.udut_kernel(pack.table, *_as_float_arrays(q), U, D)
+        _kernels.udut_kernel.udut_kernel(pack.table, pack.data.work, *_as_float_arrays(q), U, D)
     except ZeroDivisionError:
         raise _singular(model, q) from None
     return U, D
@@ -206,24 +220,26 @@ def _fill_joint_columns(Y, flags, QD, QDD):
 
 def regressor(model, q, qd, qdd, gravity=None, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
     """As ``algorithms.regressor``: (nv, 10 nv + k nv) Y with tau = Y @ pi."""
+    check_state(model, q=q, qd=qd, qdd=qdd)
     pack = packed(model)
     q, qd, qdd = _as_float_arrays(q, qd, qdd)
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
     Y = np.zeros((pack.nv, (10 + sum(flags)) * pack.nv))
     _kernels.regressor_kernel.regressor_kernel(
-        pack.table, q, qd, qdd, pack.base_acceleration(gravity), Y)
+        pack.table, pack.data.work, q, qd, qdd, pack.base_acceleration(gravity), Y)
     return _fill_joint_columns(Y, flags, qd, qdd)
 
 
 def regressor_batch(model, Q, QD, QDD, gravity=None, rotor_inertia=False, viscous=False, coulomb=False,
                     offset=False):
     """regressor on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv, 10 nv + k nv)."""
+    check_states(model, q=Q, qd=QD, qdd=QDD)
     pack = packed(model)
     Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
     Y = np.zeros((Q.shape[0], pack.nv, (10 + sum(flags)) * pack.nv))
     _kernels.batch_kernels.regressor_batch_kernel(
-        pack.table, Q, QD, QDD, pack.base_acceleration(gravity), Y)
+        pack.table, pack.data.work, Q, QD, QDD, pack.base_acceleration(gravity), Y)
     return _fill_joint_columns(Y, flags, QD, QDD)
 
 
@@ -231,5 +247,5 @@ if BACKEND == 'numpy':
     from ._reference import (aba, aba_batch, bias_torques, crba, crba_batch, gravity_torques, regressor,  # noqa: F811
                              regressor_batch, rnea, rnea_batch, udut)
 
-__all__ = ['BACKEND', 'path', 'specialize', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
+__all__ = ['BACKEND', 'path', 'specialize', 'specialize_in_background', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
            'aba_batch', 'udut', 'regressor', 'regressor_batch']

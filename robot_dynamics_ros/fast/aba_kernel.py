@@ -2,11 +2,13 @@
 ``algorithms/aba.py``."""
 from numba import njit
 
-from .packing import AXIS, AXIS_INDEX, JOINT_TYPE, MASS, PARENT, WORK
+from .packing import ABA, AXIS, AXIS_INDEX, JOINT_TYPE, MASS, PARENT
 from .spatial_kernels import REVOLUTE, add_congruence, add_transposed_force, cross_force_add, cross_motion_add, \
     inertia_times, joint_motion, parent_transform, project_on_joint, spatial_inertia_matrix, transform_motion
 
-SIGNATURE = 'void(f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
+X_, V_, C_, PA_, IA_, U_, D_, u_ = ABA['X'], ABA['v'], ABA['c'], ABA['pA'], ABA['IA'], ABA['U'], ABA['D'], ABA['u']
+A_, VJ_, IV_, PA_CHILD_, SCRATCH_ = ABA['a'], ABA['vJ'], ABA['Iv'], ABA['pa'], ABA['scratch']
 
 
 @njit(cache=True)
@@ -24,17 +26,17 @@ def articulated_inertia_on_joint(P, i, IA_i, U_i):
 
 
 @njit(SIGNATURE, cache=True)
-def aba_kernel(P, q, qd, tau, a0, f_ext, qdd):
-    """qdd = M^-1 (tau - h + sum J^T f_ext); P is PackedModel.table (its work columns are overwritten), a0 the
-    base acceleration -[0; g]."""
+def aba_kernel(P, W, q, qd, tau, a0, f_ext, qdd):
+    """qdd = M^-1 (tau - h + sum J^T f_ext); P is PackedModel.table, W its Data.work (overwritten), a0 the base
+    acceleration -[0; g]."""
     n = P.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or f_ext.shape[0] != n \
             or f_ext.shape[1] != 6 or a0.shape[0] != 6:
         raise ValueError('aba: q, qd, tau, out need length nv and f_ext shape (nv, 6)')
-    X, v, c, pA = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 18], P[:, WORK + 18:WORK + 24], P[:, WORK + 24:WORK + 30]
-    IA, U, D, u = P[:, WORK + 30:WORK + 66], P[:, WORK + 66:WORK + 72], P[:, WORK + 72], P[:, WORK + 73]
-    a, vJ, Iv, pa = P[:, WORK + 74:WORK + 80], P[:, WORK + 80:WORK + 86], P[:, WORK + 86:WORK + 92], P[:, WORK + 92:WORK + 98]
-    scratch = P[:, WORK + 98:WORK + 143]
+    X, v, c, pA = W[:, X_:X_ + 12], W[:, V_:V_ + 6], W[:, C_:C_ + 6], W[:, PA_:PA_ + 6]
+    IA, U, D, u = W[:, IA_:IA_ + 36], W[:, U_:U_ + 6], W[:, D_], W[:, u_]
+    a, vJ, Iv, pa = W[:, A_:A_ + 6], W[:, VJ_:VJ_ + 6], W[:, IV_:IV_ + 6], W[:, PA_CHILD_:PA_CHILD_ + 6]
+    scratch = W[:, SCRATCH_:SCRATCH_ + 45]
     # Scatter, base to tips: velocities, velocity-product accelerations and bias forces.
     for i in range(n):
         p = int(P[i, PARENT])

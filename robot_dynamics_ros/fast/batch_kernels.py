@@ -1,6 +1,6 @@
 """The compiled kernels over a batch of states, one state per row, in one compiled loop. Each call works in
-its own copy of the packed table, so the per-state kernels allocate nothing and the shared table is only
-read. External forces come as one (nv, 6) block per state, or a single block shared by all states."""
+its own copy of the work array (Data.work), so the per-state kernels allocate nothing and the shared Data is
+not touched. External forces come as one (nv, 6) block per state, or a single block shared by all states."""
 from numba import njit
 
 from .aba_kernel import aba_kernel
@@ -9,45 +9,45 @@ from .regressor_kernel import regressor_kernel
 from .rnea_kernel import rnea_kernel
 
 STATES = 'f8[:, ::1]'
-SIGNATURE = f'void(f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1], {STATES})'
+SIGNATURE = f'void(f8[:, ::1], f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1], {STATES})'
 
 
 @njit(SIGNATURE, cache=True)
-def rnea_batch_kernel(P, Q, QD, QDD, a0, F_ext, TAU):
+def rnea_batch_kernel(P, W, Q, QD, QDD, a0, F_ext, TAU):
     N = Q.shape[0]
     if QD.shape[0] != N or QDD.shape[0] != N or TAU.shape[0] != N or F_ext.shape[0] not in (1, N):
         raise ValueError('rnea_batch: q, qd, qdd, out need the same number of states; f_ext one block or one per state')
     shared = F_ext.shape[0] == 1
-    own = P.copy()
+    own = W.copy()
     for s in range(N):
-        rnea_kernel(own, Q[s], QD[s], QDD[s], a0, F_ext[0] if shared else F_ext[s], TAU[s])
+        rnea_kernel(P, own, Q[s], QD[s], QDD[s], a0, F_ext[0] if shared else F_ext[s], TAU[s])
 
 
-@njit(f'void(f8[:, ::1], {STATES}, f8[:, :, ::1])', cache=True)
-def crba_batch_kernel(P, Q, M):
+@njit(f'void(f8[:, ::1], f8[:, ::1], {STATES}, f8[:, :, ::1])', cache=True)
+def crba_batch_kernel(P, W, Q, M):
     if M.shape[0] != Q.shape[0]:
         raise ValueError('crba_batch: out needs one (nv, nv) block per state')
-    own = P.copy()
+    own = W.copy()
     for s in range(Q.shape[0]):
-        crba_kernel(own, Q[s], M[s])
+        crba_kernel(P, own, Q[s], M[s])
 
 
 @njit(SIGNATURE, cache=True)
-def aba_batch_kernel(P, Q, QD, TAU, a0, F_ext, QDD):
+def aba_batch_kernel(P, W, Q, QD, TAU, a0, F_ext, QDD):
     N = Q.shape[0]
     if QD.shape[0] != N or TAU.shape[0] != N or QDD.shape[0] != N or F_ext.shape[0] not in (1, N):
         raise ValueError('aba_batch: q, qd, tau, out need the same number of states; f_ext one block or one per state')
     shared = F_ext.shape[0] == 1
-    own = P.copy()
+    own = W.copy()
     for s in range(N):
-        aba_kernel(own, Q[s], QD[s], TAU[s], a0, F_ext[0] if shared else F_ext[s], QDD[s])
+        aba_kernel(P, own, Q[s], QD[s], TAU[s], a0, F_ext[0] if shared else F_ext[s], QDD[s])
 
 
-@njit(f'void(f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1])', cache=True)
-def regressor_batch_kernel(P, Q, QD, QDD, a0, Y):
+@njit(f'void(f8[:, ::1], f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1])', cache=True)
+def regressor_batch_kernel(P, W, Q, QD, QDD, a0, Y):
     N = Q.shape[0]
     if QD.shape[0] != N or QDD.shape[0] != N or Y.shape[0] != N:
         raise ValueError('regressor_batch: q, qd, qdd, out need the same number of states')
-    own = P.copy()
+    own = W.copy()
     for s in range(N):
-        regressor_kernel(own, Q[s], QD[s], QDD[s], a0, Y[s])
+        regressor_kernel(P, own, Q[s], QD[s], QDD[s], a0, Y[s])

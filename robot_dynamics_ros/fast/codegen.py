@@ -11,9 +11,11 @@ named by its own hash, and imported from there so that numba's on-disk cache hol
 import hashlib
 import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
-import weakref
+import threading
+import warnings
 
 import numpy as np
 
@@ -365,16 +367,21 @@ def _cache_directory():
     return directory
 
 
-def _import(source):
-    """Write (once) and import a generated module, named by the hash of its source; importing loads the machine
-    code from numba's cache next to it, or compiles it (seconds) when that cache is cold."""
+def _write(source):
+    """The path of the generated module with this source, written once and named by its hash."""
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
     path = os.path.join(_cache_directory(), f'robot_{digest}.py')
     if not os.path.exists(path):
         with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), suffix='.tmp', delete=False) as f:
             f.write(source)
         os.replace(f.name, path)   # atomic: processes generating the same robot at once see a whole file
-    name = f'robot_dynamics_ros_generated_{digest}'
+    return path
+
+
+def _import(path):
+    """Import a generated module: this loads the machine code from numba's cache next to it, or compiles it
+    (seconds) when that cache is cold."""
+    name = 'robot_dynamics_ros_generated_' + os.path.basename(path)[len('robot_'):-len('.py')]
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -384,49 +391,74 @@ def _import(source):
 
 class Generated:
     """The generated functions of one model: rnea, crba, aba (taking (q, qd, x, out), (q, out)) and their _batch
-    versions over rows. Each algorithm's module is imported on first use of one of its two functions."""
+    versions over rows, from modules written to the cache directory and imported by ``load``."""
 
     def __init__(self, model):
         self.nv = model.nv
-        self._sources = {algorithm: module_source(model, algorithm) for algorithm in ('rnea', 'crba', 'aba')}
+        self.paths = {algorithm: _write(module_source(model, algorithm)) for algorithm in ('rnea', 'crba', 'aba')}
 
-    def __getattr__(self, name):  # only reached until the functions are set as attributes
-        algorithm = name.removesuffix('_batch')
-        if algorithm not in self._sources:
-            raise AttributeError(name)
-        module = _import(self._sources[algorithm])
-        self.__dict__[algorithm], self.__dict__[f'{algorithm}_batch'] = module.__dict__[algorithm], \
-            module.__dict__[f'{algorithm}_batch']
-        return self.__dict__[name]
+    def load(self):
+        for algorithm, path in self.paths.items():
+            module = _import(path)
+            setattr(self, algorithm, module.__dict__[algorithm])
+            setattr(self, f'{algorithm}_batch', module.__dict__[f'{algorithm}_batch'])
+        return self
 
 
 MAX_DOF = 16   # compile time grows with the code: about 10 s for 7 DOF, 2 min for 31 (cold cache, loaded machine)
-_generated = weakref.WeakKeyDictionary()
-_last = (None, None)
+HOT_CALLS = 100   # calls on the table kernels after which a model's code is compiled in the background
+ENABLE = os.environ.get('ROBOT_DYNAMICS_ROS_CODEGEN', '1') != '0'   # '0': no automatic background compilation
+
+
+def _check_size(model):
+    if model.nv > MAX_DOF:
+        raise ValueError(f"generated code is for models of at most {MAX_DOF} DOF (compile time); "
+                         f"{model.name!r} has {model.nv}: the table kernels serve it")
 
 
 def specialize(model):
     """Generate and compile per-robot code for ``model`` now (seconds on a cold disk cache, well under one
-    when warm), so that its default-gravity rnea/crba/aba calls use it. Opt-in: compiling every model a
-    program loads (random trees in tests, identification scripts) would cost seconds each."""
-    if model.nv > MAX_DOF:
-        raise ValueError(f"generated code is for models of at most {MAX_DOF} DOF (compile time); "
-                         f"{model.name!r} has {model.nv}: the table kernels serve it")
-    functions = Generated(model)
-    for algorithm in ('rnea', 'crba', 'aba'):
-        getattr(functions, algorithm)  # import (compile or load from the cache) now, not inside a control loop
-    _generated[model] = functions
-    global _last
-    _last = (None, None)
+    when warm), so that its default-gravity rnea/crba/aba calls use it from now on."""
+    _check_size(model)
+    functions = model._cache['generated'] = Generated(model).load()
     return functions
 
 
+def _compile_then_load(model):
+    """The background tier-up: generate the modules, compile them in a separate process (numba's compiler
+    would otherwise hold this process's GIL for seconds) into the on-disk cache, then load them here."""
+    functions = Generated(model)
+    script = ('import importlib.util, sys\n'
+              'for path in sys.argv[1:]:\n'
+              '    spec = importlib.util.spec_from_file_location("generated", path)\n'
+              '    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n')
+    subprocess.run([sys.executable, '-c', script, *functions.paths.values()], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        model._cache['generated'] = functions.load()   # from the cache (or compiled here if that failed)
+    except Exception as error:  # the table kernels keep serving: as fast to call, only slower per call
+        warnings.warn(f"generated code for {model.name!r} did not load ({error}); the table kernels serve it")
+
+
+def specialize_in_background(model):
+    """Start compiling ``model``'s generated code in the background (a thread waiting on a compiler process)
+    and return the thread; calls switch to the code when it is loaded. Started at most once per model."""
+    _check_size(model)
+    thread = model._cache.get('compiling')
+    if thread is None:
+        thread = model._cache['compiling'] = threading.Thread(target=_compile_then_load, args=(model,), daemon=True,
+                                                              name=f'robot_dynamics_ros codegen {model.name}')
+        thread.start()
+    return thread
+
+
 def generated(model):
-    """The Generated functions of ``model`` if it was specialized, else None (the table kernels serve it)."""
-    global _last
-    last_model, functions = _last
-    if last_model is model:
-        return functions
-    functions = _generated.get(model)
-    _last = (model, functions)
+    """The Generated functions of ``model`` once they are loaded, else None (the table kernels serve the call,
+    and the HOT_CALLS-th such call starts ``specialize_in_background``)."""
+    cache = model._cache
+    functions = cache.get('generated')
+    if functions is None:
+        calls = cache['calls'] = cache.get('calls', 0) + 1
+        if calls == HOT_CALLS and ENABLE and model.nv <= MAX_DOF:
+            specialize_in_background(model)
     return functions

@@ -2,23 +2,24 @@
 ``algorithms/crba.py``."""
 from numba import njit
 
-from .packing import IBAR, MASS, PARENT, WORK
+from .packing import CRBA, IBAR, MASS, PARENT
 from .spatial_kernels import add_transformed_rigid_inertia, add_transposed_force, inertia_times, joint_motion, \
     parent_transform, project_on_joint
 
-SIGNATURE = 'void(f8[:, ::1], f8[::1], f8[:, ::1])'
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1])'
 RIGID = IBAR.stop - MASS     # [mass, h, Ibar]
+X_, IC_, F_, F_PARENT_, T_ = CRBA['X'], CRBA['Ic'], CRBA['F'], CRBA['F_parent'], CRBA['T']
 
 
 @njit(SIGNATURE, cache=True)
-def crba_kernel(P, q, M):
-    """M = M(q), full symmetric; P is PackedModel.table (its work columns are overwritten). Composite inertias
+def crba_kernel(P, W, q, M):
+    """M = M(q), full symmetric; P is PackedModel.table, W its Data.work (overwritten). Composite inertias
     are rigid-body inertias, so they are kept as [mass, h, Ibar] rows."""
     n = P.shape[0]
     if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n:
         raise ValueError('crba: q needs length nv and out shape (nv, nv)')
-    X, Ic = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 12 + RIGID]
-    F, F_parent, T = P[:, WORK + 25:WORK + 31], P[:, WORK + 31:WORK + 37], P[:, WORK + 37:WORK + 55]
+    X, Ic = W[:, X_:X_ + 12], W[:, IC_:IC_ + RIGID]
+    F, F_parent, T = W[:, F_:F_ + 6], W[:, F_PARENT_:F_PARENT_ + 6], W[:, T_:T_ + 18]
     for i in range(n):
         parent_transform(P, i, q[i], X[i])
         for k in range(RIGID):

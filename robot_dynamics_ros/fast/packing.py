@@ -6,12 +6,12 @@ spatial inertia as mass m, first moment h = m c and rotational inertia Ibar abou
 kernels use 3D rotations and cross products instead of 6x6 matrix products. AXIS_INDEX is k when the joint
 axis is +-e_k (most URDF axes), so kernels touch one component; -1 for a general axis.
 
-Columns from WORK on are the kernels' per-body work space (transforms, velocities, inertias, ...): a
-single call writes there instead of allocating. Kernels hold the GIL (numba's default), so Python threads
-that share a Model never run them at the same time; the batched kernels work in their own copy of the table.
+The table is constant after packing. The kernels' per-body work space (transforms, velocities, inertias, ...)
+is the separate ``Data.work`` array, one row per body, whose named fields each kernel module declares with
+``work_fields`` (the column offsets are computed there, never counted by hand): a call writes there instead
+of allocating. Kernels hold the GIL (numba's default), so Python threads that share a Model's Data never run
+them at the same time; the batched kernels work in their own copy of it.
 """
-import weakref
-
 import numpy as np
 
 from ..algorithms.rnea import spatial_gravity
@@ -24,13 +24,40 @@ R_TREE = slice(15, 18)
 MASS = 18
 FIRST_MOMENT = slice(19, 22)
 IBAR = slice(22, 31)     # row-major 3x3
-WORK = 31
-WORK_COLUMNS = 156       # the widest kernel's need (regressor, see regressor_kernel.py)
-N_COLUMNS = WORK + WORK_COLUMNS
+N_COLUMNS = 31
+
+
+def work_fields(**widths):
+    """{name: first column} for per-body work fields of the given widths laid side by side, and 'width': the
+    columns they take together. A kernel module names its fields with this (numba reads the offsets as
+    constants), so no column offset is counted by hand."""
+    offsets, start = {}, 0
+    for name, width in widths.items():
+        offsets[name] = start
+        start += width
+    offsets['width'] = start
+    return offsets
+
+
+KINEMATICS = dict(X=12, v=6, a=6, vJ=6, aJ=6)   # RNEA's scatter (kinematic_scatter), shared by the regressor
+RNEA = work_fields(**KINEMATICS, Iv=6, f=6)
+REGRESSOR = work_fields(**KINEMATICS, A=60, carried=60)                    # A: 6x10 column-major
+CRBA = work_fields(X=12, Ic=13, F=6, F_parent=6, T=18)                   # Ic: [mass, h, Ibar]
+ABA = work_fields(X=12, v=6, c=6, pA=6, IA=36, U=6, D=1, u=1, a=6, vJ=6, Iv=6, pa=6, scratch=45)
+UDUT = work_fields(X=12, IA=36, psi=6, force=6, carried=6, scratch=45)
+WORK_WIDTH = max(fields['width'] for fields in (RNEA, REGRESSOR, CRBA, ABA, UDUT))
+
+
+class Data:
+    """Per-call work buffers of the compiled kernels for one model (Pinocchio's Data): ``work`` has one row per
+    body and WORK_WIDTH columns; each kernel reads its named fields (RNEA, CRBA, ABA, ...) from it."""
+
+    def __init__(self, nv):
+        self.work = np.zeros((nv, WORK_WIDTH))
 
 
 class PackedModel:
-    """Flat arrays of one Model, plus the default gravity and a zero f_ext, built once per Model."""
+    """Flat arrays of one Model, its kernels' Data, the default gravity and a zero f_ext, built once per Model."""
 
     def __init__(self, model):
         n = model.nv
@@ -52,6 +79,7 @@ class PackedModel:
             if not np.allclose(rebuilt, I, rtol=0.0, atol=1e-12 * max(1.0, np.abs(I).max())):
                 raise ValueError(f"body {model.body_names[i]!r}: inertia lacks the [[Ibar, h x], [h x^T, m 1]] form")
         self.table = table
+        self.data = Data(n)
         self.nv = n
         self.default_base_acceleration = spatial_gravity(None)
         self.no_external_force = np.zeros((n, 6))
@@ -59,7 +87,6 @@ class PackedModel:
     def base_acceleration(self, gravity):
         """a_0 for the kernels: the precomputed default, or -[0; gravity]."""
         return self.default_base_acceleration if gravity is None else spatial_gravity(gravity)
-
 
 
 def _axis_index(axis):
@@ -70,18 +97,10 @@ def _axis_index(axis):
     return -1
 
 
-_packs = weakref.WeakKeyDictionary()
-_last = (None, None)
-
-
 def packed(model):
-    """The PackedModel of ``model``, built on first use and cached per Model instance."""
-    global _last
-    last_model, pack = _last
-    if last_model is model:
+    """The PackedModel of ``model``, built on first use and cached on the (immutable) Model instance."""
+    try:
+        return model._cache['packed']
+    except KeyError:
+        pack = model._cache['packed'] = PackedModel(model)
         return pack
-    pack = _packs.get(model)
-    if pack is None:
-        pack = _packs[model] = PackedModel(model)
-    _last = (model, pack)
-    return pack

@@ -3,12 +3,13 @@
 every ancestor j, Y[j, body i] = S_j^T X_{j<-i}^T A_i."""
 from numba import njit
 
-from .packing import PARENT, WORK
+from .packing import PARENT, REGRESSOR
 from .rnea_kernel import kinematic_scatter
 from .spatial_kernels import add_transposed_force, project_on_joint
 
-SIGNATURE = 'void(f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1])'
-A0 = WORK + 36               # A_i column-major: column c (a force) at A0 + 6 c; the carried copy at A0 + 60
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1])'
+X_, V_, A_ = REGRESSOR['X'], REGRESSOR['v'], REGRESSOR['a']
+WRENCH_, CARRIED_ = REGRESSOR['A'], REGRESSOR['carried']   # A_i column-major: column c (a force) at 6 c
 
 
 @njit(cache=True)
@@ -60,19 +61,19 @@ def body_wrench_regressor(v, a, A):
 
 
 @njit(SIGNATURE, cache=True)
-def regressor_kernel(P, q, qd, qdd, a0, Y):
+def regressor_kernel(P, W, q, qd, qdd, a0, Y):
     """Y[:, :10 n] = the body columns of the joint-torque regressor (other columns are left as they are)."""
     n = P.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or Y.shape[0] != n or Y.shape[1] < 10 * n \
             or a0.shape[0] != 6:
         raise ValueError('regressor: q, qd, qdd need length nv and out shape (nv, >= 10 nv)')
-    kinematic_scatter(P, q, qd, qdd, a0)
-    X, v, a = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 18], P[:, WORK + 18:WORK + 24]
+    kinematic_scatter(P, W, q, qd, qdd, a0)
+    X, v, a = W[:, X_:X_ + 12], W[:, V_:V_ + 6], W[:, A_:A_ + 6]
     for j in range(n):
         for col in range(10 * n):
             Y[j, col] = 0.0
     for i in range(n):
-        A, carried = P[i, A0:A0 + 60], P[i, A0 + 60:A0 + 120]
+        A, carried = W[i, WRENCH_:WRENCH_ + 60], W[i, CARRIED_:CARRIED_ + 60]
         body_wrench_regressor(v[i], a[i], A)                           # f_i = A_i pi_i
         j = i
         while True:

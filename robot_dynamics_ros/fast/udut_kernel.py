@@ -3,21 +3,23 @@
 from numba import njit
 
 from .aba_kernel import articulated_inertia_on_joint
-from .packing import MASS, PARENT, WORK
+from .packing import MASS, PARENT, UDUT
 from .spatial_kernels import add_congruence, add_transposed_force, parent_transform, project_on_joint, \
     spatial_inertia_matrix
 
-SIGNATURE = 'void(f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
+X_, IA_, PSI_, FORCE_, CARRIED_, SCRATCH_ = UDUT['X'], UDUT['IA'], UDUT['psi'], UDUT['force'], UDUT['carried'], \
+    UDUT['scratch']
 
 
 @njit(SIGNATURE, cache=True)
-def udut_kernel(P, q, U, D):
-    """U (unit upper triangular) and D with M(q) = U diag(D) U^T; P is PackedModel.table (work overwritten)."""
+def udut_kernel(P, W, q, U, D):
+    """U (unit upper triangular) and D with M(q) = U diag(D) U^T; P is PackedModel.table, W its Data.work."""
     n = P.shape[0]
     if q.shape[0] != n or U.shape[0] != n or U.shape[1] != n or D.shape[0] != n:
         raise ValueError('udut: q and D need length nv and U shape (nv, nv)')
-    X, IA, psi = P[:, WORK:WORK + 12], P[:, WORK + 12:WORK + 48], P[:, WORK + 48:WORK + 54]
-    force, carried, scratch = P[:, WORK + 54:WORK + 60], P[:, WORK + 60:WORK + 66], P[:, WORK + 66:WORK + 111]
+    X, IA, psi = W[:, X_:X_ + 12], W[:, IA_:IA_ + 36], W[:, PSI_:PSI_ + 6]
+    force, carried, scratch = W[:, FORCE_:FORCE_ + 6], W[:, CARRIED_:CARRIED_ + 6], W[:, SCRATCH_:SCRATCH_ + 45]
     for i in range(n):
         parent_transform(P, i, q[i], X[i])
         spatial_inertia_matrix(P, i, MASS, IA[i])

@@ -1,5 +1,5 @@
 """The rigid-body tree model: immutable flat arrays, built once from a URDF (see ``urdf.py``)."""
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 import numpy as np
@@ -10,12 +10,25 @@ REVOLUTE = 0
 PRISMATIC = 1
 
 
+def _read_only(array):
+    """A read-only float or int array: ``array`` itself when it already is one, else a read-only copy (so that
+    no caller keeps a writable view of model data)."""
+    if isinstance(array, np.ndarray) and not array.flags.writeable:
+        return array
+    array = np.array(array)
+    array.flags.writeable = False
+    return array
+
+
 @dataclass(frozen=True, eq=False)
 class Frame:
     """A link frame: the moving body it is rigidly attached to (-1: the fixed root) and body_X_frame."""
     name: str
     body: int
     X_body: np.ndarray  # motion transform from the body frame to this link frame
+
+    def __post_init__(self):
+        object.__setattr__(self, 'X_body', _read_only(self.X_body))
 
 
 @dataclass(frozen=True, eq=False)
@@ -25,6 +38,9 @@ class Model:
     Body i is the child link of joint i (after fixed joints are merged into it); its frame is the joint
     frame, which moves with the joint. ``joint_names[i]`` is the name of DOF i: the order of q, qd, tau.
     Bodies are numbered depth first in URDF document order.
+
+    The arrays are read-only (a write raises ValueError): derived data (the packed tables and generated code
+    of ``fast``) is cached on the instance, so a changed model is a new Model (``dataclasses.replace``).
     """
     name: str
     root_link: str
@@ -45,12 +61,26 @@ class Model:
     root_inertia: np.ndarray = field(default_factory=lambda: np.zeros((6, 6)))  # fixed root body (no effect)
     mimic: dict = field(default_factory=dict)  # joint name -> (mimicked joint, multiplier, offset), kept as data only
 
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, np.ndarray):
+                object.__setattr__(self, f.name, _read_only(value))
+        object.__setattr__(self, '_cache', {})   # derived data of this instance (fast.packing, fast.codegen)
+
+    def __getstate__(self):   # copies and pickles rebuild the derived data instead of sharing it
+        return {name: value for name, value in self.__dict__.items() if name != '_cache'}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.__post_init__()
+
     @property
-    def nv(self):
+    def nv(self) -> int:
         return len(self.joint_names)
 
     @property
-    def nq(self):
+    def nq(self) -> int:
         return len(self.joint_names)
 
     @property
@@ -96,6 +126,7 @@ class Model:
 
     def parent_transforms(self, q):
         """(n, 6, 6) Xup[i] = X_J(q_i) X_tree[i], the motion transform from body parent[i] to body i."""
+        check_state(self, q=q)
         return np.array([self.joint_transform(i, q[i]) @ self.X_tree[i] for i in range(self.nv)])
 
     def neutral(self):
@@ -109,3 +140,36 @@ class Model:
         lo = np.where(np.isfinite(self.lower), self.lower, np.minimum(-span, self.upper - 2 * span))
         hi = np.where(np.isfinite(self.upper), self.upper, np.maximum(span, self.lower + 2 * span))
         return rng.uniform(lo, hi)
+
+
+def check_state(model, **arrays):
+    """Raise ValueError naming the first argument whose shape is not (nv,) (f_ext: (nv, 6); None is skipped).
+    Every backend validates its arguments with this, so a wrong length gives the same error everywhere."""
+    n = model.nv
+    for name, value in arrays.items():
+        if value is None:
+            continue
+        expected = (n, 6) if name == 'f_ext' else (n,)
+        shape = np.shape(value)
+        if shape != expected:
+            raise ValueError(f"{name} has shape {shape}; the {n}-DOF model {model.name!r} needs {expected}")
+
+
+def check_states(model, **arrays):
+    """As ``check_state`` for batches: shape (N, nv) with the same N for every array (f_ext: (nv, 6) or
+    (N, nv, 6))."""
+    n = model.nv
+    count = None
+    for name, value in arrays.items():
+        if value is None:
+            continue
+        shape = np.shape(value)
+        if name == 'f_ext':
+            if shape != (n, 6) and not (len(shape) == 3 and shape[1:] == (n, 6) and shape[0] == count):
+                raise ValueError(f"{name} has shape {shape}; the {n}-DOF model {model.name!r} needs ({n}, 6) "
+                                 f"or ({count}, {n}, 6)")
+            continue
+        count = shape[0] if count is None and len(shape) == 2 else count
+        if shape != (count, n):
+            raise ValueError(f"{name} has shape {shape}; the {n}-DOF model {model.name!r} needs "
+                             f"({count if count is not None else 'N'}, {n})")
