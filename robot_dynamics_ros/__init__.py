@@ -5,9 +5,11 @@ from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobia
                          operational_space_inertia, potential_energy, udut)
 from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
 from .model import Model, load_urdf
+from .model.mdh import MDHError
 
 __all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
+           'MDHError', 'SingularTaskError',
            'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
-           'operational_space_inertia', 'SingularTaskError', 'frame_placements', 'frame_placement',
+           'operational_space_inertia', 'frame_placements', 'frame_placement',
            'frame_jacobian', 'kinetic_energy', 'potential_energy']

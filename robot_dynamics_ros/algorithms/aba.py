@@ -1,13 +1,15 @@
 """Articulated-body forward dynamics, O(n) on trees (Jain Alg. 6.1; Featherstone Table 7.1)."""
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from ..model.model import check_state
+from ..model.model import Model, check_state
 from ..spatial import cross_force, cross_motion
 from .rnea import spatial_gravity
 from .udut import singular_mass_matrix
 
 
-def aba(model, q, qd, tau, gravity=None, f_ext=None):
+def aba(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: ArrayLike | None = None,
+        f_ext: ArrayLike | None = None) -> NDArray[np.float64]:
     """Joint accelerations qdd = M(q)^{-1} (tau - h(q, qd) + sum J^T f_ext). Arguments as in ``rnea``."""
     check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
     n = model.nv

@@ -1,8 +1,11 @@
 """Composite-rigid-body mass matrix (Saha eqs. 7-8; Jain Alg. 4.1-4.2)."""
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ..model.model import Model
 
 
-def crba(model, q):
+def crba(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """Joint-space mass matrix M(q). Entries of bodies on unrelated branches stay zero and are never visited."""
     n = model.nv
     S = model.motion_subspace

@@ -1,12 +1,13 @@
 """Kinetic and potential energy of the tree, O(n)."""
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from ..model.model import check_state
+from ..model.model import Model, check_state
 from .kinematics import body_transforms, placement_from_transform
 from .rnea import STANDARD_GRAVITY
 
 
-def kinetic_energy(model, q, qd):
+def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike) -> float:
     """T = 1/2 sum_i v_i^T I_i v_i = 1/2 qd^T M(q) qd."""
     check_state(model, q=q, qd=qd)
     S = model.motion_subspace
@@ -21,7 +22,7 @@ def kinetic_energy(model, q, qd):
     return energy
 
 
-def potential_energy(model, q, gravity=None):
+def potential_energy(model: Model, q: ArrayLike, gravity: ArrayLike | None = None) -> float:
     """V = -sum_i m_i g . c_i, c_i the centre of mass of body i in the root frame (zero at the root origin).
 
     The fixed root body (and links welded to it) is left out, as in Pinocchio: its energy does not change.

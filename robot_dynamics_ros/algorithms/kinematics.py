@@ -2,8 +2,10 @@
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from .. import spatial
+from ..model.model import Model
 from ..spatial import inverse
 
 REFERENCES = ('local', 'world', 'local_world_aligned')
@@ -26,18 +28,19 @@ def body_transforms(model, q):
     return X0
 
 
-def frame_placements(model, q):
+def frame_placements(model: Model, q: ArrayLike) -> dict[str, Placement]:
     """Placement of every URDF link frame, fixed-joint links included: dict link name -> Placement."""
     X0 = body_transforms(model, q)
     return {name: placement_from_transform(_frame_X_root(model, X0, name)) for name in model.frames}
 
 
-def frame_placement(model, q, link_name):
+def frame_placement(model: Model, q: ArrayLike, link_name: str) -> Placement:
     """Placement (R, p) of one link frame in the root frame."""
     return placement_from_transform(_frame_X_root(model, body_transforms(model, q), link_name))
 
 
-def frame_jacobian(model, q, link_name, reference='local_world_aligned'):
+def frame_jacobian(model: Model, q: ArrayLike, link_name: str,
+                   reference: str = 'local_world_aligned') -> NDArray[np.float64]:
     """6 x nv Jacobian [angular; linear] of the link frame, J qd = velocity of the frame.
 
     reference: 'local' - the frame's spatial velocity at its origin, in its own coordinates;

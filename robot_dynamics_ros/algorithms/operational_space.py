@@ -12,9 +12,13 @@ and the other blocks follow eq. 25: Omega(a, b) = psi(c, a)^* Omega(c, c) psi(c,
 common ancestor of a and b (zero when there is none). Lambda = (T Omega T^T)^{-1}, T taking body motion to
 the chosen frame coordinates.
 """
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import RobotDynamicsError
+from ..model.model import Model
 from ..spatial import inverse
 from .kinematics import REFERENCES, body_transforms, link_frame, placement_from_transform
 from .udut import innovations_factors
@@ -24,7 +28,8 @@ class SingularTaskError(RobotDynamicsError, np.linalg.LinAlgError):
     """The selected task rows are not independent: the operational-space inertia does not exist."""
 
 
-def operational_space_inertia(model, q, link_names, reference='local_world_aligned', rows=None):
+def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[str], reference: str = 'local_world_aligned',
+                              rows: Sequence[int] | None = None) -> NDArray[np.float64]:
     """Lambda = (J M^{-1} J^T)^{-1} for the stacked 6-row Jacobians J of the given link frames.
 
     Rows are [angular; linear] per frame, in the coordinates of ``frame_jacobian``'s ``reference``.

@@ -6,8 +6,9 @@ After the 10 n body columns come the optional per-joint columns, grouped per joi
 Ia (rotor inertia, Y = qdd_j), Fv (viscous, qd_j), Fc (Coulomb, sign qd_j), off (offset, 1).
 """
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from ..model.model import check_state
+from ..model.model import Model, check_state
 from ..spatial import cross_motion, skew
 from .rnea import spatial_gravity
 
@@ -49,7 +50,9 @@ def _extra_flags(rotor_inertia, viscous, coulomb, offset):
     return [bool(x is not None and x is not False) for x in (rotor_inertia, viscous, coulomb, offset)]
 
 
-def regressor(model, q, qd, qdd, gravity=None, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
+def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
+              rotor_inertia: bool = False, viscous: bool = False, coulomb: bool = False,
+              offset: bool = False) -> NDArray[np.float64]:
     """(n, 10 n + k n) joint-torque regressor Y with tau = Y @ pi (pi from ``standard_parameters``).
 
     Same sweeps as RNEA: body velocities and accelerations base to tips, then each body's wrench

@@ -1,7 +1,8 @@
 """Recursive Newton-Euler inverse dynamics, O(n) on trees (Jain Alg. 3.1; Featherstone Table 5.1)."""
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from ..model.model import check_state
+from ..model.model import Model, check_state
 from ..spatial import cross_force, cross_motion
 
 STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
@@ -13,7 +14,8 @@ def spatial_gravity(gravity):
     return np.concatenate([np.zeros(3), -g])
 
 
-def rnea(model, q, qd, qdd, gravity=None, f_ext=None):
+def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
+         f_ext: ArrayLike | None = None) -> NDArray[np.float64]:
     """Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum J^T f_ext.
 
     gravity: 3-vector in the root frame (default 9.81 m/s^2 along -z).
@@ -46,12 +48,12 @@ def rnea(model, q, qd, qdd, gravity=None, f_ext=None):
     return tau
 
 
-def gravity_torques(model, q, gravity=None):
+def gravity_torques(model: Model, q: ArrayLike, gravity: ArrayLike | None = None) -> NDArray[np.float64]:
     """g(q): the joint forces that hold the robot still."""
     zero = np.zeros(model.nv)
     return rnea(model, q, zero, zero, gravity)
 
 
-def bias_torques(model, q, qd, gravity=None):
+def bias_torques(model: Model, q: ArrayLike, qd: ArrayLike, gravity: ArrayLike | None = None) -> NDArray[np.float64]:
     """h(q, qd) = C(q, qd) qd + g(q): Coriolis, centrifugal and gravity forces."""
     return rnea(model, q, qd, np.zeros(model.nv), gravity)

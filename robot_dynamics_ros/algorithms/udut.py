@@ -16,9 +16,10 @@ with canonical numbering (parent[i] < i) U is unit upper triangular. Here B^T is
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import SingularMassMatrixError
-from ..model.model import check_state
+from ..model.model import Model, check_state
 from .rnea import rnea
 
 
@@ -69,7 +70,7 @@ def singular_mass_matrix(model, k, D_k):
         f"(the articulated inertia about joint {name!r} is {D_k:.3g}); check the inertias it moves")
 
 
-def udut(model, q):
+def udut(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(U, D) with M(q) = U diag(D) U^T, U unit upper triangular, D > 0 (Saha eqs. 12-13, 24-27)."""
     f = innovations_factors(model, q)
     psi = f.psi
@@ -117,7 +118,8 @@ def udut_solve(model, factors, rhs):
     return qdd.reshape(rhs.shape)
 
 
-def forward_dynamics_udut(model, q, qd, tau, gravity=None, f_ext=None):
+def forward_dynamics_udut(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: ArrayLike | None = None,
+                          f_ext: ArrayLike | None = None) -> NDArray[np.float64]:
     """Joint accelerations by Saha's O(n) scheme: M qdd = tau - h(q, qd) solved with U D U^T (eq. 15).
 
     h comes from RNEA with qdd = 0 (Saha Sec. IV); arguments as in ``aba``, and the result equals ABA's.

@@ -19,11 +19,12 @@ import importlib
 import importlib.util
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..algorithms.regressor import _extra_flags
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
-from ..model.model import check_state, check_states
+from ..model.model import Model, check_state, check_states
 from .codegen import generated, specialize, specialize_in_background
 from .packing import packed
 
@@ -53,7 +54,7 @@ def _retry(model, call, **arrays):
     call(*_as_float_arrays(*arrays.values()))
 
 
-def path(model, gravity=None, f_ext=None):
+def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None) -> str:
     """Which code serves rnea/crba/aba of ``model`` with these arguments now: 'generated' (per-robot code, see
     ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
     if BACKEND == 'numpy':
@@ -61,7 +62,8 @@ def path(model, gravity=None, f_ext=None):
     return 'generated' if gravity is None and f_ext is None and model._cache.get('generated') else 'table'
 
 
-def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
+def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
+         f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
     out = np.empty(model.nv) if out is None else out
     functions = generated(model) if gravity is None and f_ext is None else None
@@ -82,7 +84,7 @@ def rnea(model, q, qd, qdd, gravity=None, f_ext=None, out=None):
     return out
 
 
-def crba(model, q, out=None):
+def crba(model: Model, q: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
     out = np.empty((model.nv, model.nv)) if out is None else out
     functions = generated(model)
@@ -108,7 +110,8 @@ def _singular(model, states):
     return SingularMassMatrixError("forward dynamics is undefined: a zero articulated inertia at this configuration")
 
 
-def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
+def aba(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: ArrayLike | None = None,
+        f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
     out = np.empty(model.nv) if out is None else out
     functions = generated(model) if gravity is None and f_ext is None else None
@@ -132,13 +135,13 @@ def aba(model, q, qd, tau, gravity=None, f_ext=None, out=None):
     return out
 
 
-def gravity_torques(model, q, gravity=None):
+def gravity_torques(model: Model, q: ArrayLike, gravity: ArrayLike | None = None) -> NDArray[np.float64]:
     """g(q): the joint forces that hold the robot still."""
     zero = np.zeros(model.nv)
     return rnea(model, q, zero, zero, gravity)
 
 
-def bias_torques(model, q, qd, gravity=None):
+def bias_torques(model: Model, q: ArrayLike, qd: ArrayLike, gravity: ArrayLike | None = None) -> NDArray[np.float64]:
     """h(q, qd) = C(q, qd) qd + g(q): Coriolis, centrifugal and gravity forces."""
     return rnea(model, q, qd, np.zeros(model.nv), gravity)
 
@@ -149,7 +152,8 @@ def _batch_f_ext(pack, f_ext):
     return np.ascontiguousarray(f_ext.reshape((-1,) + f_ext.shape[-2:]))
 
 
-def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
+def rnea_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, gravity: ArrayLike | None = None,
+               f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """rnea on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
     check_states(model, q=Q, qd=QD, qdd=QDD, f_ext=f_ext)
     Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
@@ -164,7 +168,7 @@ def rnea_batch(model, Q, QD, QDD, gravity=None, f_ext=None, out=None):
     return out
 
 
-def crba_batch(model, Q, out=None):
+def crba_batch(model: Model, Q: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """crba on each row of the (N, nv) array Q, returns (N, nv, nv)."""
     check_states(model, q=Q)
     (Q,) = _as_float_arrays(Q)
@@ -178,7 +182,8 @@ def crba_batch(model, Q, out=None):
     return out
 
 
-def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
+def aba_batch(model: Model, Q: ArrayLike, QD: ArrayLike, TAU: ArrayLike, gravity: ArrayLike | None = None,
+              f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """aba on each row of the (N, nv) arrays Q, QD, TAU, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
     check_states(model, q=Q, qd=QD, tau=TAU, f_ext=f_ext)
     Q, QD, TAU = _as_float_arrays(Q, QD, TAU)
@@ -196,7 +201,7 @@ def aba_batch(model, Q, QD, TAU, gravity=None, f_ext=None, out=None):
     return out
 
 
-def udut(model, q):
+def udut(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """As ``algorithms.udut``: (U, D) with M(q) = U diag(D) U^T."""
     check_state(model, q=q)
     pack = packed(model)
@@ -218,7 +223,9 @@ def _fill_joint_columns(Y, flags, QD, QDD):
     return Y
 
 
-def regressor(model, q, qd, qdd, gravity=None, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
+def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
+              rotor_inertia: bool = False, viscous: bool = False, coulomb: bool = False,
+              offset: bool = False) -> NDArray[np.float64]:
     """As ``algorithms.regressor``: (nv, 10 nv + k nv) Y with tau = Y @ pi."""
     check_state(model, q=q, qd=qd, qdd=qdd)
     pack = packed(model)
@@ -230,8 +237,9 @@ def regressor(model, q, qd, qdd, gravity=None, rotor_inertia=False, viscous=Fals
     return _fill_joint_columns(Y, flags, qd, qdd)
 
 
-def regressor_batch(model, Q, QD, QDD, gravity=None, rotor_inertia=False, viscous=False, coulomb=False,
-                    offset=False):
+def regressor_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, gravity: ArrayLike | None = None,
+                    rotor_inertia: bool = False, viscous: bool = False, coulomb: bool = False,
+                    offset: bool = False) -> NDArray[np.float64]:
     """regressor on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv, 10 nv + k nv)."""
     check_states(model, q=Q, qd=QD, qdd=QDD)
     pack = packed(model)

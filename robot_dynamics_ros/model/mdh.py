@@ -23,13 +23,14 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from .. import spatial
+from ..errors import RobotDynamicsError
 from .model import PRISMATIC, REVOLUTE
 
 MDHJoint = namedtuple('MDHJoint', 'sigma alpha a theta d')
 MDHJoint.__doc__ = "One MDH row: sigma (0 revolute, 1 prismatic), alpha, a, theta (offset), d (offset)."
 
 
-class MDHError(ValueError):
+class MDHError(RobotDynamicsError, ValueError):
     """The model cannot be written as a modified Denavit-Hartenberg table."""
 
 

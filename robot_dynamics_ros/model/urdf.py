@@ -35,7 +35,7 @@ MAX_INERTIA = MAX_MASS * MAX_LENGTH ** 2  # kg m^2
 INERTIA_RTOL = 1e-6
 
 
-def load_urdf(source, strict=False):
+def load_urdf(source: str | os.PathLike, strict: bool = False) -> Model:
     """Build a Model from a URDF file path, a ``.xacro`` file path, or a URDF XML string.
 
     strict: raise URDFError for an inertia that is not physically consistent (not positive

@@ -3,6 +3,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,14 +30,14 @@ class BaseParameters:
     columns: np.ndarray = None
     to_mdh: np.ndarray = None
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.names)
 
-    def project(self, pi):
+    def project(self, pi: ArrayLike) -> NDArray[np.float64]:
         """beta = K @ pi: the base parameters of standard parameters pi."""
         return self.K @ np.asarray(pi, dtype=float)
 
-    def regressor(self, Y):
+    def regressor(self, Y: ArrayLike) -> NDArray[np.float64]:
         """Y_base with Y_base @ project(pi) == Y @ pi: Y[:, independent], or Y @ columns."""
         if self.columns is not None:
             return np.asarray(Y) @ self.columns

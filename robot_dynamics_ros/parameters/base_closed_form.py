@@ -22,11 +22,15 @@ Trees (a body with two or more children) are not covered: MDHError, use the nume
 Geometric tests (parallel, perpendicular, vertical) compare sines with tol, so that an axis tilted by
 1e-6 rad, as in CAD exports with rounded angles, counts as tilted, as it does for the numeric rank.
 """
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..algorithms.regressor import JOINT_PARAMETERS, chain_parameter_names, inertia_parameters
 from ..algorithms.rnea import STANDARD_GRAVITY
 from ..model.mdh import MDHError, MDHJoint, mdh_description, mdh_from_model, mdh_pose, rot_x, rot_z
+from ..model.model import Model
 from .. import spatial
 from .base import BaseParameters, base_from_K
 
@@ -34,8 +38,9 @@ XX, XY, XZ, YY, YZ, ZZ, MX, MY, MZ, M = range(10)
 INERTIA = [XX, XY, XZ, YY, YZ, ZZ]
 
 
-def closed_form_base_parameters(model_or_table, gravity=None, tol=1e-9, rotor_inertia=False, viscous=False,
-                                coulomb=False, offset=False):
+def closed_form_base_parameters(model_or_table: Model | Sequence[MDHJoint], gravity: ArrayLike | None = None,
+                                tol: float = 1e-9, rotor_inertia: bool = False, viscous: bool = False,
+                                coulomb: bool = False, offset: bool = False) -> BaseParameters:
     """BaseParameters of a serial chain: a Model (any serial URDF chain) or an MDH table.
 
     gravity: 3-vector in the base (root) frame (default 9.81 along -z); only its direction matters.

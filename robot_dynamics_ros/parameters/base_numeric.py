@@ -1,10 +1,11 @@
 """Numeric base parameters (Gautier 1990): QR of the regressor stacked over random states."""
 import numpy as np
 import scipy.linalg
+from numpy.typing import ArrayLike
 
 from ..algorithms.regressor import parameter_names, regressor
-from ..model.model import REVOLUTE
-from .base import base_from_K
+from ..model.model import REVOLUTE, Model
+from .base import BaseParameters, base_from_K
 
 PRISMATIC_RANGE = 1.0  # m: prismatic positions for the rank are drawn from [-1, 1] m
 
@@ -44,7 +45,8 @@ def first_independent_columns(W, threshold):
     return np.array(kept, dtype=int)
 
 
-def numeric_base_parameters(model, n_samples=None, rtol=1e-10, seed=0, gravity=None, **extra_columns):
+def numeric_base_parameters(model: Model, n_samples: int | None = None, rtol: float = 1e-10, seed: int = 0,
+                            gravity: ArrayLike | None = None, **extra_columns: bool) -> BaseParameters:
     """Base parameters of a tree from the column space of W = stacked Y.
 
     1. Rank b: QR with column pivoting, W P = Q R, b = #{|R_kk| > rtol |R_00|}; pivot_gap = |R_bb|/|R_b+1,b+1|
