@@ -1,8 +1,10 @@
 """Per-call microseconds of RNEA, CRBA and ABA: NumPy reference, compiled fast path, Pinocchio, and the ratio
 fast / Pinocchio; batched throughput (and the batched regressor) against a Python loop over Pinocchio; the
 controller's compute time per joint-state message and the simulator's steps/s on the bundled arm; first-call
-time in a fresh process, with a cold and a warm cache of the generated code. The "path" column says which code
-served the fast calls: per-robot generated code, the table kernels, or the NumPy reference.
+time in a fresh process, with a cold and a warm cache of the generated code. The "fast" columns time the default
+call (``fast.rnea(model, q, qd, qdd)``, what ``robot_dynamics_ros.rnea`` and the nodes run) once the model is hot
+and its background compilation is over; the "path" column says which code served it: per-robot generated code,
+the table kernels, or the NumPy reference. "table us" times the table kernels on the same state.
 
     python benchmarks/bench_dynamics.py [--quick]
 
@@ -79,41 +81,54 @@ def pinocchio_calls(xml, rng):
             'ABA': lambda: pin.aba(pm, data, q, v, a)}, (pm, data)
 
 
-def load_specialized(xml):
-    """Load a model and, where numba runs and the model is small enough, compile its generated code."""
+def load_hot(xml):
+    """Load a model and use it as a program would: codegen.HOT_CALLS default calls start the background
+    compilation of its generated code (where numba runs and the model is small enough); wait until it is over."""
     model = load_urdf(xml)
-    if fast.BACKEND == 'numba' and model.nv <= codegen.MAX_DOF:
-        fast.specialize(model)
+    q = model.neutral()
+    for _ in range(codegen.HOT_CALLS):
+        fast.rnea(model, q, q, q)
+    codegen.wait_for_generated(model, timeout=1800)
     return model
 
 
+def calls(model, q, qd, x):
+    return {'RNEA': lambda: fast.rnea(model, q, qd, x), 'CRBA': lambda: fast.crba(model, q),
+            'ABA': lambda: fast.aba(model, q, qd, x)}
+
+
 def per_call_table(number):
-    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"numpy us":>10}{"fast us":>10}{"pin us":>10}'
-          f'{"fast/pin":>10}')
+    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"numpy us":>10}{"table us":>10}{"fast us":>10}'
+          f'{"pin us":>10}{"fast/pin":>10}')
     for name, xml in robots():
-        model = load_specialized(xml)
+        model = load_hot(xml)
         rng = np.random.default_rng(0)
         q, qd, x = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
-        ours = {'RNEA': (lambda: algorithms.rnea(model, q, qd, x), lambda: fast.rnea(model, q, qd, x)),
-                'CRBA': (lambda: algorithms.crba(model, q), lambda: fast.crba(model, q)),
-                'ABA': (lambda: algorithms.aba(model, q, qd, x), lambda: fast.aba(model, q, qd, x))}
+        references = {'RNEA': lambda: algorithms.rnea(model, q, qd, x), 'CRBA': lambda: algorithms.crba(model, q),
+                      'ABA': lambda: algorithms.aba(model, q, qd, x)}
+        codegen.ENABLE, enabled = False, codegen.ENABLE    # a second instance that stays on the table kernels
+        table = calls(load_urdf(xml), q, qd, x)
         theirs = pinocchio_calls(xml, rng)[0] if pin else {}
-        for algorithm, (reference, compiled) in ours.items():
+        for algorithm, compiled in calls(model, q, qd, x).items():
             compiled()
-            t_ref = per_call_us(reference, max(1, number // 200))
+            table[algorithm]()
+            t_ref = per_call_us(references[algorithm], max(1, number // 200))
+            t_table = per_call_us(table[algorithm], number)
             t_fast = per_call_us(compiled, number)
-            row = f'{name:<13}{model.nv:>4} {algorithm:<6}{fast.path(model):>10}{t_ref:>10.1f}{t_fast:>10.2f}'
+            row = (f'{name:<13}{model.nv:>4} {algorithm:<6}{fast.path(model):>10}{t_ref:>10.1f}{t_table:>10.2f}'
+                   f'{t_fast:>10.2f}')
             if algorithm in theirs:
                 t_pin = per_call_us(theirs[algorithm], number)
                 row += f'{t_pin:>10.2f}{t_fast / t_pin:>10.2f}'
             print(row)
+        codegen.ENABLE = enabled
 
 
 def batch_table(n_states):
     print(f'\nbatched, {n_states} states: states/s')
     print(f'{"robot":<13}{"algorithm":<7}{"path":>10}{"fast batch":>14}{"pin loop":>14}{"ratio":>8}')
     for name, xml in robots():
-        model = load_specialized(xml)
+        model = load_hot(xml)
         rng = np.random.default_rng(1)
         Q = np.array([model.random_configuration(rng) for _ in range(n_states)])
         QD, X = rng.normal(size=Q.shape), rng.normal(size=Q.shape)
@@ -162,12 +177,16 @@ t0 = time.perf_counter()
 from robot_dynamics_ros import fast, load_urdf, resources
 model = load_urdf(resources.bundled_urdf())
 t1 = time.perf_counter()
-fast.specialize(model)
 q = model.neutral()
 fast.rnea(model, q, q, q); t2 = time.perf_counter()
 fast.crba(model, q); fast.aba(model, q, q, q); t3 = time.perf_counter()
 fast.rnea_batch(model, q[None], q[None], q[None]); t4 = time.perf_counter()
-print(f'{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f}')
+slowest = 0.0
+while fast.path(model) != 'generated' and time.perf_counter() - t4 < 1800:   # calls go on while it compiles
+    t = time.perf_counter()
+    fast.rnea(model, q, q, q)
+    slowest = max(slowest, time.perf_counter() - t)
+print(f'{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f} {time.perf_counter() - t4:.1f} {slowest * 1e3:.1f}')
 """
 
 
@@ -176,16 +195,17 @@ def first_call():
     if fast.BACKEND != 'numba':
         print('first-call timings skipped: numba is not installed (they time loading and compiling its kernels)')
         return
-    print(f'\nfirst calls in a fresh process, arm7 (backend {fast.BACKEND};'
-          ' numba import, code generation, and loading the machine code from the disk cache, or compiling it'
-          ' when that is cold):')
+    print(f'\nfirst calls in a fresh process, arm7 (backend {fast.BACKEND}; numba import and loading the table'
+          ' kernels from the disk cache; then calls in a loop until the generated code, compiled in the background'
+          ' (cold) or loaded from the disk cache (warm), serves them):')
     with tempfile.TemporaryDirectory() as cache:
         for cache_state in ('cold', 'warm'):
             result = subprocess.run([sys.executable, '-c', FIRST_CALL], capture_output=True, text=True, check=True,
-                                    env=dict(os.environ, XDG_CACHE_HOME=cache))
-            imports, rnea_s, crba_aba_s, batch_s = result.stdout.split()
-            print(f'  {cache_state} cache: import+load_urdf {imports} s, specialize+first rnea {rnea_s} s,'
-                  f' first crba+aba {crba_aba_s} s, first rnea_batch {batch_s} s')
+                                    env=dict(os.environ, XDG_CACHE_HOME=cache, ROBOT_DYNAMICS_ROS_CODEGEN='1'))
+            imports, rnea_s, crba_aba_s, batch_s, switch_s, slowest_ms = result.stdout.split()
+            print(f'  {cache_state} cache: import+load_urdf {imports} s, first rnea {rnea_s} s,'
+                  f' first crba+aba {crba_aba_s} s, first rnea_batch {batch_s} s; generated code serves after'
+                  f' {switch_s} s more, slowest call meanwhile {slowest_ms} ms')
 
 
 def main():

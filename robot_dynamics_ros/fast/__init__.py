@@ -13,7 +13,7 @@ constants baked in) once it is ready, tiered as JIT runtimes do: a model's first
 while its code is compiled in a background process into the on-disk cache (``codegen.specialize_in_background``,
 started after ``codegen.HOT_CALLS`` calls), then calls switch to it. ``specialize(model)`` compiles in the
 foreground; ``path`` says which code serves a call. Every function checks argument shapes with
-``model.check_state``, so a wrong length gives the same error as the reference.
+``model.model.check_state``, so a wrong length gives the same error as the reference.
 """
 import importlib
 import importlib.util
@@ -25,7 +25,7 @@ from ..algorithms.regressor import _extra_flags
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
 from ..model.model import Model, check_state, check_states
-from .codegen import generated, specialize, specialize_in_background
+from .codegen import count_call, specialize, specialize_in_background
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
@@ -54,6 +54,12 @@ def _retry(model, call, **arrays):
     call(*_as_float_arrays(*arrays.values()))
 
 
+def _table(model):
+    """The packed model for a call that the table kernels serve; counts the call (``codegen.count_call``)."""
+    count_call(model)
+    return packed(model)
+
+
 def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None) -> str:
     """Which code serves rnea/crba/aba of ``model`` with these arguments now: 'generated' (per-robot code, see
     ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
@@ -66,14 +72,14 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
          f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
     out = np.empty(model.nv) if out is None else out
-    functions = generated(model) if gravity is None and f_ext is None else None
+    functions = model._cache.get('generated') if gravity is None and f_ext is None else None
     if functions is not None:
         try:
             functions.rnea(q, qd, qdd, out)
         except (TypeError, ValueError):
             _retry(model, lambda *x: functions.rnea(*x, out), q=q, qd=qd, qdd=qdd)
         return out
-    pack = packed(model)
+    pack = _table(model)
     P, W, a0 = pack.table, pack.data.work, pack.base_acceleration(gravity)
     f_ext = pack.no_external_force if f_ext is None else f_ext
     try:
@@ -87,14 +93,14 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
 def crba(model: Model, q: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
     out = np.empty((model.nv, model.nv)) if out is None else out
-    functions = generated(model)
+    functions = model._cache.get('generated')
     if functions is not None:
         try:
             functions.crba(q, out)
         except (TypeError, ValueError):
             _retry(model, lambda q: functions.crba(q, out), q=q)
         return out
-    pack = packed(model)
+    pack = _table(model)
     try:
         _kernels.crba_kernel.crba_kernel(pack.table, pack.data.work, q, out)
     except (TypeError, ValueError):
@@ -114,7 +120,7 @@ def aba(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: Arra
         f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
     out = np.empty(model.nv) if out is None else out
-    functions = generated(model) if gravity is None and f_ext is None else None
+    functions = model._cache.get('generated') if gravity is None and f_ext is None else None
     try:
         if functions is not None:
             try:
@@ -122,7 +128,7 @@ def aba(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: Arra
             except (TypeError, ValueError):
                 _retry(model, lambda *x: functions.aba(*x, out), q=q, qd=qd, tau=tau)
             return out
-        pack = packed(model)
+        pack = _table(model)
         P, W, a0 = pack.table, pack.data.work, pack.base_acceleration(gravity)
         f_ext = pack.no_external_force if f_ext is None else f_ext
         try:
@@ -158,11 +164,11 @@ def rnea_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, gravit
     check_states(model, q=Q, qd=QD, qdd=QDD, f_ext=f_ext)
     Q, QD, QDD = _as_float_arrays(Q, QD, QDD)
     out = np.empty(Q.shape) if out is None else out
-    functions = generated(model) if gravity is None and f_ext is None else None
+    functions = model._cache.get('generated') if gravity is None and f_ext is None else None
     if functions is not None:
         functions.rnea_batch(Q, QD, QDD, out)
         return out
-    pack = packed(model)
+    pack = _table(model)
     _kernels.batch_kernels.rnea_batch_kernel(pack.table, pack.data.work, Q, QD, QDD, pack.base_acceleration(gravity),
                                              _batch_f_ext(pack, f_ext), out)
     return out
@@ -173,11 +179,11 @@ def crba_batch(model: Model, Q: ArrayLike, out: NDArray[np.float64] | None = Non
     check_states(model, q=Q)
     (Q,) = _as_float_arrays(Q)
     out = np.empty((Q.shape[0], model.nv, model.nv)) if out is None else out
-    functions = generated(model)
+    functions = model._cache.get('generated')
     if functions is not None:
         functions.crba_batch(Q, out)
         return out
-    pack = packed(model)
+    pack = _table(model)
     _kernels.batch_kernels.crba_batch_kernel(pack.table, pack.data.work, Q, out)
     return out
 
@@ -188,12 +194,12 @@ def aba_batch(model: Model, Q: ArrayLike, QD: ArrayLike, TAU: ArrayLike, gravity
     check_states(model, q=Q, qd=QD, tau=TAU, f_ext=f_ext)
     Q, QD, TAU = _as_float_arrays(Q, QD, TAU)
     out = np.empty(Q.shape) if out is None else out
-    functions = generated(model) if gravity is None and f_ext is None else None
+    functions = model._cache.get('generated') if gravity is None and f_ext is None else None
     try:
         if functions is not None:
             functions.aba_batch(Q, QD, TAU, out)
             return out
-        pack = packed(model)
+        pack = _table(model)
         _kernels.batch_kernels.aba_batch_kernel(pack.table, pack.data.work, Q, QD, TAU,
                                                 pack.base_acceleration(gravity), _batch_f_ext(pack, f_ext), out)
     except ZeroDivisionError:

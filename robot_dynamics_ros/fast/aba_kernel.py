@@ -25,6 +25,23 @@ def articulated_inertia_on_joint(P, i, IA_i, U_i):
     return project_on_joint(P, i, U_i)
 
 
+@njit(cache=True)
+def articulated_inertia_gather(P, i, X, IA, U, scratch):
+    """One step of the Riccati gather (Jain Lemma 7; Saha eqs. 25, 27), shared by ABA and U D U^T: U_i = IA_i S_i,
+    D_i = S_i^T U_i, and for a body with a parent Ia_i = IA_i - U_i U_i^T / D_i (in place of IA_i) and
+    IA_p += X_i^T Ia_i X_i. Returns D_i."""
+    D = articulated_inertia_on_joint(P, i, IA[i], U[i])
+    p = int(P[i, PARENT])
+    if p >= 0:
+        inv_D = 1.0 / D
+        for row in range(6):
+            for col in range(row, 6):
+                IA[i, 6 * row + col] -= U[i, row] * U[i, col] * inv_D
+                IA[i, 6 * col + row] = IA[i, 6 * row + col]
+        add_congruence(X[i], IA[i], IA[p], scratch[i])
+    return D
+
+
 @njit(SIGNATURE, cache=True)
 def aba_kernel(P, W, q, qd, tau, a0, f_ext, qdd):
     """qdd = M^-1 (tau - h + sum J^T f_ext); P is PackedModel.table, W its Data.work (overwritten), a0 the base
@@ -55,22 +72,17 @@ def aba_kernel(P, W, q, qd, tau, a0, f_ext, qdd):
             pA[i, k] = -f_ext[i, k]
         cross_force_add(v[i], Iv[i], pA[i])                            # pA_i = v_i x* I v_i - f_ext,i
         spatial_inertia_matrix(P, i, MASS, IA[i])
-    # Gather, tips to base: articulated-body inertias (Riccati recursion, Jain Lemma 7).
+    # Gather, tips to base: articulated-body inertias (Riccati recursion, Jain Lemma 7) and bias forces.
     for i in range(n - 1, -1, -1):
-        D[i] = articulated_inertia_on_joint(P, i, IA[i], U[i])         # U_i = IA_i S_i, D_i = S^T U_i
+        D[i] = articulated_inertia_gather(P, i, X, IA, U, scratch)     # U, D; IA_i -> Ia_i; IA_p += X^T Ia X
         u[i] = tau[i] - project_on_joint(P, i, pA[i])                  # u_i = tau_i - S^T pA_i
         p = int(P[i, PARENT])
         if p >= 0:
             inv_D = 1.0 / D[i]
-            for row in range(6):                                       # Ia = IA - U U^T / D (in place, symmetric)
-                for col in range(row, 6):
-                    IA[i, 6 * row + col] -= U[i, row] * U[i, col] * inv_D
-                    IA[i, 6 * col + row] = IA[i, 6 * row + col]
             for row in range(6):                                       # pa = pA + Ia c + U u / D
                 pa[i, row] = pA[i, row] + U[i, row] * (u[i] * inv_D)
                 for col in range(6):
                     pa[i, row] += IA[i, 6 * row + col] * c[i, col]
-            add_congruence(X[i], IA[i], IA[p], scratch[i])             # IA_p += X^T Ia X
             add_transposed_force(X[i], pa[i], pA[p])                   # pA_p += X^T pa
     # Scatter, base to tips: accelerations.
     for i in range(n):

@@ -428,16 +428,16 @@ def _compile_then_load(model):
     """The background tier-up: generate the modules, compile them in a separate process (numba's compiler
     would otherwise hold this process's GIL for seconds) into the on-disk cache, then load them here."""
     functions = Generated(model)
-    script = ('import importlib.util, sys\n'
-              'for path in sys.argv[1:]:\n'
-              '    spec = importlib.util.spec_from_file_location("generated", path)\n'
-              '    spec.loader.exec_module(importlib.util.module_from_spec(spec))\n')
-    subprocess.run([sys.executable, '-c', script, *functions.paths.values()], check=False,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    script = 'import sys; from robot_dynamics_ros.fast.codegen import _import; [_import(p) for p in sys.argv[1:]]'
+    compiler = subprocess.run([sys.executable, '-c', script, *functions.paths.values()], check=False,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if compiler.returncode != 0:   # the table kernels keep serving: the same results, slower per call
+        warnings.warn(f"generated code for {model.name!r} did not compile: {compiler.stderr.strip()[-500:]}")
+        return
     try:
-        model._cache['generated'] = functions.load()   # from the cache (or compiled here if that failed)
-    except Exception as error:  # the table kernels keep serving: as fast to call, only slower per call
-        warnings.warn(f"generated code for {model.name!r} did not load ({error}); the table kernels serve it")
+        model._cache['generated'] = functions.load()   # loads the machine code from the disk cache
+    except Exception as error:
+        warnings.warn(f"generated code for {model.name!r} did not load ({error!r}); the table kernels serve it")
 
 
 def specialize_in_background(model):
@@ -452,13 +452,18 @@ def specialize_in_background(model):
     return thread
 
 
-def generated(model):
-    """The Generated functions of ``model`` once they are loaded, else None (the table kernels serve the call,
-    and the HOT_CALLS-th such call starts ``specialize_in_background``)."""
+def wait_for_generated(model, timeout=None):
+    """Wait until ``model``'s background compilation (if one was started) is over; True when its generated code
+    serves the default calls."""
+    thread = model._cache.get('compiling')
+    if thread is not None:
+        thread.join(timeout)
+    return model._cache.get('generated') is not None
+
+
+def count_call(model):
+    """Count a default call that the table kernels served: the HOT_CALLS-th starts ``specialize_in_background``."""
     cache = model._cache
-    functions = cache.get('generated')
-    if functions is None:
-        calls = cache['calls'] = cache.get('calls', 0) + 1
-        if calls == HOT_CALLS and ENABLE and model.nv <= MAX_DOF:
-            specialize_in_background(model)
-    return functions
+    calls = cache['calls'] = cache.get('calls', 0) + 1
+    if calls == HOT_CALLS and ENABLE and model.nv <= MAX_DOF:
+        specialize_in_background(model)

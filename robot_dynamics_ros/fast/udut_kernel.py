@@ -2,10 +2,9 @@
 ``algorithms/udut.py``: the pivots D_k are articulated-body inertias projected on joint k."""
 from numba import njit
 
-from .aba_kernel import articulated_inertia_on_joint
+from .aba_kernel import articulated_inertia_gather
 from .packing import MASS, PARENT, UDUT
-from .spatial_kernels import add_congruence, add_transposed_force, parent_transform, project_on_joint, \
-    spatial_inertia_matrix
+from .spatial_kernels import add_transposed_force, parent_transform, project_on_joint, spatial_inertia_matrix
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
 X_, IA_, PSI_, FORCE_, CARRIED_, SCRATCH_ = UDUT['X'], UDUT['IA'], UDUT['psi'], UDUT['force'], UDUT['carried'], \
@@ -25,15 +24,7 @@ def udut_kernel(P, W, q, U, D):
         spatial_inertia_matrix(P, i, MASS, IA[i])
     # Gather, tips to base (Riccati recursion, Jain Lemma 7).
     for k in range(n - 1, -1, -1):
-        D[k] = articulated_inertia_on_joint(P, k, IA[k], psi[k])      # psi^_k = IA_k p_k, m^_k (eq. 25)
-        p = int(P[k, PARENT])
-        if p >= 0:
-            inv_D = 1.0 / D[k]
-            for row in range(6):                                      # IA_k - psi^ psi^T / m^ (eq. 27)
-                for col in range(row, 6):
-                    IA[k, 6 * row + col] -= psi[k, row] * psi[k, col] * inv_D
-                    IA[k, 6 * col + row] = IA[k, 6 * row + col]
-            add_congruence(X[k], IA[k], IA[p], scratch[k])            # M^_{p} += B^T (...) B
+        D[k] = articulated_inertia_gather(P, k, X, IA, psi, scratch)  # psi^_k, m^_k (eq. 25); M^_p (eq. 27)
         for row in range(6):
             psi[k, row] /= D[k]                                       # psi_k = psi^_k / m^_k (eq. 26)
     # Column k: carry psi_k to each ancestor i with force transforms, then project on joint i (eq. 24).
