@@ -1,6 +1,6 @@
 """Kinetic and potential energy of the tree, O(n)."""
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import ArrayLike
 
 from ..model.model import Model, check_state
 from .kinematics import body_transforms, placement_from_transform

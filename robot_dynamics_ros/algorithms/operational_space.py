@@ -28,7 +28,8 @@ class SingularTaskError(RobotDynamicsError, np.linalg.LinAlgError):
     """The selected task rows are not independent: the operational-space inertia does not exist."""
 
 
-def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[str], reference: str = 'local_world_aligned',
+def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[str],
+                              reference: str = 'local_world_aligned',
                               rows: Sequence[int] | None = None) -> NDArray[np.float64]:
     """Lambda = (J M^{-1} J^T)^{-1} for the stacked 6-row Jacobians J of the given link frames.
 

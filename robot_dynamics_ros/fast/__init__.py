@@ -92,14 +92,15 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
 
 def crba(model: Model, q: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
-    out = np.empty((model.nv, model.nv)) if out is None else out
     functions = model._cache.get('generated')
     if functions is not None:
+        out = np.empty(functions.matrix_shape) if out is None else out
         try:
             functions.crba(q, out)
         except (TypeError, ValueError):
             _retry(model, lambda q: functions.crba(q, out), q=q)
         return out
+    out = np.empty((model.nv, model.nv)) if out is None else out
     pack = _table(model)
     try:
         _kernels.crba_kernel.crba_kernel(pack.table, pack.data.work, q, out)
@@ -261,5 +262,5 @@ if BACKEND == 'numpy':
     from ._reference import (aba, aba_batch, bias_torques, crba, crba_batch, gravity_torques, regressor,  # noqa: F811
                              regressor_batch, rnea, rnea_batch, udut)
 
-__all__ = ['BACKEND', 'path', 'specialize', 'specialize_in_background', 'rnea', 'crba', 'aba', 'gravity_torques', 'bias_torques', 'rnea_batch', 'crba_batch',
-           'aba_batch', 'udut', 'regressor', 'regressor_batch']
+__all__ = ['BACKEND', 'path', 'specialize', 'specialize_in_background', 'rnea', 'crba', 'aba', 'gravity_torques',
+           'bias_torques', 'rnea_batch', 'crba_batch', 'aba_batch', 'udut', 'regressor', 'regressor_batch']

@@ -395,6 +395,7 @@ class Generated:
 
     def __init__(self, model):
         self.nv = model.nv
+        self.matrix_shape = (model.nv, model.nv)
         self.paths = {algorithm: _write(module_source(model, algorithm)) for algorithm in ('rnea', 'crba', 'aba')}
 
     def load(self):
@@ -405,7 +406,7 @@ class Generated:
         return self
 
 
-MAX_DOF = 16   # compile time grows with the code: about 10 s for 7 DOF, 2 min for 31 (cold cache, loaded machine)
+MAX_DOF = 32   # compile time grows with the code: 10-40 s for 7 DOF, 2-4 min for 31 (cold cache, loaded machine)
 HOT_CALLS = 100   # calls on the table kernels after which a model's code is compiled in the background
 ENABLE = os.environ.get('ROBOT_DYNAMICS_ROS_CODEGEN', '1') != '0'   # '0': no automatic background compilation
 

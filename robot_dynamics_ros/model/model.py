@@ -75,11 +75,11 @@ class Model:
         self.__dict__.update(state)
         self.__post_init__()
 
-    @property
+    @cached_property
     def nv(self) -> int:
         return len(self.joint_names)
 
-    @property
+    @cached_property
     def nq(self) -> int:
         return len(self.joint_names)
 
