@@ -10,8 +10,7 @@ from robot_dynamics_ros.parameters import closed_form_base_parameters, numeric_b
 from robot_dynamics_ros.parameters.base_numeric import stacked_regressor
 from conftest import BUNDLED_URDF, TEST_URDFS
 
-pin = pytest.importorskip('pinocchio')
-from oracle import PinocchioOracle  # noqa: E402
+from oracle import PinocchioOracle
 
 H = np.pi / 2
 # (sigma, alpha, a, theta, d) per joint, modified DH.

@@ -99,8 +99,11 @@ def _load_csv(path):
 
 def load_rosbag(path, topic='/joint_states'):
     """Recording from the sensor_msgs/msg/JointState messages on ``topic`` of a rosbag2 recording."""
-    from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
+    try:
+        from rosbags.highlevel import AnyReader
+        from rosbags.typesys import Stores, get_typestore
+    except ImportError:
+        raise ImportError("reading a rosbag2 recording needs the 'rosbags' package (pip install rosbags)") from None
 
     path = Path(path)
     bag = path.parent if path.is_file() else path
