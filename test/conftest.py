@@ -40,12 +40,12 @@ def pytest_collection_modifyitems(items):
 def imports_rclpy(path):
     pending, seen = [os.path.abspath(path)], set()
     while pending:
-        path = pending.pop()
-        seen.add(path)
-        for found in imports(path):
-            local = os.path.join(TEST_DIR, found.module + '.py')
+        current = pending.pop()
+        seen.add(current)
+        for found in imports(current):
             if found.module == 'rclpy':
                 return True
+            local = os.path.join(TEST_DIR, found.module + '.py')
             if os.path.exists(local) and local not in seen:
                 pending.append(local)
     return False
