@@ -105,6 +105,7 @@ def test_derivatives_of_a_noisy_sinusoid():
 
 def write_joint_state_bag(path, storage, t, names, q, tau):
     """A rosbag2 of sensor_msgs/JointState with the rosbags writer; joint order rotates per message."""
+    pytest.importorskip('rosbags')  # optional: not in package.xml
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
     store = get_typestore(Stores.ROS2_HUMBLE)
