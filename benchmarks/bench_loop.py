@@ -19,6 +19,7 @@ from one run on whatever machine runs this: compare ratios, and note the load (p
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -159,8 +160,131 @@ def package_trajectory_publisher(args, record):
                ['trajectory_publisher', *args.ros_args])
 
 
+def publish_trajectory(args, record):
+    """Publishes the serialized trajectory in args.out + '.cdr' once a subscriber is there."""
+    import rclpy
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from trajectory_msgs.msg import JointTrajectory
+    rclpy.init(args=[])
+    node = rclpy.create_node('bench_trajectory')
+    qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    publisher = node.create_publisher(JointTrajectory, '/computed_torque_controller/joint_trajectory', qos)
+    with open(args.out + '.cdr', 'rb') as f:
+        data = f.read()
+    deadline = time.monotonic() + 30.0
+    while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    record['publish'].append((time.monotonic(), len(data)))
+    publisher.publish(data)
+    time.sleep(5.0)   # stay matched while the message is delivered
+
+
+def trajectory_message(points, accelerations=True):
+    """A smooth 7-joint trajectory of `points` points at 1 kHz around the bundled config's initial pose."""
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    from builtin_interfaces.msg import Duration
+    times = 1.0 + np.arange(points) * 1e-3
+    center = np.array([0.0, 0.0, 0.0, -1.5708, 0.0, 1.8675, 0.0])
+    omega = 2 * np.pi * 0.2
+    q = center + 0.1 * np.sin(omega * times)[:, None]
+    qd = 0.1 * omega * np.cos(omega * times)[:, None] * np.ones(7)
+    qdd = -0.1 * omega**2 * np.sin(omega * times)[:, None] * np.ones(7)
+    msg = JointTrajectory(joint_names=NAMES)
+    for k, t in enumerate(times):
+        ns = int(round(t * 1e9))
+        msg.points.append(JointTrajectoryPoint(
+            positions=q[k].tolist(), velocities=qd[k].tolist(),
+            accelerations=qdd[k].tolist() if accelerations else [],
+            time_from_start=Duration(sec=ns // 10**9, nanosec=ns % 10**9)))
+    return msg
+
+
+def trajectory_timings(points):
+    """In-process time to turn a `points`-point message into the controller's reference (no ROS transport)."""
+    from rclpy.serialization import deserialize_message, serialize_message
+    from trajectory_msgs.msg import JointTrajectory
+    from robot_dynamics_ros.control import TrajectoryReference
+    from robot_dynamics_ros.nodes.computed_torque_controller import trajectory_arrays
+    msg = trajectory_message(points)
+    data = serialize_message(msg)
+    t0 = time.perf_counter()
+    received = deserialize_message(data, JointTrajectory)
+    t1 = time.perf_counter()
+    times, positions, velocities, accelerations = trajectory_arrays(received, NAMES)
+    t2 = time.perf_counter()
+    TrajectoryReference(times, positions, velocities, accelerations)
+    t3 = time.perf_counter()
+    return {'deserialize_ms': (t1 - t0) * 1e3, 'arrays_ms': (t2 - t1) * 1e3, 'reference_ms': (t3 - t2) * 1e3}
+
+
+def command_gap(points, domain, rate=1000.0, settle=3.0, after=3.0):
+    """The controller as a process answering joint states at `rate` from this process; a `points`-point
+    trajectory arrives from a third process. Returns the longest time without a command before and after
+    it arrives, and the controller log's line about the trajectory."""
+    import rclpy
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+    workdir = tempfile.mkdtemp(prefix='bench_loop_gap_')
+    env = isolated_env(domain)
+    os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
+    with open(os.path.join(workdir, 'publish-trajectory.json.cdr'), 'wb') as f:
+        f.write(serialize_message(trajectory_message(points)))
+    ros_args = ['--ros-args', '--params-file', CONFIG, '-p', f'urdf_file:={URDF}', '-p', 'state_timeout:=10.0',
+                '-p', f'max_trajectory_points:={max(points, 100000)}']
+    controller, _ = start('controller', workdir, env, ['--', *ros_args])
+    rclpy.init(args=[])
+    node = rclpy.create_node('bench_gap_probe')
+    states = node.create_publisher(JointState, 'joint_states', 10)
+    arrivals = []
+    node.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                             lambda m: arrivals.append(time.monotonic()), 10)
+    msg = JointState(name=NAMES, position=[0.0, 0.0, 0.0, -1.5708, 0.0, 1.8675, 0.0], velocity=[0.0] * 7)
+    count, failed = [0], []
+
+    def publish():
+        count[0] += 1
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(count[0] * 10**6, 10**9)
+        try:
+            states.publish(msg)
+        except Exception as e:   # noqa: BLE001  (a DDS write that fails under load is counted, not fatal)
+            failed.append(str(e))
+
+    node.create_timer(1.0 / rate, publish)
+    spin = rclpy.executors.SingleThreadedExecutor()
+    spin.add_node(node)
+    deadline = time.monotonic() + 60.0
+    while not arrivals and time.monotonic() < deadline:
+        spin.spin_once(timeout_sec=0.01)
+    end = time.monotonic() + settle
+    while time.monotonic() < end:
+        spin.spin_once(timeout_sec=0.01)
+    sent = time.monotonic()
+    publisher, _ = start('publish-trajectory', workdir, env, [])
+    end = time.monotonic() + 90.0   # until the controller says it follows (or rejected) it, and `after` more
+    while time.monotonic() < end:
+        spin.spin_once(timeout_sec=0.01)
+        if end - time.monotonic() > after and re.search('following a trajectory|rejected', read_log(workdir, 'controller')):
+            end = time.monotonic() + after
+    publisher.wait(30)
+    controller.send_signal(signal.SIGINT)
+    controller.wait(60)
+    node.destroy_node()
+    rclpy.try_shutdown()
+    arrivals = np.array(arrivals)
+    gaps = np.diff(arrivals)
+    before = gaps[(arrivals[1:] > arrivals[0] + 1.0) & (arrivals[1:] < sent)]
+    later = gaps[arrivals[1:] >= sent]
+    log = read_log(workdir, 'controller')
+    line = next((l for l in log.splitlines() if 'trajectory' in l and ('following' in l or 'rejected' in l)), '')
+    return {'gap_before_ms': before.max() * 1e3 if before.size else np.nan,
+            'gap_after_ms': later.max() * 1e3 if later.size else np.nan,
+            'commands_after': int(later.size), 'failed_state_publishes': len(failed), 'log': line.strip()}
+
+
 ROLES = {'echo-state': echo_state_side, 'echo-answer': echo_answer_side, 'simulator': package_simulator,
-         'controller': package_controller, 'trajectory': package_trajectory_publisher}
+         'controller': package_controller, 'trajectory': package_trajectory_publisher,
+         'publish-trajectory': publish_trajectory}
 
 
 def run_role(args):
@@ -292,6 +416,9 @@ def main():
     parser.add_argument('--warmup', type=float, default=1.0, help='seconds after the loop starts not measured')
     parser.add_argument('--executors', nargs='+', default=None, choices=sorted(EXECUTORS),
                         help='default: both where rclpy has the EventsExecutor')
+    parser.add_argument('--trajectory-points', type=int, default=0,
+                        help='instead of the loop: how long the controller stops commanding while a trajectory of '
+                             'this many points arrives (and, where the package has it, the in-process conversion time)')
     parser.add_argument('--json', default=None, help='also write the figures to this file')
     parser.add_argument('--role', choices=sorted(ROLES), help=argparse.SUPPRESS)
     parser.add_argument('--out', help=argparse.SUPPRESS)
@@ -303,6 +430,14 @@ def main():
         return run_role(args)
     if args.duration <= 0 or args.warmup < 0 or min(args.rates) <= 0:
         parser.error('--duration and --rates must be positive, --warmup non-negative')
+    if args.trajectory_points > 0:
+        try:
+            print(f"in process, {args.trajectory_points} points: " + ', '.join(
+                f"{k} {v:.1f}" for k, v in trajectory_timings(args.trajectory_points).items()))
+        except ImportError as e:
+            print(f"in-process conversion not measured: {e}")
+        print(f"over DDS at 1 kHz joint states: {command_gap(args.trajectory_points, 1 + os.getpid() % 100)}")
+        return 0
     executors = args.executors
     if executors is None:
         try:
