@@ -33,6 +33,7 @@ CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
 URDF = os.path.join(ROOT, 'urdf', 'arm7.urdf')
 NAMES = [f'arm7_joint{i}' for i in range(1, 8)]
 EXECUTORS = {'single': 'SingleThreadedExecutor', 'events': 'EventsExecutor'}
+EXECUTOR_PARAMETER = {'single': 'single_threaded', 'events': 'events'}   # the nodes' `executor` parameter
 
 
 # ---- the processes (run by this file with --role) -------------------------------------------------
@@ -326,7 +327,7 @@ def run_case(case, rate, executor, duration, warmup, domain):
         roles = {'echo-state': ['--rate', str(rate), '--executor', executor],
                  'echo-answer': ['--executor', executor]}
     else:
-        ros_args = ['--ros-args', '--params-file', CONFIG, '-p', f'urdf_file:={URDF}', '-p', f'executor:={executor}']
+        ros_args = ['--ros-args', '--params-file', CONFIG, '-p', f'urdf_file:={URDF}', '-p', f'executor:={EXECUTOR_PARAMETER[executor]}']
         roles = {'simulator': ros_args + ['-p', f'publish_rate:={rate:g}', '-p', f'rate:={max(rate, 1000.0):g}'],
                  'controller': ros_args, 'trajectory': ros_args}
     processes = {role: start(role, workdir, env, ['--', *extra] if case != 'floor' else extra)
