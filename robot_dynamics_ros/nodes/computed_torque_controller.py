@@ -13,6 +13,7 @@ import sys
 import time
 from array import array
 from concurrent.futures import ThreadPoolExecutor
+from operator import attrgetter
 
 import numpy as np
 from rclpy.node import Node
@@ -288,14 +289,18 @@ def trajectory_arrays(msg, joint_names):
     n = len(names)
 
     def column(field):
-        rows = [getattr(point, field) for point in points]
-        if not all(len(row) == n for row in rows):
+        rows = list(map(attrgetter(field), points))
+        if set(map(len, rows)) != {n}:
             return None
-        data = b''.join(row.tobytes() if isinstance(row, array) else array('d', row).tobytes() for row in rows)
+        try:   # deserialized messages hold array('d') rows: joined without a per-row Python call
+            data = b''.join(rows)
+        except TypeError:   # lists, in a message built in process
+            data = np.array(rows, dtype=float).tobytes()
         return np.frombuffer(data, dtype=float).reshape(len(rows), n)[:, source]
 
-    times = np.fromiter((point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec for point in points),
-                        dtype=float, count=len(points))
+    count = len(points)
+    times = (np.fromiter(map(attrgetter('time_from_start.sec'), points), dtype=float, count=count)
+             + 1e-9 * np.fromiter(map(attrgetter('time_from_start.nanosec'), points), dtype=float, count=count))
     positions = column('positions')
     if positions is None:
         raise ValueError(f"every point needs {n} positions")
