@@ -337,7 +337,7 @@ def run_case(case, rate, executor, duration, warmup, domain):
     started = False
     while time.monotonic() < deadline and not started:   # the loop runs once the state side hears commands
         time.sleep(0.2)
-        started = ('first effort command' in read_log(workdir, state_role) if case == 'package'
+        started = (re.search('first (effort )?command received', read_log(workdir, state_role)) if case == 'package'
                    else time.monotonic() > deadline - 57.0)
     window = (time.monotonic() + warmup, time.monotonic() + warmup + duration)
     time.sleep(max(0.0, window[1] - time.monotonic()) + 0.2)

@@ -40,7 +40,7 @@ def test_closed_loop_reaches_target_and_nodes_exit_0(ros_domain, start):
     probe.node.create_subscription(JointState, 'joint_states', on_state, 100)
     probe.node.create_subscription(JointState, 'computed_torque_controller/tracking_error', errors.append, 100)
     # Friction is off so that the controller's model is exact: the error must decay to (almost) zero.
-    sim = start('simulator', **node_args(('apply_friction', 'false'), ('sync', 'lockstep')))
+    sim = start('simulator', **node_args(('apply_friction', 'false'), ('sync', 'lockstep'), ('publish_rate', 250.0)))
     controller = start('computed_torque_controller', **node_args())
     # Before any reference the controller holds the robot where it is.
     assert probe.spin_until(lambda: states and errors, TIME_LIMIT), f"{sim.log()}\n{controller.log()}"

@@ -14,7 +14,7 @@ from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.parameter import Parameter
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 
-try:   # Jazzy and later; measured faster per message than the SingleThreadedExecutor (benchmarks/bench_loop.py)
+try:   # Jazzy and later (experimental)
     from rclpy.experimental import EventsExecutor
 except ImportError:   # Humble
     EventsExecutor = None
@@ -213,15 +213,17 @@ class Throttle:
 
 
 def make_executor(node):
-    """The executor named by the node's `executor` parameter: 'auto' is rclpy's EventsExecutor where the
-    installed rclpy has it (Jazzy and later), else the SingleThreadedExecutor. Returns (executor, wake-up
-    function for a signal handler)."""
-    choice = declare(node, 'executor', 'auto', f"one of {EXECUTORS}; 'auto': 'events' where rclpy has it")
+    """The executor named by the node's `executor` parameter. 'auto' is the SingleThreadedExecutor:
+    rclpy's EventsExecutor (Jazzy and later) is faster per message (benchmarks/bench_loop.py), but with it
+    a depth-1 subscription handed the controller joint states several messages old when they came faster
+    than it answered (measured with rclpy 9.1), where the SingleThreadedExecutor takes the newest; 'events'
+    opts in. Returns (executor, wake-up function for a signal handler)."""
+    choice = declare(node, 'executor', 'auto', f"one of {EXECUTORS}; 'auto': 'single_threaded'")
     if choice not in EXECUTORS:
         raise ConfigurationError(f"parameter 'executor' must be one of {EXECUTORS}, got {choice!r}")
     if choice == 'events' and EventsExecutor is None:
         raise ConfigurationError("parameter 'executor': this rclpy has no EventsExecutor (Jazzy and later)")
-    if choice != 'single_threaded' and EventsExecutor is not None:
+    if choice == 'events':
         executor = EventsExecutor()
         wake_up = executor.wake   # it supports no guard conditions
     else:

@@ -107,8 +107,8 @@ class ControllerNode(Node):
         self.reference_start = None  # ns: time at which the reference's t = 0
         self.pending_trajectory = None  # a trajectory (serialized) that came before the first joint state
         # Trajectories are deserialized and turned into a reference on a worker thread, so that joint
-        # states never wait behind a big one; it hands over (reference, stamp ns, log line) in `incoming`
-        # and the joint-state callback swaps it in.
+        # states never wait behind a big one; it hands over (reference, stamp ns) in `incoming` and the
+        # joint-state callback swaps it in.
         self.trajectory_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix='trajectory')
         self.trajectories_received = 0
         self.incoming = self.applied = None
@@ -160,10 +160,8 @@ class ControllerNode(Node):
         incoming = self.incoming
         if incoming is not self.applied:   # a trajectory the worker has turned into a reference
             self.applied = incoming
-            reference, stamp_ns, line = incoming
-            self.reference = reference
+            self.reference, stamp_ns = incoming
             self.reference_start = stamp_ns or self.state_time
-            self.get_logger().info(line)
         q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
         try:
             tau = self.controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
@@ -222,8 +220,9 @@ class ControllerNode(Node):
             return
         if number == self.trajectories_received:
             stamp = msg.header.stamp
-            self.incoming = (reference, stamp.sec * 1_000_000_000 + stamp.nanosec,
-                             f"following a trajectory of {len(msg.points)} points, {reference.duration:.2f} s")
+            self.incoming = (reference, stamp.sec * 1_000_000_000 + stamp.nanosec)
+            self.get_logger().info(f"following a trajectory of {len(msg.points)} points, {reference.duration:.2f} s "
+                                   "(from the next joint state)")
 
     def _trajectory_reference(self, msg):
         """TrajectoryReference in model order; ValueError for too many points, unknown, missing or
