@@ -1,6 +1,11 @@
 """The closed loop over ROS against the transport floor, at several joint-state rates.
 
     python benchmarks/bench_loop.py [--rates 250 500 1000] [--duration 5] [--executors single events]
+    python benchmarks/bench_loop.py --trajectory-points 100000
+
+The second form measures bounded work per message instead: the in-process time to deserialize a
+trajectory of that many points and turn it into the controller's reference, and, over DDS, the longest
+time the controller goes without a command (joint states at 1 kHz) while that trajectory arrives.
 
 Per rate and executor, in one run:
 - floor: two do-nothing rclpy processes; one publishes a 7-joint sensor_msgs/JointState at the rate (a
@@ -8,10 +13,12 @@ Per rate and executor, in one run:
 - package: the simulator, the computed-torque controller and the trajectory publisher as separate
   processes with the bundled config (publish_rate = rate, integration at max(rate, 1 kHz)).
 Both loops are measured the same way, inside the processes (this script starts them in an instrumented
-wrapper): the state side records the wall time of each joint-state publish and of each command received;
-a state counts as answered when a command arrives before the next state is published, and its latency is
-that command's arrival minus the publish (state stamp -> the simulator receiving the answering command).
-The answering side records the wall time of its whole joint-state callback ("in-loop compute").
+wrapper): the state side records the wall time and key of each joint state it publishes (the echo's
+counter; the simulator's stamp) and the wall time and first value of each command it receives; the
+answering side records, for each command it publishes from its joint-state callback, the key of the
+state it answers and the command's first value, and the wall time of the whole callback ("in-loop
+compute", cb us). A state is answered when its command reached the state side; its latency is that
+arrival minus the state's publish (state stamp -> the simulator receiving the answering command).
 Real-time factor: sim time over wall time across the window (the floor has no sim time).
 Each package figure is also given as a ratio to the floor at the same rate and executor. Timings are
 from one run on whatever machine runs this: compare ratios, and note the load (printed with each table).
