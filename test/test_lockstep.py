@@ -1,5 +1,6 @@
 """Lockstep mode over DDS: the simulator steps only when the command answering its last joint state has
-arrived, so two runs of the same trajectory give bit-identical joint states, however loaded the machine."""
+arrived, so two runs of the same trajectory give bit-identical joint states, however loaded the machine.
+The trajectory is stamped with an absolute start, so that when it arrives does not matter."""
 import os
 import signal
 import time
@@ -40,8 +41,10 @@ def trajectory():
 
 
 def run_loop(probe, start):
-    """One lockstep run: the controller gets the trajectory, then the simulator starts. Returns
+    """One lockstep run. The simulator starts paused (once the probe hears it, so that no state is
+    missed), the controller gets the trajectory, then the simulator resumes. Returns
     {stamp ns: (position, velocity, effort)} up to SIM_SECONDS and the sim seconds per wall second."""
+    from std_srvs.srv import SetBool
     states = {}
     arrivals = []
 
@@ -51,19 +54,32 @@ def run_loop(probe, start):
         arrivals.append((time.monotonic(), stamp))
 
     subscription = probe.node.create_subscription(JointState, 'joint_states', on_state, 1000)
+    sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE)))
+    assert probe.spin_until(lambda: states, STARTUP), sim.log()   # waiting for a command, republishing
+    pause = probe.node.create_client(SetBool, '/simulator/pause')
+
+    def set_paused(paused):
+        assert pause.wait_for_service(timeout_sec=STARTUP)
+        future = pause.call_async(SetBool.Request(data=paused))
+        assert probe.spin_until(future.done, STARTUP) and future.result().success
+
+    set_paused(True)
     controller = start('computed_torque_controller', **node_args())
     publisher = probe.node.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory',
                                             LATCHED_QOS)
     assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, STARTUP), controller.log()
     publisher.publish(trajectory())
-    assert controller.wait_for_log('before the first joint state', STARTUP), controller.log()
-    sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE)))
+    assert controller.wait_for_log('following a trajectory', STARTUP), controller.log()
+    probe.spin_for(0.5)   # a republished state swaps the reference in; answers to paused states arrive
+    assert max(states) == 0, "sim time advanced while paused"
+    set_paused(False)
     limit = int(SIM_SECONDS * 1e9)
-    assert probe.spin_until(lambda: states and max(states) >= limit, TIME_LIMIT), sim.log() + controller.log()
+    assert probe.spin_until(lambda: max(states) >= limit, TIME_LIMIT), sim.log() + controller.log()
     assert sim.stop(signal.SIGINT) == 0 and controller.stop(signal.SIGINT) == 0
     assert 'lockstep: no command' not in sim.log(), "a step waited out the timeout: not deterministic"
     probe.node.destroy_subscription(subscription)
     probe.node.destroy_publisher(publisher)
+    probe.node.destroy_client(pause)
     moving = [(wall, stamp) for wall, stamp in arrivals if 0 < stamp <= limit]
     speed = (moving[-1][1] - moving[0][1]) * 1e-9 / (moving[-1][0] - moving[0][0])
     return {stamp: values for stamp, values in states.items() if stamp <= limit}, speed

@@ -300,6 +300,8 @@ class SimulatorNode(Node):
     def _on_pause(self, request, response):
         self.sim.paused = bool(request.data)
         self._anchor()
+        if self.sync == 'lockstep' and not self.sim.paused:
+            self._publish()   # the loop resumes with the answer to this state
         response.success = True
         response.message = 'paused' if self.sim.paused else 'running'
         return response
