@@ -19,7 +19,7 @@ def as_finite_vector(name, value, n):
         v = np.asarray(value, dtype=float).reshape(-1) if np.ndim(value) else np.full(n, float(value))
     if v.shape != (n,):
         raise ValueError(f'{name} has {v.size} values, expected {n}')
-    if not np.all(np.isfinite(v)):
+    if not np.isfinite(v).all():
         raise ValueError(f'{name} contains NaN or Inf: {v.tolist()}')
     return v
 
@@ -50,12 +50,14 @@ class ComputedTorqueController:
         self.kd = as_finite_vector('kd', kd, model.nv)
         if np.any(self.kp < 0) or np.any(self.kd < 0):
             raise ValueError('gains kp and kd must be non-negative')
-        self._continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
+        continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
+        self._continuous = np.flatnonzero(continuous)
 
     def position_error(self, q_ref, q):
         """q_ref - q, wrapped into [-pi, pi) on continuous joints."""
         e = q_ref - q
-        e[self._continuous] = (e[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
+        if self._continuous.size:
+            e[self._continuous] = (e[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
         return e
 
     def compute(self, q, qd, q_ref, qd_ref, qdd_ref):
