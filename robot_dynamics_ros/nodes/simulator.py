@@ -19,7 +19,7 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from ..errors import RobotDynamicsError
-from ..simulation import TIMEOUT_BEHAVIOURS, Simulator
+from ..simulation import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float, as_vector, declare,
                      joint_order, one_of, run)
 
@@ -167,8 +167,12 @@ class SimulatorNode(Node):
 
     def _advance(self, steps):
         for _ in range(steps):
-            self.sim.step()
-        self.steps += steps
+            try:
+                self.sim.step()
+            except SimulationDiverged as e:   # the Simulator kept the last finite state, at rest
+                self.throttle.warn('diverged', f"simulation step refused: {e}")
+                break
+            self.steps += 1
 
     def _check_keeping_up(self):
         """Warn once when the achieved real-time factor over KEEP_UP_WINDOW falls short of the target."""
