@@ -4,10 +4,11 @@ from setuptools import find_packages, setup
 
 package_name = 'robot_dynamics_ros'
 
-# ROS client library and messages as pip wheels, for machines without a ROS install. Where ROS is
-# sourced, colcon builds the package and these come from the ROS distribution instead.
-ros_wheels = ['ros-rclpy', 'ros-rmw-fastrtps-cpp', 'ros-sensor-msgs', 'ros-std-msgs', 'ros-std-srvs',
-              'ros-trajectory-msgs', 'ros-rosgraph-msgs', 'ros-ament-index-python']
+# ROS client library and messages as pip wheels, for machines without a ROS install: 'ros-<name>' is Kilted,
+# 'ros-jazzy-<name>' is Jazzy (the LTS). Where ROS is sourced, colcon builds the package and these come from
+# the ROS distribution instead (package.xml).
+ros_packages = ['rclpy', 'rmw-fastrtps-cpp', 'rcl-interfaces', 'sensor-msgs', 'std-msgs', 'std-srvs',
+                'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python']
 
 setup(
     name=package_name,
@@ -24,7 +25,8 @@ setup(
     python_requires='>=3.10',
     install_requires=['numpy', 'scipy', 'pyyaml', 'setuptools'],
     extras_require={
-        'ros': ros_wheels,
+        'ros': ['ros-' + name for name in ros_packages],
+        'ros-jazzy': ['ros-jazzy-' + name for name in ros_packages],
         'xacro': ['xacro'],
         'plot': ['matplotlib'],
         'fast': ['numba'],

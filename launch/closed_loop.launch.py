@@ -3,6 +3,7 @@ demo trajectory, all from one config file. `robot-dynamics bringup` runs the sam
 installed.
 
 ros2 launch robot_dynamics_ros closed_loop.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
+                                                     [sync:=realtime|lockstep]
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
@@ -15,7 +16,7 @@ PACKAGE = 'robot_dynamics_ros'
 
 def generate_launch_description():
     share = FindPackageShare(PACKAGE)
-    arguments = {name: LaunchConfiguration(name) for name in ('urdf_file', 'config_file', 'use_sim_time')}
+    arguments = {name: LaunchConfiguration(name) for name in ('urdf_file', 'config_file', 'use_sim_time', 'sync')}
 
     def include(launch_file):
         source = PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch', launch_file]))
@@ -29,6 +30,8 @@ def generate_launch_description():
                                           'trajectory_publisher sections'),
         DeclareLaunchArgument('use_sim_time', default_value='true',
                               description='simulator publishes /clock and the other nodes use it'),
+        DeclareLaunchArgument('sync', default_value='realtime',
+                              description="simulator: 'realtime' or 'lockstep' (step when the controller has answered)"),
         include('simulator.launch.py'),
         include('computed_torque.launch.py'),
     ])

@@ -1,6 +1,7 @@
 """The simulator node (a stand-in robot) and, where it is installed, robot_state_publisher.
 
 ros2 launch robot_dynamics_ros simulator.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
+                                                   [sync:=realtime|lockstep]
 With use_sim_time the simulator publishes /clock (publish_clock) and robot_state_publisher follows it.
 """
 from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
@@ -33,11 +34,14 @@ def generate_launch_description():
                               description='ROS 2 parameters YAML (simulator section)'),
         DeclareLaunchArgument('use_sim_time', default_value='true',
                               description='publish /clock; robot_state_publisher follows it'),
+        DeclareLaunchArgument('sync', default_value='realtime',
+                              description="'realtime' or 'lockstep' (step when the controller has answered)"),
     ]
     actions.append(Node(
         package=PACKAGE, executable='simulator', name='simulator', output='screen',
         parameters=[LaunchConfiguration('config_file'),
-                    {'urdf_file': ParameterValue(urdf_file, value_type=str), 'publish_clock': use_sim_time}]))
+                    {'urdf_file': ParameterValue(urdf_file, value_type=str), 'publish_clock': use_sim_time,
+                     'sync': LaunchConfiguration('sync')}]))
     if is_installed('robot_state_publisher'):
         description = ParameterValue(Command(['xacro ', urdf_file]), value_type=str)
         actions.append(Node(

@@ -1,6 +1,9 @@
 """Control laws and reference trajectories for the controller node (no ROS import)."""
+from array import array
+from bisect import bisect_right
+
 import numpy as np
-from scipy.interpolate import BPoly, CubicHermiteSpline, CubicSpline
+from scipy.interpolate import CubicHermiteSpline, CubicSpline
 
 from .fast import gravity_torques, rnea
 from .model.model import REVOLUTE
@@ -10,10 +13,13 @@ CONTROL_MODES = ('computed_torque', 'pd_gravity', 'gravity_compensation')
 
 def as_finite_vector(name, value, n):
     """``value`` as a float array of length n, or ValueError saying what is wrong with it."""
-    v = np.asarray(value, dtype=float).reshape(-1) if np.ndim(value) else np.full(n, float(value))
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim == 1:
+        v = value   # the hot path: already a vector
+    else:
+        v = np.asarray(value, dtype=float).reshape(-1) if np.ndim(value) else np.full(n, float(value))
     if v.shape != (n,):
         raise ValueError(f'{name} has {v.size} values, expected {n}')
-    if not np.all(np.isfinite(v)):
+    if not np.isfinite(v).all():
         raise ValueError(f'{name} contains NaN or Inf: {v.tolist()}')
     return v
 
@@ -44,12 +50,14 @@ class ComputedTorqueController:
         self.kd = as_finite_vector('kd', kd, model.nv)
         if np.any(self.kp < 0) or np.any(self.kd < 0):
             raise ValueError('gains kp and kd must be non-negative')
-        self._continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
+        continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
+        self._continuous = np.flatnonzero(continuous)
 
     def position_error(self, q_ref, q):
         """q_ref - q, wrapped into [-pi, pi) on continuous joints."""
         e = q_ref - q
-        e[self._continuous] = (e[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
+        if self._continuous.size:
+            e[self._continuous] = (e[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
         return e
 
     def compute(self, q, qd, q_ref, qd_ref, qdd_ref):
@@ -79,6 +87,10 @@ class TrajectoryReference:
     positions only: a C2 cubic spline that starts and ends at rest (zero end velocities), so that it joins
     the hold before the start and after the end without a velocity jump. Before the first time the first
     point is held, after the last time the last point, both with zero velocity and acceleration.
+
+    Construction is vectorised over the segments (100k points in tens of ms); each segment is stored as
+    power-series coefficients q(t) = sum_j a_j (t - t_i)^j, and `sample` evaluates the segment that holds
+    t (the last one used, when t is still in it, as for a controller sampling forward in time).
     """
 
     def __init__(self, times, positions, velocities=None, accelerations=None):
@@ -106,14 +118,23 @@ class TrajectoryReference:
             raise ValueError('accelerations need velocities as well')
         self.times = times
         self.positions = positions
+        self._segment = 0
         if times.size == 1:
-            self._spline = None
+            self._coefficients = None
         elif len(derivatives) == 3:
-            self._spline = BPoly.from_derivatives(times, np.stack(derivatives, axis=1))
-        elif len(derivatives) == 2:
-            self._spline = CubicHermiteSpline(times, positions, derivatives[1])
+            self._coefficients = quintic_hermite_coefficients(times, *derivatives)
         else:
-            self._spline = CubicSpline(times, positions, bc_type='clamped')
+            spline = (CubicHermiteSpline(times, positions, derivatives[1]) if len(derivatives) == 2
+                      else CubicSpline(times, positions, bc_type='clamped'))
+            self._coefficients = np.ascontiguousarray(spline.c[::-1].transpose(1, 0, 2))  # (segment, j, joint)
+        if self._coefficients is not None:
+            if not np.all(np.isfinite(self._coefficients)):
+                raise ValueError('trajectory too steep: its polynomial coefficients overflow')
+            order = self._coefficients.shape[1]
+            j = np.arange(order)
+            # Row r of factor * dt**exponent, times a_j, gives the r-th derivative: j!/(j-r)! a_j dt^(j-r).
+            self._exponent = np.stack([np.maximum(j - r, 0) for r in range(3)]).astype(float)
+            self._factor = np.stack([np.ones(order), j, j * (j - 1)]).astype(float)
 
     @classmethod
     def hold(cls, q):
@@ -126,12 +147,30 @@ class TrajectoryReference:
 
     def sample(self, t):
         """(q_ref, qd_ref, qdd_ref) at time t."""
-        zero = np.zeros(self.positions.shape[1])
-        if self._spline is None or t <= self.times[0]:
+        times = self.times
+        if self._coefficients is None or t <= times[0]:
+            zero = np.zeros(self.positions.shape[1])
             return self.positions[0].copy(), zero, zero.copy()
-        if t >= self.times[-1]:
+        if t >= times[-1]:
+            zero = np.zeros(self.positions.shape[1])
             return self.positions[-1].copy(), zero, zero.copy()
-        return self._spline(t), self._spline(t, 1), self._spline(t, 2)
+        i = self._segment
+        if not times[i] <= t < times[i + 1]:
+            i = self._segment = bisect_right(times, t) - 1
+        q, qd, qdd = (self._factor * (t - times[i]) ** self._exponent) @ self._coefficients[i]
+        return q, qd, qdd
+
+
+def quintic_hermite_coefficients(times, p, v, a):
+    """Power-series coefficients (segment, j = 0..5, joint) of the quintic through position, velocity and
+    acceleration at both ends of every segment, all segments at once."""
+    h = np.diff(times)[:, None]
+    p0, p1, v0, v1, a0, a1 = p[:-1], p[1:], v[:-1], v[1:], a[:-1], a[1:]
+    dp = p1 - p0
+    c3 = (20.0 * dp - (8.0 * v1 + 12.0 * v0) * h - (3.0 * a0 - a1) * h**2) / (2.0 * h**3)
+    c4 = (-30.0 * dp + (14.0 * v1 + 16.0 * v0) * h + (3.0 * a0 - 2.0 * a1) * h**2) / (2.0 * h**4)
+    c5 = (12.0 * dp - 6.0 * (v1 + v0) * h + (a1 - a0) * h**2) / (2.0 * h**5)
+    return np.stack([p0, v0, 0.5 * a0, c3, c4, c5], axis=1)
 
 
 def _smoothstep(s):
@@ -186,32 +225,44 @@ def sinusoid_reference(model, amplitude, frequency, duration, center=None, rate=
     return times, positions, velocities, accelerations
 
 
+PLAUSIBLE_VELOCITY_FACTOR = 10.0  # a joint moving faster than this multiple of its URDF velocity limit is a bad input
+LIMIT_MARGIN_RAD = 0.5             # rad or m a position may lie beyond a joint limit before it is a bad input
+MAX_MAGNITUDE = 1e6                # no position, velocity or acceleration of a joint is larger than this
+
+
+def plausibility_bounds(model):
+    """(lower, upper, max |velocity|) in model order that joint states and trajectory points must keep to:
+    the position limits widened by LIMIT_MARGIN_RAD, PLAUSIBLE_VELOCITY_FACTOR times the velocity limits,
+    and MAX_MAGNITUDE where the URDF gives no limit. Values beyond them overflow the dynamics (1e155 rad/s
+    squares to inf) or are sensor faults; rejecting them keeps non-finite numbers out of commands."""
+    lower = np.where(np.isfinite(model.lower), model.lower - LIMIT_MARGIN_RAD, -MAX_MAGNITUDE)
+    upper = np.where(np.isfinite(model.upper), model.upper + LIMIT_MARGIN_RAD, MAX_MAGNITUDE)
+    velocity = np.where(np.isfinite(model.velocity_limit) & (model.velocity_limit > 0),
+                        PLAUSIBLE_VELOCITY_FACTOR * model.velocity_limit, MAX_MAGNITUDE)
+    return lower, upper, np.minimum(velocity, MAX_MAGNITUDE)
+
+
 class JointStateMapper:
     """Maps named joint values (as in sensor_msgs/JointState) into the model's DOF order.
 
     ignore_unknown: joints the model does not have are skipped instead of rejected.
     allow_missing_velocity: an empty velocity array gives zero velocities instead of an error.
+    bounds: optional (lower, upper, max |velocity|) in model order (see plausibility_bounds); values
+    beyond them are rejected. The index map of the last name list is kept, so a stream of messages with
+    the same names costs one list comparison each.
     """
 
-    def __init__(self, joint_names, ignore_unknown=False, allow_missing_velocity=False):
+    def __init__(self, joint_names, ignore_unknown=False, allow_missing_velocity=False, bounds=None):
         self.joint_names = tuple(joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         self.ignore_unknown = ignore_unknown
         self.allow_missing_velocity = allow_missing_velocity
+        self.bounds = bounds
+        self._names = None     # the name list of the last valid message ...
+        self._source = None    # ... and, for each model joint, its index in that list
 
-    def map(self, names, positions, velocities):
-        """(q, qd) in model order; ValueError naming the problem for any inconsistent message."""
-        names = list(names)
-        positions = np.asarray(positions, dtype=float).reshape(-1)
-        velocities = np.asarray(velocities if velocities is not None else [], dtype=float).reshape(-1)
-        if positions.size != len(names):
-            raise ValueError(f'{len(names)} joint names but {positions.size} positions')
-        if velocities.size == 0:
-            if not self.allow_missing_velocity:
-                raise ValueError('joint state has no velocities')
-            velocities = np.zeros(len(names))
-        elif velocities.size != len(names):
-            raise ValueError(f'{len(names)} joint names but {velocities.size} velocities')
+    def _source_of(self, names):
+        """For each model joint, its index in `names`; ValueError for duplicate, unknown or missing joints."""
         if len(set(names)) != len(names):
             raise ValueError(f'duplicate joint names in {names}')
         unknown = [name for name in names if name not in self._index]
@@ -220,9 +271,43 @@ class JointStateMapper:
         missing = [name for name in self.joint_names if name not in names]
         if missing:
             raise ValueError(f'joint state lacks joints {missing}')
-        source = [names.index(name) for name in self.joint_names]
-        q, qd = positions[source], velocities[source]
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+        return np.array([names.index(name) for name in self.joint_names])
+
+    def _reject(self, q, qd):
+        """ValueError naming the joints whose values are not finite or beyond the bounds."""
+        if not (np.isfinite(q).all() and np.isfinite(qd).all()):
             bad = [name for name, a, b in zip(self.joint_names, q, qd) if not (np.isfinite(a) and np.isfinite(b))]
             raise ValueError(f'non-finite position or velocity for joints {bad}')
+        lower, upper, speed = self.bounds
+        bad = [f'{name} (q {a:.6g}, qd {b:.6g})' for name, a, b, lo, hi, s
+               in zip(self.joint_names, q, qd, lower, upper, speed) if not (lo <= a <= hi and abs(b) <= s)]
+        raise ValueError(f'implausible position or velocity for joints {bad}: beyond the limits by more than '
+                         f'{LIMIT_MARGIN_RAD} or faster than {PLAUSIBLE_VELOCITY_FACTOR:g}x the velocity limit')
+
+    def map(self, names, positions, velocities):
+        """(q, qd) in model order; ValueError naming the problem for any inconsistent message."""
+        positions = (np.frombuffer(positions, dtype=float) if isinstance(positions, array) and positions.typecode == "d"
+                     else np.asarray(positions, dtype=float).reshape(-1))
+        velocities = (np.frombuffer(velocities, dtype=float) if isinstance(velocities, array) and velocities.typecode == "d"
+                      else np.asarray(velocities if velocities is not None else [], dtype=float).reshape(-1))
+        if positions.size != len(names):
+            raise ValueError(f'{len(names)} joint names but {positions.size} positions')
+        if velocities.size == 0:
+            if not self.allow_missing_velocity:
+                raise ValueError('joint state has no velocities')
+            velocities = np.zeros(len(names))
+        elif velocities.size != len(names):
+            raise ValueError(f'{len(names)} joint names but {velocities.size} velocities')
+        if names != self._names:
+            names = list(names)
+            self._source = self._source_of(names)
+            self._names = names
+        q, qd = positions[self._source], velocities[self._source]
+        if self.bounds is None:
+            plausible = np.isfinite(q).all() and np.isfinite(qd).all()
+        else:   # NaN fails every comparison, so this also rejects non-finite values
+            lower, upper, speed = self.bounds
+            plausible = ((lower <= q) & (q <= upper) & (np.abs(qd) <= speed)).all()
+        if not plausible:
+            self._reject(q, qd)
         return q, qd

@@ -1,6 +1,9 @@
+import functools
 import os
 
 import pytest
+
+from import_scan import imports
 
 # No automatic background compilation of generated code for every model the tests load (test_fast_path
 # turns it on where it tests it).
@@ -22,3 +25,31 @@ BAD_URDF_DIR = os.path.join(TEST_DIR, 'urdf', 'bad')
 def urdf_path(request):
     """Every valid test URDF and the bundled robot."""
     return TEST_URDFS[request.param]
+
+
+def pytest_configure(config):
+    config.addinivalue_line('markers', 'ros: the test module uses rclpy (nodes over DDS); set here, from its imports')
+
+
+def pytest_collection_modifyitems(items):
+    """Mark `ros` every test of a module that imports rclpy, itself or through a test-local module (ros_helpers):
+    `pytest -m ros` runs exactly the tests that need the ROS client library, as .ci/run does with Jazzy's."""
+    for item in items:
+        module = getattr(item, 'module', None)
+        if module is not None and imports_rclpy(module.__file__):
+            item.add_marker('ros')
+
+
+@functools.lru_cache(maxsize=None)
+def imports_rclpy(path):
+    pending, seen = [os.path.abspath(path)], set()
+    while pending:
+        current = pending.pop()
+        seen.add(current)
+        for found in imports(current):
+            if found.module == 'rclpy':
+                return True
+            local = os.path.join(TEST_DIR, found.module + '.py')
+            if os.path.exists(local) and local not in seen:
+                pending.append(local)
+    return False

@@ -14,6 +14,7 @@ from robot_dynamics_ros.nodes.common import LATCHED_QOS  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from builtin_interfaces.msg import Duration  # noqa: E402
 
 MODEL = load_urdf(BUNDLED_URDF)
 NAMES = list(MODEL.joint_names)
@@ -88,6 +89,56 @@ def test_controller_rejects_bad_joint_states_and_trajectories(ros_domain, start)
     assert controller.alive()
     assert publish_until_command(joint_state(stamp_sec=2)), "no command after the bad messages"
     assert all(np.all(np.isfinite(c)) and c.shape == (len(NAMES),) for c in listener.commands)
+    assert controller.stop(signal.SIGINT) == 0
+    assert 'Traceback' not in controller.log()
+
+
+def test_overflowing_inputs_never_become_non_finite_commands(ros_domain, start):
+    """Finite but huge inputs (issue 12): qd = 1e155 squares to inf inside the dynamics, a trajectory
+    position of 1e306 times kp overflows. Both are rejected with a reason; the controller stays up, never
+    publishes a non-finite effort and keeps commanding on good input."""
+    _, probe = ros_domain
+    listener = CommandListener(probe)
+    states = probe.node.create_publisher(JointState, 'joint_states', 10)
+    trajectories = probe.node.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory',
+                                               LATCHED_QOS)
+    controller = start('computed_torque_controller', params=[
+        ('urdf_file', BUNDLED_URDF), ('state_timeout', 1000.0), ('stale_behavior', 'gravity_compensation')])
+    stamp = [1]
+
+    def publish_until_command(**state):
+        count = len(listener.commands)
+
+        def replied():
+            stamp[0] += 1
+            states.publish(joint_state(stamp_sec=stamp[0], **state))
+            return len(listener.commands) > count
+        return probe.spin_until(replied, STARTUP)
+
+    assert publish_until_command(), controller.log()
+    huge_velocity = np.zeros(len(NAMES))
+    huge_velocity[1] = 1e155
+
+    def warned_about(text, **state):
+        def check():
+            stamp[0] += 1
+            states.publish(joint_state(stamp_sec=stamp[0], **state))
+            probe.spin_for(0.05)
+            return text in controller.log()
+        return probe.spin_until(check, STARTUP)
+    assert warned_about('implausible position or velocity', velocity=huge_velocity), controller.log()
+    assert publish_until_command(), "no command on a good state after the huge velocity"
+
+    huge = Q0.copy()
+    huge[2] = 1e306
+    trajectory = JointTrajectory(joint_names=NAMES, points=[
+        JointTrajectoryPoint(positions=[float(x) for x in huge], time_from_start=Duration(sec=1))])
+    trajectories.publish(trajectory)
+    assert controller.wait_for_log('beyond the joint limits', STARTUP), controller.log()
+    for _ in range(50):   # the controller keeps holding: good states keep getting finite commands
+        assert publish_until_command(), "no command on a good state after the huge trajectory"
+    assert controller.alive()
+    assert listener.commands and all(np.all(np.isfinite(c)) for c in listener.commands)
     assert controller.stop(signal.SIGINT) == 0
     assert 'Traceback' not in controller.log()
 

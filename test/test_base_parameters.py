@@ -16,8 +16,7 @@ from robot_dynamics_ros.parameters.base_numeric import stacked_regressor
 from robot_dynamics_ros.algorithms.rnea import STANDARD_GRAVITY
 from conftest import BUNDLED_URDF, TEST_DIR, TEST_URDFS
 
-pin = pytest.importorskip('pinocchio')
-from oracle import PinocchioOracle  # noqa: E402
+from oracle import PinocchioOracle
 
 H = np.pi / 2
 # (sigma, alpha, a, theta, d) per joint, modified DH.

@@ -168,3 +168,37 @@ def test_joint_state_mapper_reorders_by_name():
 def test_joint_state_mapper_rejects_bad_messages(names, positions, velocities, reason):
     with pytest.raises(ValueError, match=reason):
         JointStateMapper(NAMES).map(names, positions, velocities)
+
+
+def test_quintic_segments_match_scipy_bernstein_form_in_any_sampling_order():
+    """The vectorised quintic Hermite coefficients against scipy's BPoly.from_derivatives (an independent
+    construction), sampled forwards, backwards and at random: the cached segment must never be stale."""
+    from scipy.interpolate import BPoly
+    rng = np.random.default_rng(3)
+    times = np.cumsum(rng.uniform(0.05, 0.5, 12))
+    p, v, a = (rng.normal(size=(12, 3)) for _ in range(3))
+    reference = TrajectoryReference(times, p, v, a)
+    oracle = BPoly.from_derivatives(times, np.stack([p, v, a], axis=1))
+    inside = np.linspace(times[0], times[-1], 400)[1:-1]
+    for order in (inside, inside[::-1], rng.permutation(inside)):
+        for t in order:
+            q, qd, qdd = reference.sample(t)
+            np.testing.assert_allclose(q, oracle(t), atol=1e-9)
+            np.testing.assert_allclose(qd, oracle(t, 1), atol=1e-8)
+            np.testing.assert_allclose(qdd, oracle(t, 2), atol=1e-7)
+
+
+def test_joint_state_mapper_rejects_implausible_values():
+    from robot_dynamics_ros.control import plausibility_bounds
+    arm = load_urdf(BUNDLED_URDF)
+    names = list(arm.joint_names)
+    mapper = JointStateMapper(names, bounds=plausibility_bounds(arm))
+    q0, zero = arm.neutral(), np.zeros(arm.nv)
+    mapper.map(names, q0, zero)   # plausible
+    fast = zero.copy()
+    fast[1] = 1e155
+    beyond = q0.copy()
+    beyond[2] = arm.upper[2] + 1.0
+    for q, qd in ((q0, fast), (beyond, zero)):
+        with pytest.raises(ValueError, match='implausible'):
+            mapper.map(names, q, qd)

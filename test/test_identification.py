@@ -105,6 +105,7 @@ def test_derivatives_of_a_noisy_sinusoid():
 
 def write_joint_state_bag(path, storage, t, names, q, tau):
     """A rosbag2 of sensor_msgs/JointState with the rosbags writer; joint order rotates per message."""
+    pytest.importorskip('rosbags')  # optional: not in package.xml
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.typesys import Stores, get_typestore
     store = get_typestore(Stores.ROS2_HUMBLE)
@@ -224,6 +225,7 @@ def test_round_trip_recovers_well_excited_base_parameters(arm, round_trip):
 
 
 def test_round_trip_predicts_held_out_torques(arm, round_trip):
+    pytest.importorskip('cvxpy')   # optional: the 'ident' extra; no rosdep key
     _, result, base = round_trip
     other = optimise_excitation(arm, duration=2.0, harmonics=3, time_budget=60.0, max_evaluations=1, seed=1,
                                 **FRICTION)
@@ -241,6 +243,7 @@ def test_round_trip_predicts_held_out_torques(arm, round_trip):
 
 
 def test_identified_urdf_reproduces_the_base_model(arm, round_trip):
+    pytest.importorskip('cvxpy')   # optional: the 'ident' extra; no rosdep key
     _, result, base = round_trip
     prior = standard_parameters(arm, **FRICTION)
     names = parameter_names(arm, **FRICTION)
@@ -278,6 +281,7 @@ def test_projection_without_an_exact_consistent_fit_stays_consistent_and_close(a
     """A beta no consistent robot has (ZZ of the last link, about its own joint axis, negative): the projection
     falls back to the least loss of fit ||R (K pi - beta)|| and is still consistent; its loss is below that of
     another consistent candidate, the URDF's own parameters."""
+    pytest.importorskip('cvxpy')   # optional: the 'ident' extra; no rosdep key
     _, result, base = round_trip
     beta = result.beta.copy()
     k = base.names.index('ZZ7')

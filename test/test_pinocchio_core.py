@@ -1,11 +1,9 @@
 """RNEA, CRBA and ABA against Pinocchio on every test URDF and the bundled robot."""
 import numpy as np
-import pytest
 
 from robot_dynamics_ros import aba, crba, load_urdf, rnea
 
-pytest.importorskip('pinocchio')
-from oracle import PinocchioOracle  # noqa: E402
+from oracle import PinocchioOracle
 
 N_STATES = 50
 RTOL = 1e-9

@@ -1,13 +1,11 @@
 """Property tests on random trees: Pinocchio agreement and the identities of DESIGN.md."""
 import numpy as np
-import pytest
 from hypothesis import given, settings
 
 from random_robots import random_trees
 from robot_dynamics_ros import aba, crba, load_urdf, rnea
 
-pin = pytest.importorskip('pinocchio')
-from oracle import PinocchioOracle  # noqa: E402
+from oracle import PinocchioOracle, pin
 
 
 class XmlOracle(PinocchioOracle):

@@ -38,6 +38,7 @@ FRICTION = dict(viscous=True, coulomb=True)
 
 
 def test_excite_record_identify(tmp_path, capsys):
+    pytest.importorskip('cvxpy')   # optional: the 'ident' extra; no rosdep key
     traj, bag, params = tmp_path / 'traj.yaml', tmp_path / 'rec', tmp_path / 'params.yaml'
     assert cli_main(['excite', BUNDLED_URDF, '-o', str(traj), '--duration', '3', '--harmonics', '3',
                      '--budget', '5', '--friction']) == 0

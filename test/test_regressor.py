@@ -2,7 +2,6 @@
 import dataclasses
 
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,8 +10,7 @@ from robot_dynamics_ros import load_urdf, rnea, spatial
 from robot_dynamics_ros.algorithms.regressor import (inertia_parameters, parameter_names, regressor,
                                                      standard_parameters)
 
-pin = pytest.importorskip('pinocchio')
-from oracle import PinocchioOracle  # noqa: E402
+from oracle import PinocchioOracle, pin
 
 # Pinocchio's per-body order is m, mc_x, mc_y, mc_z, Ixx, Ixy, Iyy, Ixz, Iyz, Izz; ours is
 # XX XY XZ YY YZ ZZ MX MY MZ M: position of each of ours in Pinocchio's block.

@@ -22,11 +22,12 @@ from . import int_in, positive_float
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 STOP_TIMEOUT = 10.0  # s a node gets to exit after SIGINT
+WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
 
 
 def add_arguments(parser):
     parser.add_argument('--duration', type=positive_float, default=10.0,
-                        help='seconds to run the loop (wall clock)')
+                        help='seconds of sim time to run the loop (at most 3x as long plus 10 s on the wall clock)')
     parser.add_argument('--config', default=None, help='ROS 2 parameters YAML (default: bundled arm7.yaml)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
     parser.add_argument('--plot', default='tracking.png', help="tracking plot to write ('' for none)")
@@ -96,8 +97,14 @@ def steps_per_second(log_text):
     return float(match.group(1)) if match else float('nan')
 
 
-def report(recorder, start, end, sim_log):
-    """Lines for the user: tracking error per joint, rates, compute time."""
+def sim_time_since(recorder, first):
+    """Sim time from the joint state with index `first` to the newest one."""
+    states = recorder.states
+    return states[-1][1] - states[first][1] if len(states) > first + 1 else 0.0
+
+
+def report(recorder, start, end, sim_log, duration=None):
+    """Lines for the user: sim time and real-time factor, tracking error per joint, rates, compute time."""
     errors = np.array([e for t, _, e in recorder.errors if start <= t <= end])
     stamps = [s for t, s, _ in recorder.states if start <= t <= end]
     lines = []
@@ -110,9 +117,13 @@ def report(recorder, start, end, sim_log):
             lines.append(f"  {name:<24}{r:>10.4f}{m:>10.4f}")
     else:
         lines.append("tracking error: no controller updates received")
-    sim_seconds = stamps[-1] - stamps[0] if len(stamps) > 1 else float('nan')
-    lines.append(f"simulator: {steps_per_second(sim_log):.0f} steps/s achieved, "
-                 f"{sim_seconds / max(end - start, 1e-9):.2f} s sim time per wall second")
+    simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
+    lines.insert(0, f"ran {simulated:.2f} s of sim time in {end - start:.2f} s wall: real-time factor "
+                    f"{simulated / max(end - start, 1e-9):.2f}")
+    if duration is not None and simulated < duration - 0.01:
+        lines.insert(1, f"note: ran only {simulated:.2f} s of the {duration:g} s of sim time asked for "
+                        "(the loop ran slower than real time, or a node stopped)")
+    lines.append(f"simulator: {steps_per_second(sim_log):.0f} steps/s achieved")
     lines.append(f"joint_states received: {rate(recorder.states, start, end):.1f} Hz")
     lines.append(f"controller commands: {rate(recorder.errors, start, end):.1f} Hz")
     if recorder.compute_us:
@@ -181,9 +192,11 @@ def run(args):
             print(f"no controller update within {args.startup_timeout:g} s", file=sys.stderr)
         failed_to_start = [name for name, p in processes.items() if p.poll() is not None]
         if recorder.errors and not failed_to_start:
-            start = time.monotonic()
-            print(f"loop running; recording for {args.duration:g} s ...")
-            recorder.spin_until(lambda: any(p.poll() is not None for p in processes.values()), args.duration)
+            start, first = time.monotonic(), len(recorder.states)
+            print(f"loop running; recording {args.duration:g} s of sim time ...")
+            recorder.spin_until(lambda: any(p.poll() is not None for p in processes.values())
+                                or sim_time_since(recorder, first) >= args.duration,
+                                WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
             end = time.monotonic()
     except KeyboardInterrupt:
         interrupted = True
@@ -200,7 +213,7 @@ def run(args):
         name = failed_to_start[0]
         raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
                                  f"(log: {os.path.join(log_dir, name + '.log')})")
-    print('\n'.join(report(recorder, start, end, logs['simulator'])))
+    print('\n'.join(report(recorder, start, end, logs['simulator'], args.duration)))
     if args.plot and end > start:
         print(write_plot(recorder, args.plot))
     failed = {name: code for name, code in codes.items() if code != 0}

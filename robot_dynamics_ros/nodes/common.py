@@ -13,6 +13,11 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.parameter import Parameter
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+
+try:   # Jazzy and later (experimental)
+    from rclpy.experimental import EventsExecutor
+except ImportError:   # Humble
+    EventsExecutor = None
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
@@ -26,6 +31,7 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=R
 # Timers that must keep running when /clock stops (paused simulation, use_sim_time).
 STEADY_CLOCK = Clock(clock_type=ClockType.STEADY_TIME)
 WAKE_UP_PERIOD = 0.1  # s; the longest the spin loop waits before it looks at signals
+EXECUTORS = ('auto', 'events', 'single_threaded')
 
 
 class ConfigurationError(Exception):
@@ -206,6 +212,27 @@ class Throttle:
         self._last[key] = now
 
 
+def make_executor(node):
+    """The executor named by the node's `executor` parameter. 'auto' is the SingleThreadedExecutor:
+    rclpy's EventsExecutor (Jazzy and later) is faster per message (benchmarks/bench_loop.py), but with it
+    a depth-1 subscription handed the controller joint states several messages old when they came faster
+    than it answered (measured with rclpy 9.1), where the SingleThreadedExecutor takes the newest; 'events'
+    opts in. Returns (executor, wake-up function for a signal handler)."""
+    choice = declare(node, 'executor', 'auto', f"one of {EXECUTORS}; 'auto': 'single_threaded'")
+    if choice not in EXECUTORS:
+        raise ConfigurationError(f"parameter 'executor' must be one of {EXECUTORS}, got {choice!r}")
+    if choice == 'events' and EventsExecutor is None:
+        raise ConfigurationError("parameter 'executor': this rclpy has no EventsExecutor (Jazzy and later)")
+    if choice == 'events':
+        executor = EventsExecutor()
+        wake_up = executor.wake   # it supports no guard conditions
+    else:
+        executor = SingleThreadedExecutor()
+        wake_up = node.create_guard_condition(lambda: None).trigger
+    node.get_logger().info(f"executor: {type(executor).__name__}")
+    return executor, wake_up
+
+
 def run(node_class, name, args=None):
     """Create the node, spin it, and return the exit code: 0 when stopped by SIGINT, SIGTERM or an
     external shutdown, 1 on a configuration error. Logs one line saying why it stopped, followed by the
@@ -221,7 +248,7 @@ def run(node_class, name, args=None):
     def on_signal(signum, frame):
         stop.append(signal.Signals(signum).name)
         if wake_up is not None:
-            wake_up.trigger()
+            wake_up()
 
     wake_up = None
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -230,8 +257,7 @@ def run(node_class, name, args=None):
     code = 0
     try:
         node = node_class()
-        wake_up = node.create_guard_condition(lambda: None)
-        executor = SingleThreadedExecutor()
+        executor, wake_up = make_executor(node)
         executor.add_node(node)
         while not stop and rclpy.ok():
             executor.spin_once(timeout_sec=WAKE_UP_PERIOD)

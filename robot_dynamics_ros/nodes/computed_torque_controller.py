@@ -11,17 +11,21 @@ state waits for it), so the controller follows the simulator's clock without use
 """
 import sys
 import time
+from array import array
+from concurrent.futures import ThreadPoolExecutor
+from operator import attrgetter
 
 import numpy as np
-from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.parameter import Parameter
+from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ..algorithms import gravity_torques
-from ..control import CONTROL_MODES, ComputedTorqueController, JointStateMapper, TrajectoryReference
+from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, JointStateMapper,
+                       TrajectoryReference, plausibility_bounds)
 from ..errors import RobotDynamicsError
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, RuntimeParameters, Throttle, as_float,
                      as_vector, declare, joint_order, one_of, run)
@@ -42,6 +46,11 @@ class ControllerNode(Node):
         self.ignore_unknown = declare(self, 'ignore_unknown_joints', False,
                                       'skip joint-state entries for joints the model does not have')
         self.model = None
+        self.max_trajectory_points = declare(self, 'max_trajectory_points', 100000,
+                                             'joint trajectories with more points are refused')
+        if self.max_trajectory_points < 1:
+            raise ConfigurationError("parameter 'max_trajectory_points' must be positive, "
+                                     f"got {self.max_trajectory_points}")
         self.controller = None
         # Settable at run time (ros2 param set), validated by _apply_settings as at start-up.
         runtime = RuntimeParameters(self, self._apply_settings)
@@ -92,10 +101,21 @@ class ControllerNode(Node):
         except (ValueError, ArithmeticError, RobotDynamicsError) as e:
             raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
         self.model, self.controller = model, controller
-        self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown)
+        self.bounds = plausibility_bounds(model)
+        self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown, bounds=self.bounds)
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
         self.reference_start = None  # ns: time at which the reference's t = 0
-        self.pending_trajectory = None  # a trajectory that came before the first joint state
+        self.pending_trajectory = None  # a trajectory (serialized) that came before the first joint state
+        # Trajectories are deserialized and turned into a reference on a worker thread, so that joint
+        # states never wait behind a big one; it hands over (reference, stamp ns) in `incoming` and the
+        # joint-state callback swaps it in.
+        self.trajectory_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix='trajectory')
+        self.trajectories_received = 0
+        self.incoming = self.applied = None
+        # Messages are built once and refilled (rclpy serializes on publish).
+        self.command_msg = Float64MultiArray()
+        self.error_msg = JointState(name=list(model.joint_names))
+        self.compute_time_msg = Float64()
         self.state_time = None       # ns: stamp of the last valid joint state
         self.last_state = None       # (monotonic receipt time, q) of the last valid joint state
         self.stale = False
@@ -107,7 +127,8 @@ class ControllerNode(Node):
         # Depth 1: when the controller falls behind it acts on the newest state, not on a queue of old ones.
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
         # Default QoS (reliable, volatile, depth 10), as joint_trajectory_controller: any publisher connects.
-        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10)
+        # Raw: the worker thread deserializes it (see _on_trajectory).
+        self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
         self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
         self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), "
                                f"state timeout {self.state_timeout:g} s, on stale: {self.settings['stale_behavior']}")
@@ -121,10 +142,6 @@ class ControllerNode(Node):
         so sim time reaches the controller through the stamps, without /clock."""
         return (self.state_time - self.reference_start) * 1e-9
 
-    @staticmethod
-    def _stamp_ns(stamp):
-        return stamp.sec * 10**9 + stamp.nanosec
-
     def _on_joint_state(self, msg):
         started = time.perf_counter()
         try:
@@ -133,12 +150,18 @@ class ControllerNode(Node):
             self.rejected += 1
             self.throttle.warn(str(e), f"rejected joint state: {e}")
             return
-        self.state_time = self._stamp_ns(msg.header.stamp)
+        stamp = msg.header.stamp
+        self.state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
         if self.reference is None:   # nothing to track yet: hold where the robot is
             self.reference = TrajectoryReference.hold(q)
             self.reference_start = self.state_time
             if self.pending_trajectory is not None:
                 self._on_trajectory(self.pending_trajectory)
+        incoming = self.incoming
+        if incoming is not self.applied:   # a trajectory the worker has turned into a reference
+            self.applied = incoming
+            self.reference, stamp_ns = incoming
+            self.reference_start = stamp_ns or self.state_time
         q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
         try:
             tau = self.controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
@@ -150,61 +173,73 @@ class ControllerNode(Node):
             self.get_logger().info("joint states are back; commanding again")
             self.stale = False
         self.last_state = (time.monotonic(), q)
-        self._publish_command(tau)
+        if not self._publish_command(tau):
+            return
         self.commands += 1
-        error = JointState()
-        error.header.stamp = msg.header.stamp
-        error.name = list(self.model.joint_names)
-        error.position = self.controller.position_error(q_ref, q).tolist()
-        error.velocity = (qd_ref - qd).tolist()
+        error = self.error_msg
+        error.header.stamp = stamp
+        error.position = array('d', self.controller.position_error(q_ref, q).tobytes())
+        error.velocity = array('d', (qd_ref - qd).tobytes())
         self.error_pub.publish(error)
-        self.compute_time_pub.publish(Float64(data=compute_us))
+        self.compute_time_msg.data = compute_us
+        self.compute_time_pub.publish(self.compute_time_msg)
 
     def _publish_command(self, tau):
-        self.command_pub.publish(Float64MultiArray(data=tau[self.index].tolist()))
+        """Publish tau (model order) in `joints` order, unless it is not finite: the last check before
+        every command, whatever produced it. Returns whether it was published."""
+        values = tau[self.index]
+        if not np.isfinite(values).all():
+            self.throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
+            return False
+        self.command_msg.data = array('d', values.tobytes())
+        self.command_pub.publish(self.command_msg)
+        return True
 
-    def _on_trajectory(self, msg):
+    def _on_trajectory(self, raw):
+        """A serialized JointTrajectory: hand it to the worker (a newer one supersedes those queued)."""
         if self.reference is None:   # it starts from where the robot is: wait for the first joint state
-            self.pending_trajectory = msg
+            self.pending_trajectory = raw
+            self.get_logger().info("trajectory received before the first joint state; it starts from there")
             return
         self.pending_trajectory = None
+        self.trajectories_received += 1
+        self.trajectory_worker.submit(self._build_reference, raw, self.trajectories_received)
+
+    def _build_reference(self, raw, number):
+        """On the worker thread: deserialize, check and convert; hand the reference over in `incoming`."""
+        if number != self.trajectories_received:
+            return   # a newer trajectory has arrived
         try:
+            msg = deserialize_message(raw, JointTrajectory)
             reference = self._trajectory_reference(msg)
         except ValueError as e:
-            self.throttle.warn(str(e), f"rejected joint trajectory: {e}")
+            self.throttle.warn(str(e)[:200], f"rejected joint trajectory: {e}")
             return
-        self.reference = reference
-        self.reference_start = self._stamp_ns(msg.header.stamp) or self.state_time
-        self.get_logger().info(f"following a trajectory of {len(msg.points)} points, "
-                               f"{reference.duration:.2f} s")
+        except Exception as e:   # noqa: BLE001  (a worker must not die silently)
+            self.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
+            return
+        if number == self.trajectories_received:
+            stamp = msg.header.stamp
+            self.incoming = (reference, stamp.sec * 1_000_000_000 + stamp.nanosec)
+            self.get_logger().info(f"following a trajectory of {len(msg.points)} points, {reference.duration:.2f} s "
+                                   "(from the next joint state)")
 
     def _trajectory_reference(self, msg):
-        """TrajectoryReference in model order; ValueError for unknown, missing or duplicate joints,
-        ragged or non-finite points. When the first point lies in the future, the trajectory starts
-        from the current reference."""
-        names = list(msg.joint_names)
-        unknown = [name for name in names if name not in self.model.joint_names]
-        missing = [name for name in self.model.joint_names if name not in names]
-        if unknown or missing or len(set(names)) != len(names):
-            raise ValueError(f"joint_names {names} must list each of {list(self.model.joint_names)} once "
-                             f"(unknown: {unknown}, missing: {missing})")
-        if not msg.points:
-            raise ValueError("no points")
-        source = [names.index(name) for name in self.model.joint_names]
-
-        def column(field):
-            rows = [getattr(point, field) for point in msg.points]
-            if not all(len(row) == len(names) for row in rows):
-                return None
-            return np.array(rows, dtype=float)[:, source]
-
-        times = np.array([Duration.from_msg(point.time_from_start).nanoseconds * 1e-9
-                          for point in msg.points])
-        positions = column('positions')
-        if positions is None:
-            raise ValueError(f"every point needs {len(names)} positions")
-        velocities = column('velocities')
-        accelerations = column('accelerations') if velocities is not None else None
+        """TrajectoryReference in model order; ValueError for too many points, unknown, missing or
+        duplicate joints, ragged, non-finite or implausible points. When the first point lies in the
+        future, the trajectory starts from the current reference."""
+        if len(msg.points) > self.max_trajectory_points:
+            raise ValueError(f"{len(msg.points)} points, more than max_trajectory_points "
+                             f"{self.max_trajectory_points}")
+        times, positions, velocities, accelerations = trajectory_arrays(msg, self.model.joint_names)
+        lower, upper, speed = self.bounds
+        if np.any(positions < lower) or np.any(positions > upper):
+            raise ValueError("positions beyond the joint limits by more than the margin: lowest "
+                             f"{positions.min(axis=0).tolist()}, highest {positions.max(axis=0).tolist()}")
+        if velocities is not None and np.any(np.abs(velocities) > speed):
+            raise ValueError(f"velocities beyond {speed.tolist()}")
+        if accelerations is not None and np.any(np.abs(accelerations) > MAX_MAGNITUDE):
+            raise ValueError(f"accelerations beyond {MAX_MAGNITUDE:g}")
         if times[0] > 0:
             q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
             times = np.concatenate([[0.0], times])
@@ -234,6 +269,43 @@ class ControllerNode(Node):
         if self.controller is None:
             return "no model was loaded"
         return f"{self.commands} commands, {self.rejected} rejected joint states"
+
+
+def trajectory_arrays(msg, joint_names):
+    """(times, positions, velocities or None, accelerations or None) of a JointTrajectory, rows = points,
+    columns in `joint_names` order; ValueError for unknown, missing or duplicate joints, no points or
+    ragged points. One pass over the points each, no per-point numpy call."""
+    names = list(msg.joint_names)
+    unknown = [name for name in names if name not in joint_names]
+    missing = [name for name in joint_names if name not in names]
+    if unknown or missing or len(set(names)) != len(names):
+        raise ValueError(f"joint_names {names} must list each of {list(joint_names)} once "
+                         f"(unknown: {unknown}, missing: {missing})")
+    points = msg.points
+    if not points:
+        raise ValueError("no points")
+    source = [names.index(name) for name in joint_names]
+    n = len(names)
+
+    def column(field):
+        rows = list(map(attrgetter(field), points))
+        if set(map(len, rows)) != {n}:
+            return None
+        try:   # deserialized messages hold array('d') rows: joined without a per-row Python call
+            data = b''.join(rows)
+        except TypeError:   # lists, in a message built in process
+            data = np.array(rows, dtype=float).tobytes()
+        return np.frombuffer(data, dtype=float).reshape(len(rows), n)[:, source]
+
+    count = len(points)
+    times = (np.fromiter(map(attrgetter('time_from_start.sec'), points), dtype=float, count=count)
+             + 1e-9 * np.fromiter(map(attrgetter('time_from_start.nanosec'), points), dtype=float, count=count))
+    positions = column('positions')
+    if positions is None:
+        raise ValueError(f"every point needs {n} positions")
+    velocities = column('velocities')
+    accelerations = column('accelerations') if velocities is not None else None
+    return times, positions, velocities, accelerations
 
 
 def main(args=None):

@@ -8,23 +8,28 @@ simulator, and efforts; what ros2_control's topic-based JointStateTopicSystem pu
 """
 import sys
 import time
+from array import array
 
 import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.time import Time
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from ..errors import RobotDynamicsError
-from ..simulation import TIMEOUT_BEHAVIOURS, Simulator
+from ..simulation import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float, as_vector, declare,
                      joint_order, one_of, run)
 
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
+CATCH_UP_PER_TICK = 0.008  # s of sim time at most one late tick steps (at least one publish period)
+KEEP_UP_WINDOW = 2.0     # wall seconds over which the achieved real-time factor is checked
+KEEP_UP_FRACTION = 0.95  # below this fraction of the real-time factor the node warns (once)
+SYNC_MODES = ('realtime', 'lockstep')
+LOCKSTEP_REPUBLISH = 0.1  # s wall between republished states while a lockstep simulator waits to start
 
 
 class SimulatorNode(Node):
@@ -61,6 +66,15 @@ class SimulatorNode(Node):
                                       'empty: derived from the model', )
         self.velocity_gains = declare(self, 'velocity_gains', Parameter.Type.DOUBLE_ARRAY,
                                       'joint_commands servo, N m s/rad: one per joint; empty: derived')
+        self.sync = declare(self, 'sync', 'realtime', "'realtime': step on the wall clock (real_time_factor); "
+                            "'lockstep': publish a state, step when the command answering it has arrived")
+        if self.sync not in SYNC_MODES:
+            raise ConfigurationError(f"parameter 'sync' must be one of {SYNC_MODES}, got {self.sync!r}")
+        self.lockstep_timeout = as_float('lockstep_timeout', declare(
+            self, 'lockstep_timeout', 1.0, 'lockstep: wall seconds to wait for the answering command before '
+                                           'stepping with the last one (with a warning)'))
+        if self.lockstep_timeout <= 0:
+            raise ConfigurationError(f"parameter 'lockstep_timeout' must be positive, got {self.lockstep_timeout}")
         self.throttle = Throttle(self.get_logger())
         self.sim = None
         self.steps = 0
@@ -90,16 +104,26 @@ class SimulatorNode(Node):
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.steps_per_publish = max(1, round(self.rate / self.publish_rate))
-        as_fast_as_possible = self.real_time_factor <= 0
+        as_fast_as_possible = self.real_time_factor <= 0 or self.sync == 'lockstep'
         period = 0.0 if as_fast_as_possible else self.steps_per_publish / (self.rate * self.real_time_factor)
+        self.state_msg = JointState(name=list(self.joint_names))   # filled and published again and again
+        self.clock_msg = Clock()
+        self.answered = True       # lockstep: the command answering the last state has arrived
+        self.published_at = 0.0    # lockstep: wall time of the last state
         self._anchor()
         self.wall_start = self.anchor[0]
+        self.keep_up = None        # (wall, sim time) at the start of the real-time check window
+        self.warned_slow = False
         self.rate_log = (self.wall_start, 0)    # (wall time, steps) of the last rate log
-        self.create_timer(period, self._on_timer, clock=STEADY_CLOCK)
+        if self.sync == 'lockstep':
+            self.create_timer(LOCKSTEP_REPUBLISH / 10, self._on_lockstep_timer, clock=STEADY_CLOCK)
+        else:
+            self.create_timer(period, self._on_timer, clock=STEADY_CLOCK)
         self.get_logger().info(
             f"simulating {model.name!r} ({model.nv} DOF), {self.integrator} at {self.rate:g} Hz, "
-            f"joint_states every {self.steps_per_publish} steps, real-time factor "
-            f"{'max' if as_fast_as_possible else f'{self.real_time_factor:g}'}")
+            f"joint_states every {self.steps_per_publish} steps, "
+            + ("lockstep with the controller" if self.sync == 'lockstep' else "real-time factor "
+               f"{'max' if self.real_time_factor <= 0 else f'{self.real_time_factor:g}'}"))
         self._publish()
 
     def _in_model_order(self, model, name, values):
@@ -113,45 +137,97 @@ class SimulatorNode(Node):
     def _anchor(self):
         """Tie the current sim time to the current wall time; stepping catches up with the wall from here."""
         self.anchor = (time.monotonic(), self.sim.t)
+        self.keep_up = None
 
-    def _due(self):
-        """Whether the next publish period of sim time is due on the wall clock. One period per tick at
-        most, then publish and let the controller answer: a simulator slower than real time runs slower
-        instead of stepping several periods on one command (that destabilised the loop in a test with two
-        periods per tick); lag beyond MAX_LAG is forgiven."""
+    def _periods_due(self):
+        """How many publish periods of sim time are due on the wall clock. A late tick steps all that are
+        due (holding the command over them), so that sim time keeps up with the wall; lag beyond MAX_LAG
+        (a stall) is forgiven, and counted against the achieved real-time factor."""
         if self.real_time_factor <= 0:
-            return True
+            return 1
         wall0, sim0 = self.anchor
         lag = sim0 + (time.monotonic() - wall0) * self.real_time_factor - self.sim.t
         if lag > MAX_LAG:
-            self._anchor()
-        return lag >= (self.steps_per_publish - 0.5) * self.sim.dt
+            self.anchor = (time.monotonic(), self.sim.t)
+            return 1
+        period = self.steps_per_publish * self.sim.dt
+        return min(int(lag / period + 0.5), max(1, int(CATCH_UP_PER_TICK / period)))
 
     def _on_timer(self):
         if self.sim.paused or self.waiting:   # time stands still; keep publishing the state
             self._anchor()
             self._publish()
-        elif self._due():
-            for _ in range(self.steps_per_publish):
-                self.sim.step()
-            self.steps += self.steps_per_publish
-            self._publish()
+        else:
+            periods = self._periods_due()
+            if periods:
+                self._advance(periods * self.steps_per_publish)
+                self._publish()
+                self._check_keeping_up()
         self._log_rate()
 
-    def _publish(self):
-        stamp = self._sim_stamp() if self.publish_clock else self.get_clock().now().to_msg()
-        if self.clock_pub is not None:
-            self.clock_pub.publish(Clock(clock=stamp))
-        msg = JointState()
-        msg.header.stamp = stamp
-        msg.name = self.joint_names
-        msg.position = self.sim.q[self.index].tolist()
-        msg.velocity = self.sim.qd[self.index].tolist()
-        msg.effort = self.sim.applied_effort[self.index].tolist()
-        self.state_pub.publish(msg)
+    def _advance(self, steps):
+        for _ in range(steps):
+            try:
+                self.sim.step()
+            except SimulationDiverged as e:   # the Simulator kept the last finite state, at rest
+                self.throttle.warn('diverged', f"simulation step refused: {e}")
+                break
+            self.steps += 1
 
-    def _sim_stamp(self):
-        return Time(nanoseconds=int(round(self.sim.t * 1e9))).to_msg()
+    def _check_keeping_up(self):
+        """Warn once when the achieved real-time factor over KEEP_UP_WINDOW falls short of the target."""
+        now = time.monotonic()
+        if self.keep_up is None:
+            self.keep_up = (now, self.sim.t)
+            return
+        wall, sim_time = self.keep_up
+        if now - wall < KEEP_UP_WINDOW:
+            return
+        achieved = (self.sim.t - sim_time) / (now - wall)
+        if achieved < KEEP_UP_FRACTION * self.real_time_factor and not self.warned_slow:
+            self.warned_slow = True
+            self.get_logger().warning(f"cannot keep up: achieved real-time factor {achieved:.2f} of "
+                                      f"{self.real_time_factor:g} over {now - wall:.1f} s (machine too slow "
+                                      "or loaded); sim time runs slower than asked")
+        self.keep_up = (now, self.sim.t)
+
+    def _on_lockstep_timer(self):
+        """Lockstep: republish while waiting or paused; step with the last command when the answer is late."""
+        now = time.monotonic()
+        if self.sim.paused or self.waiting:
+            if now - self.published_at >= LOCKSTEP_REPUBLISH:
+                self._publish()
+        elif not self.answered and now - self.published_at > self.lockstep_timeout:
+            self.throttle.warn('lockstep', f"lockstep: no command within {self.lockstep_timeout:g} s of the "
+                                           "last joint state; stepping with the last command")
+            self._lockstep_step()
+
+    def _lockstep_step(self):
+        self._advance(self.steps_per_publish)
+        self._publish()
+
+    def _publish(self):
+        """Publish the joint state (and /clock), unless a value is not finite: the last check before every
+        publish. In lockstep, the next command answers this state."""
+        q, qd, effort = self.sim.q[self.index], self.sim.qd[self.index], self.sim.applied_effort[self.index]
+        if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(effort).all()
+                and np.isfinite(self.sim.t)):
+            self.throttle.warn('non-finite', "not publishing a non-finite simulation state; call ~/reset")
+            return
+        msg = self.state_msg
+        if self.publish_clock:
+            ns = int(round(self.sim.t * 1e9))
+            msg.header.stamp.sec, msg.header.stamp.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
+            self.clock_msg.clock = msg.header.stamp
+            self.clock_pub.publish(self.clock_msg)
+        else:
+            msg.header.stamp = self.get_clock().now().to_msg()
+        msg.position = array('d', q.tobytes())
+        msg.velocity = array('d', qd.tobytes())
+        msg.effort = array('d', effort.tobytes())
+        self.state_pub.publish(msg)
+        self.answered = False
+        self.published_at = time.monotonic()
 
     def _on_command(self, msg):
         values = np.asarray(msg.data, dtype=float)
@@ -209,6 +285,9 @@ class SimulatorNode(Node):
             self._anchor()
             if self.steps == 0:   # the step rate counts from the first step
                 self.wall_start = self.anchor[0]
+        if self.sync == 'lockstep' and not self.sim.paused and not self.answered:
+            self.answered = True
+            self._lockstep_step()
 
     def _on_reset(self, request, response):
         """Back to the initial state with zero effort; sim time keeps running forward (a clock that jumps
@@ -225,6 +304,8 @@ class SimulatorNode(Node):
     def _on_pause(self, request, response):
         self.sim.paused = bool(request.data)
         self._anchor()
+        if self.sync == 'lockstep' and not self.sim.paused:
+            self._publish()   # the loop resumes with the answer to this state
         response.success = True
         response.message = 'paused' if self.sim.paused else 'running'
         return response
@@ -240,9 +321,11 @@ class SimulatorNode(Node):
         if self.sim is None:
             return "no model was loaded"
         elapsed = time.monotonic() - self.wall_start
-        target = f"{self.rate * self.real_time_factor:g}" if self.real_time_factor > 0 else "max"
+        target = ("lockstep" if self.sync == 'lockstep' else f"{self.rate * self.real_time_factor:g}"
+                  if self.real_time_factor > 0 else "max")
         return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, target "
-                f"{target}), sim time {self.sim.t:.3f} s")
+                f"{target}), sim time {self.sim.t:.3f} s (real-time factor "
+                f"{self.steps / self.rate / elapsed:.2f})")
 
 
 def main(args=None):

@@ -1,0 +1,101 @@
+"""Lockstep mode over DDS: the simulator steps only when the command answering its last joint state has
+arrived, so two runs of the same trajectory give bit-identical joint states, however loaded the machine.
+The trajectory is stamped with an absolute start, so that when it arrives does not matter."""
+import os
+import signal
+import time
+
+import numpy as np
+import yaml
+
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from conftest import BUNDLED_URDF, ROOT
+
+from builtin_interfaces.msg import Duration, Time  # noqa: E402  (ros_helpers skipped the module without rclpy)
+from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from robot_dynamics_ros.nodes.common import LATCHED_QOS  # noqa: E402
+
+CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
+with open(CONFIG) as f:
+    START = np.array(yaml.safe_load(f)['simulator']['ros__parameters']['initial_positions'])
+SIM_SECONDS = 5.0
+PUBLISH_RATE = 250.0      # joint states per sim second (1250 exchanges per run keep the test short)
+STARTUP = 30.0
+TIME_LIMIT = 120.0        # s wall for one run on a loaded machine
+
+
+def node_args(*params):
+    return {'params': [('urdf_file', BUNDLED_URDF), *params], 'extra_args': ['--params-file', CONFIG]}
+
+
+def trajectory():
+    """Two waypoints, stamped at sim time 0.5 s: the start does not depend on when the message arrives."""
+    msg = JointTrajectory(joint_names=[f'arm7_joint{i}' for i in range(1, 8)])
+    msg.header.stamp = Time(sec=0, nanosec=500_000_000)
+    for seconds, offset in ((1, 0.3), (3, -0.2)):
+        msg.points.append(JointTrajectoryPoint(positions=[float(x) for x in START + offset],
+                                               time_from_start=Duration(sec=seconds)))
+    return msg
+
+
+def run_loop(probe, start):
+    """One lockstep run. The simulator starts paused (once the probe hears it, so that no state is
+    missed), the controller gets the trajectory, then the simulator resumes. Returns
+    {stamp ns: (position, velocity, effort)} up to SIM_SECONDS and the sim seconds per wall second."""
+    from std_srvs.srv import SetBool
+    states = {}
+    arrivals = []
+
+    def on_state(msg):
+        stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        states.setdefault(stamp, (tuple(msg.position), tuple(msg.velocity), tuple(msg.effort)))
+        arrivals.append((time.monotonic(), stamp))
+
+    subscription = probe.node.create_subscription(JointState, 'joint_states', on_state, 1000)
+    sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE)))
+    assert probe.spin_until(lambda: states, STARTUP), sim.log()   # waiting for a command, republishing
+    pause = probe.node.create_client(SetBool, '/simulator/pause')
+
+    def set_paused(paused):
+        assert pause.wait_for_service(timeout_sec=STARTUP)
+        future = pause.call_async(SetBool.Request(data=paused))
+        assert probe.spin_until(future.done, STARTUP) and future.result().success
+
+    set_paused(True)
+    controller = start('computed_torque_controller', **node_args())
+    publisher = probe.node.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory',
+                                            LATCHED_QOS)
+    assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, STARTUP), controller.log()
+    publisher.publish(trajectory())
+    assert controller.wait_for_log('following a trajectory', STARTUP), controller.log()
+    probe.spin_for(0.5)   # a republished state swaps the reference in; answers to paused states arrive
+    assert max(states) == 0, "sim time advanced while paused"
+    set_paused(False)
+    limit = int(SIM_SECONDS * 1e9)
+    assert probe.spin_until(lambda: max(states) >= limit, TIME_LIMIT), sim.log() + controller.log()
+    assert sim.stop(signal.SIGINT) == 0 and controller.stop(signal.SIGINT) == 0
+    assert 'lockstep: no command' not in sim.log(), "a step waited out the timeout: not deterministic"
+    probe.node.destroy_subscription(subscription)
+    probe.node.destroy_publisher(publisher)
+    probe.node.destroy_client(pause)
+    moving = [(wall, stamp) for wall, stamp in arrivals if 0 < stamp <= limit]
+    speed = (moving[-1][1] - moving[0][1]) * 1e-9 / (moving[-1][0] - moving[0][0])
+    return {stamp: values for stamp, values in states.items() if stamp <= limit}, speed
+
+
+def test_two_lockstep_runs_give_bit_identical_joint_states(ros_domain, start):
+    _, probe = ros_domain
+    first, speed1 = run_loop(probe, start)
+    second, speed2 = run_loop(probe, start)
+    print(f"lockstep: {speed1:.2f} and {speed2:.2f} s of sim time per wall second")
+    expected = int(SIM_SECONDS * PUBLISH_RATE) + 1
+    assert len(first) == expected, f"{len(first)} distinct joint states, expected every one of {expected}"
+    assert sorted(first) == sorted(second)
+    differing = [stamp for stamp in first if first[stamp] != second[stamp]]
+    assert not differing, f"{len(differing)} joint states differ, the first at {min(differing) * 1e-9:.3f} s"
+    # The arm followed the trajectory (a loop that did nothing would be identical too).
+    final_position = np.array(first[max(first)][0])
+    assert np.max(np.abs(final_position - (START - 0.2))) < 0.05, final_position
+    assert np.max(np.abs(np.array(first[int(2e9)][0]) - START)) > 0.1
