@@ -11,9 +11,9 @@ PRISMATIC = 1
 
 
 def _read_only(array):
-    """A read-only float or int array: ``array`` itself when it already is one, else a read-only copy (so that
-    no caller keeps a writable view of model data)."""
-    if isinstance(array, np.ndarray) and not array.flags.writeable:
+    """A read-only array: ``array`` itself when it already is one that owns its data, else a read-only copy (so
+    that no caller keeps a writable view of model data)."""
+    if isinstance(array, np.ndarray) and not array.flags.writeable and array.base is None:
         return array
     array = np.array(array)
     array.flags.writeable = False
