@@ -124,6 +124,9 @@ def test_inputs_the_reference_accepts(urdf_path):
     M = np.empty((n, n))
     assert fast.crba(model, list(q), out=M) is M
     assert close(M, algorithms.crba(model, q))
+    q.flags.writeable = False                                           # read-only, as a Model's own arrays
+    assert close(fast.rnea(model, q, model.damping, x), algorithms.rnea(model, q, model.damping, x))
+    assert close(fast.crba(model, q), algorithms.crba(model, q))
 
 
 def test_wrong_lengths_raise(urdf_path):

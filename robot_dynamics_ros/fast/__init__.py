@@ -44,7 +44,9 @@ _kernels = _Kernels()
 
 
 def _as_float_arrays(*arrays):
-    return [np.ascontiguousarray(x, dtype=float) for x in arrays]
+    """C-contiguous, writable float64 arrays (copies where needed: the kernels' signatures take no read-only
+    arrays, such as a Model's own arrays)."""
+    return [np.require(x, dtype=float, requirements=['C', 'W']) for x in arrays]
 
 
 def _retry(model, call, **arrays):
