@@ -75,7 +75,8 @@ def run(args):
     os.environ.update({k: v for k, v in env.items() if k.startswith('ROS_')})
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_record_')
     common = ['--params-file', config, '-p', f'urdf_file:={urdf}']
-    ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}"],
+    # Lockstep: every state answered by its command, so the recording does not depend on the machine's load.
+    ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}", '-p', 'sync:=lockstep'],
                 'computed_torque_controller': common,
                 'trajectory_publisher': common + ['--params-file', os.path.abspath(args.trajectory),
                                                   '-p', 'loop:=false']}
