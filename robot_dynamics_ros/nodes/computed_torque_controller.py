@@ -31,6 +31,9 @@ from .trajectory_cdr import FIELDS, read_joint_trajectory
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, RuntimeParameters, Throttle, as_float,
                      as_vector, declare, joint_order, one_of, run)
 
+# While the worker builds a reference, the executor thread gets the interpreter lock back within this many
+# seconds (Python's default, 5 ms, per lock hand-over, stalls the rclpy callbacks that hand it over often).
+WORKER_SWITCH_INTERVAL = 1e-4
 STALE_BEHAVIORS = ('zero', 'gravity_compensation')
 
 
@@ -210,6 +213,8 @@ class ControllerNode(Node):
         """On the worker thread: read, check and convert; hand the reference over in `incoming`."""
         if number != self.trajectories_received:
             return   # a newer trajectory has arrived
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(WORKER_SWITCH_INTERVAL)
         try:
             stamp, names, times, fields = trajectory_fields(raw)
             reference = self._trajectory_reference(names, times, fields)
@@ -219,6 +224,8 @@ class ControllerNode(Node):
         except Exception as e:   # noqa: BLE001  (a worker must not die silently)
             self.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
             return
+        finally:
+            sys.setswitchinterval(switch_interval)
         if number == self.trajectories_received:
             self.incoming = (reference, stamp)
             self.get_logger().info(f"following a trajectory of {len(times)} points, {reference.duration:.2f} s "
