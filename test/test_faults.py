@@ -61,3 +61,28 @@ def test_with_zero_effort_on_timeout_the_arm_falls(ros_domain, start):
     positions, _, sim = run_and_kill_the_controller(probe, start, 'zero_effort')
     assert np.max(np.abs(positions - positions[0])) > 10 * ONE_DEGREE
     assert sim.stop(signal.SIGINT) == 0
+
+
+def test_a_urdf_the_node_cannot_run_is_skipped_and_a_later_one_taken(ros_domain, start):
+    """On /robot_description, a valid URDF that the simulator cannot run: another robot than its `joints`
+    parameter names, or one with a massless moving subtree (no forward dynamics). It waits for the arm."""
+    from std_msgs.msg import String
+    from conftest import TEST_URDFS
+    from robot_dynamics_ros.nodes.common import LATCHED_QOS
+    _, probe = ros_domain
+    arm_joints = '[' + ','.join(f'arm7_joint{i}' for i in range(1, 8)) + ']'
+    cases = ((TEST_URDFS['two_arm_tree'], [('joints', arm_joints)], "parameter 'joints'"),
+             (os.path.join(ROOT, 'test', 'urdf', 'massless_subtree.urdf'), [], 'moves no mass'))
+    for topic, (path, params, words) in zip(('description_a', 'description_b'), cases):
+        description = probe.node.create_publisher(String, topic, LATCHED_QOS)
+        sim = start('simulator', params=params, extra_args=['-r', f'robot_description:={topic}',
+                                                             '-r', '__node:=simulator_' + topic[-1]])
+        assert sim.wait_for_log('waiting for a URDF', STARTUP), sim.log()
+        with open(path) as f:
+            description.publish(String(data=f.read()))
+        assert sim.wait_for_log(words, STARTUP), sim.log()
+        assert 'cannot run with the URDF' in sim.log() and sim.alive()
+        with open(BUNDLED_URDF) as f:
+            description.publish(String(data=f.read()))
+        assert sim.wait_for_log("robot model 'arm7'", STARTUP), sim.log()
+        assert sim.stop(signal.SIGINT) == 0 and 'Traceback' not in sim.log()
