@@ -7,8 +7,8 @@ package_name = 'robot_dynamics_ros'
 # ROS client library and messages as pip wheels, for machines without a ROS install: 'ros-<name>' is Kilted,
 # 'ros-jazzy-<name>' is Jazzy (the LTS). Where ROS is sourced, colcon builds the package and these come from
 # the ROS distribution instead (package.xml).
-ros_packages = ['rclpy', 'rmw-fastrtps-cpp', 'rcl-interfaces', 'sensor-msgs', 'std-msgs', 'std-srvs',
-                'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python']
+ros_packages = ['rclpy', 'rmw-fastrtps-cpp', 'rcl-interfaces', 'builtin-interfaces', 'sensor-msgs', 'std-msgs',
+                'std-srvs', 'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python']
 
 setup(
     name=package_name,

@@ -25,6 +25,7 @@ DEPENDENCIES = {
     'matplotlib': ('python3-matplotlib', 'matplotlib'),
     'rclpy': ('rclpy', ROS),
     'rcl_interfaces': ('rcl_interfaces', ROS),
+    'builtin_interfaces': ('builtin_interfaces', ROS),
     'sensor_msgs': ('sensor_msgs', ROS),
     'std_msgs': ('std_msgs', ROS),
     'std_srvs': ('std_srvs', ROS),

@@ -12,7 +12,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF
 
-from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros import gravity_torques, load_urdf
 
 MODEL = load_urdf(BUNDLED_URDF)
 NAMES = list(MODEL.joint_names)
@@ -51,6 +51,15 @@ class Loop:
         assert self.probe.spin_until(lambda: self.publish_state() or len(self.commands) >= received + 5, timeout)
         return self.commands[-1]
 
+    def commands_become(self, expected, timeout=STARTUP):
+        """Publish states until the newest command equals `expected` (commands for older states may still be in
+        flight when the machine is loaded); then the next five must equal it too."""
+        def equal():
+            return self.commands and np.allclose(self.commands[-1], expected, atol=1e-9)
+        assert self.probe.spin_until(lambda: self.publish_state() or equal(), timeout), \
+            (self.commands[-1] if self.commands else None, expected)
+        assert np.allclose(self.next_command(), expected, atol=1e-9)
+
 
 def controller_params(*extra):
     return [('urdf_file', BUNDLED_URDF), ('mode', 'pd_gravity'), ('kp', KP), ('kd', KD),
@@ -82,8 +91,9 @@ def test_parameter_service_changes_validates_and_refuses(ros_domain, start):
     loop = Loop(probe)
     controller = start('computed_torque_controller', params=controller_params())
     loop.next_command()                    # the reference now holds Q0
-    loop.q = Q0 + 0.02                     # displaced: pd_gravity commands kp (Q0 - q) + g(q)
-    before = loop.next_command()
+    loop.q = Q0 + 0.02                     # displaced: pd_gravity commands kp (Q0 - q) + g(q) at rest
+    gravity = gravity_torques(MODEL, loop.q)
+    loop.commands_become(KP * (Q0 - loop.q) + gravity)
 
     setter = probe.node.create_client(SetParameters, 'computed_torque_controller/set_parameters')
     getter = probe.node.create_client(GetParameters, 'computed_torque_controller/get_parameters')
@@ -101,10 +111,10 @@ def test_parameter_service_changes_validates_and_refuses(ros_domain, start):
     def get_parameter(name):
         return parameter_value_to_python(call(getter, GetParameters.Request(names=[name])).values[0])
 
-    # A valid gain takes effect on the next command: the change is (kp_new - kp_old)(Q0 - q) exactly.
+    # A valid gain takes effect on the commands that follow.
     assert set_parameter('kp', 2 * KP).successful
-    after = loop.next_command()
-    assert np.allclose(after - before, KP * (Q0 - loop.q), atol=1e-9), (after - before)
+    after = 2 * KP * (Q0 - loop.q) + gravity
+    loop.commands_become(after)
     assert get_parameter('kp') == 2 * KP
 
     # Invalid values are refused with a reason, and nothing changes.
@@ -113,7 +123,7 @@ def test_parameter_service_changes_validates_and_refuses(ros_domain, start):
         result = set_parameter(name, value)
         assert not result.successful and reason in result.reason, (name, value, result.reason)
     assert get_parameter('kp') == 2 * KP and get_parameter('mode') == 'pd_gravity'
-    assert np.allclose(loop.next_command(), after, atol=1e-9)
+    loop.commands_become(after)
 
     # A string where a boolean belongs is a type error, not bool('false') == True.
     assert not set_parameter('friction_compensation', 'false').successful
@@ -126,7 +136,7 @@ def test_parameter_service_changes_validates_and_refuses(ros_domain, start):
 
     # A valid mode change also takes effect: gravity_compensation commands g(q) alone, no kp term.
     assert set_parameter('mode', 'gravity_compensation').successful
-    assert np.allclose(loop.next_command(), after - 2 * KP * (Q0 - loop.q), atol=1e-9)
+    loop.commands_become(gravity)
     assert controller.stop(signal.SIGINT) == 0
     assert 'Traceback' not in controller.log()
 

@@ -22,6 +22,8 @@ def add_arguments(parser):
     parser.add_argument('--position-margin', type=float_in(0, 0.5, high_open=True), default=0.1,
                         help='fraction of each joint range kept free at both ends')
     parser.add_argument('--seed', type=int_in(0), default=0, help='seed of the initial Fourier coefficients')
+    parser.add_argument('--max-evaluations', type=int_in(1), default=None,
+                        help='stop after this many objective evaluations (reproducible, unlike the time budget)')
 
 
 def run(args):
@@ -30,7 +32,7 @@ def run(args):
     print(f"optimising a {args.duration:g} s, {args.harmonics}-harmonic trajectory for {model.name!r} "
           f"(budget {args.budget:g} s)", file=sys.stderr)
     trajectory = optimise_excitation(model, args.duration, args.harmonics, time_budget=args.budget, seed=args.seed,
-                                     position_margin=args.position_margin,
+                                     max_evaluations=args.max_evaluations, position_margin=args.position_margin,
                                      velocity_fraction=args.velocity_fraction,
                                      viscous=args.friction, coulomb=args.friction)
     times, q, qd, qdd = trajectory.sample(args.rate)

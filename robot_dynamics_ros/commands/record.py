@@ -75,7 +75,10 @@ def run(args):
     os.environ.update({k: v for k, v in env.items() if k.startswith('ROS_')})
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_record_')
     common = ['--params-file', config, '-p', f'urdf_file:={urdf}']
-    ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}"],
+    # Lockstep, a state every integration step: every state answered by its command whatever the machine's load,
+    # and each recorded effort applied over the one step (1 ms) before its state.
+    ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}",
+                                       '-p', 'sync:=lockstep', '-p', 'publish_rate:=1000.0'],
                 'computed_torque_controller': common,
                 'trajectory_publisher': common + ['--params-file', os.path.abspath(args.trajectory),
                                                   '-p', 'loop:=false']}

@@ -27,9 +27,13 @@ from ..algorithms import gravity_torques
 from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, JointStateMapper,
                        TrajectoryReference, plausibility_bounds)
 from ..errors import RobotDynamicsError
+from .trajectory_cdr import FIELDS, read_joint_trajectory
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, RuntimeParameters, Throttle, as_float,
                      as_vector, declare, joint_order, one_of, run)
 
+# While the worker builds a reference, the executor thread gets the interpreter lock back within this many
+# seconds (Python's default, 5 ms, per lock hand-over, stalls the rclpy callbacks that hand it over often).
+WORKER_SWITCH_INTERVAL = 1e-4
 STALE_BEHAVIORS = ('zero', 'gravity_compensation')
 
 
@@ -206,32 +210,35 @@ class ControllerNode(Node):
         self.trajectory_worker.submit(self._build_reference, raw, self.trajectories_received)
 
     def _build_reference(self, raw, number):
-        """On the worker thread: deserialize, check and convert; hand the reference over in `incoming`."""
+        """On the worker thread: read, check and convert; hand the reference over in `incoming`."""
         if number != self.trajectories_received:
             return   # a newer trajectory has arrived
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(WORKER_SWITCH_INTERVAL)
         try:
-            msg = deserialize_message(raw, JointTrajectory)
-            reference = self._trajectory_reference(msg)
+            stamp, names, times, fields = trajectory_fields(raw)
+            reference = self._trajectory_reference(names, times, fields)
         except ValueError as e:
             self.throttle.warn(str(e)[:200], f"rejected joint trajectory: {e}")
             return
         except Exception as e:   # noqa: BLE001  (a worker must not die silently)
             self.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
             return
+        finally:
+            sys.setswitchinterval(switch_interval)
         if number == self.trajectories_received:
-            stamp = msg.header.stamp
-            self.incoming = (reference, stamp.sec * 1_000_000_000 + stamp.nanosec)
-            self.get_logger().info(f"following a trajectory of {len(msg.points)} points, {reference.duration:.2f} s "
+            self.incoming = (reference, stamp)
+            self.get_logger().info(f"following a trajectory of {len(times)} points, {reference.duration:.2f} s "
                                    "(from the next joint state)")
 
-    def _trajectory_reference(self, msg):
+    def _trajectory_reference(self, names, times, fields):
         """TrajectoryReference in model order; ValueError for too many points, unknown, missing or
         duplicate joints, ragged, non-finite or implausible points. When the first point lies in the
         future, the trajectory starts from the current reference."""
-        if len(msg.points) > self.max_trajectory_points:
-            raise ValueError(f"{len(msg.points)} points, more than max_trajectory_points "
+        if len(times) > self.max_trajectory_points:
+            raise ValueError(f"{len(times)} points, more than max_trajectory_points "
                              f"{self.max_trajectory_points}")
-        times, positions, velocities, accelerations = trajectory_arrays(msg, self.model.joint_names)
+        positions, velocities, accelerations = model_columns(names, fields, self.model.joint_names)
         lower, upper, speed = self.bounds
         if np.any(positions < lower) or np.any(positions > upper):
             raise ValueError("positions beyond the joint limits by more than the margin: lowest "
@@ -271,41 +278,44 @@ class ControllerNode(Node):
         return f"{self.commands} commands, {self.rejected} rejected joint states"
 
 
-def trajectory_arrays(msg, joint_names):
-    """(times, positions, velocities or None, accelerations or None) of a JointTrajectory, rows = points,
-    columns in `joint_names` order; ValueError for unknown, missing or duplicate joints, no points or
-    ragged points. One pass over the points each, no per-point numpy call."""
-    names = list(msg.joint_names)
+def trajectory_fields(raw):
+    """(stamp in ns, joint names, times, {field: (points, joints) array or None}) of a serialized JointTrajectory:
+    read with NumPy (trajectory_cdr) where the points are alike, else deserialized by rclpy, where a field
+    whose points do not all have one value per joint is None."""
+    fast = read_joint_trajectory(raw)
+    if fast is not None:
+        return fast
+    msg = deserialize_message(raw, JointTrajectory)
+    points, n = msg.points, len(msg.joint_names)
+
+    def column(field):
+        rows = list(map(attrgetter(field), points))
+        if not rows or set(map(len, rows)) != {n}:
+            return None
+        return np.frombuffer(b''.join(rows), dtype=float).reshape(len(rows), n)   # rows are array('d')
+
+    times = np.array([point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec for point in points])
+    stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+    return stamp, list(msg.joint_names), times, {field: column(field) for field in FIELDS}
+
+
+def model_columns(names, fields, joint_names):
+    """(positions, velocities or None, accelerations or None) with columns in `joint_names` order; ValueError
+    for unknown, missing or duplicate joints, no points or positions missing. Accelerations count only with
+    velocities."""
     unknown = [name for name in names if name not in joint_names]
     missing = [name for name in joint_names if name not in names]
     if unknown or missing or len(set(names)) != len(names):
         raise ValueError(f"joint_names {names} must list each of {list(joint_names)} once "
                          f"(unknown: {unknown}, missing: {missing})")
-    points = msg.points
-    if not points:
-        raise ValueError("no points")
+    if fields['positions'] is None:
+        raise ValueError(f"no points, or not every point has {len(names)} positions")
     source = [names.index(name) for name in joint_names]
-    n = len(names)
-
-    def column(field):
-        rows = list(map(attrgetter(field), points))
-        if set(map(len, rows)) != {n}:
-            return None
-        try:   # deserialized messages hold array('d') rows: joined without a per-row Python call
-            data = b''.join(rows)
-        except TypeError:   # lists, in a message built in process
-            data = np.array(rows, dtype=float).tobytes()
-        return np.frombuffer(data, dtype=float).reshape(len(rows), n)[:, source]
-
-    count = len(points)
-    times = (np.fromiter(map(attrgetter('time_from_start.sec'), points), dtype=float, count=count)
-             + 1e-9 * np.fromiter(map(attrgetter('time_from_start.nanosec'), points), dtype=float, count=count))
-    positions = column('positions')
-    if positions is None:
-        raise ValueError(f"every point needs {n} positions")
-    velocities = column('velocities')
-    accelerations = column('accelerations') if velocities is not None else None
-    return times, positions, velocities, accelerations
+    positions = fields['positions'][:, source]
+    velocities = None if fields['velocities'] is None else fields['velocities'][:, source]
+    accelerations = None if velocities is None or fields['accelerations'] is None \
+        else fields['accelerations'][:, source]
+    return positions, velocities, accelerations
 
 
 def main(args=None):
