@@ -1,20 +1,20 @@
 """The in-process recorder of ``robot-dynamics record``: joint states as received, into a rosbag2 file."""
 import time
 
-import rclpy
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 
+from .monitor import InProcessNode
 
-class JointStateBagRecorder:
+
+class JointStateBagRecorder(InProcessNode):
     """Subscribes ``joint_states`` and writes each message's CDR bytes to a rosbags Writer connection, stamped
     with the receive time as ``ros2 bag record`` does; keeps the first and last header stamps (sim time).
     States stamped zero are not written."""
 
     def __init__(self, writer, connection):
-        rclpy.init(args=[])
-        self.node = rclpy.create_node('joint_state_recorder')
+        super().__init__('joint_state_recorder')
         self.writer, self.connection = writer, connection
         self.count = 0
         self.first_stamp = self.last_stamp = None
@@ -33,13 +33,3 @@ class JointStateBagRecorder:
     def recorded_seconds(self):
         """Sim time between the first and the last recorded joint state."""
         return 0.0 if self.first_stamp is None else self.last_stamp - self.first_stamp
-
-    def spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition() and time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.05)
-        return condition()
-
-    def close(self):
-        self.node.destroy_node()
-        rclpy.try_shutdown()

@@ -7,12 +7,30 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 
 
-class Recorder:
+class InProcessNode:
+    """An rclpy node in the command's own process, spun by the command while it waits."""
+
+    def __init__(self, name):
+        rclpy.init(args=[])
+        self.node = rclpy.create_node(name)
+
+    def spin_until(self, condition, timeout):
+        deadline = time.monotonic() + timeout
+        while not condition() and time.monotonic() < deadline:
+            rclpy.spin_once(self.node, timeout_sec=0.05)
+        return condition()
+
+    def close(self):
+        self.node.destroy_node()
+        rclpy.try_shutdown()
+
+
+class Recorder(InProcessNode):
     """In-process monitor node: records joint states, tracking error and controller compute time."""
 
     def __init__(self):
-        rclpy.init(args=[])
-        self.node = node = rclpy.create_node('bringup_monitor')
+        super().__init__('bringup_monitor')
+        node = self.node
         self.states = []        # (receipt wall time, stamp s, positions)
         self.errors = []        # (receipt wall time, stamp s, q_ref - q)
         self.compute_us = []
@@ -32,13 +50,3 @@ class Recorder:
     def _on_error(self, msg):
         self.joint_names = list(msg.name)
         self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
-
-    def spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition() and time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.05)
-        return condition()
-
-    def close(self):
-        self.node.destroy_node()
-        rclpy.try_shutdown()
