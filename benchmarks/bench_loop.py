@@ -19,7 +19,8 @@ answering side records, for each command it publishes from its joint-state callb
 state it answers and the command's first value, and the wall time of the whole callback ("in-loop
 compute", cb us). A state is answered when its command reached the state side; its latency is that
 arrival minus the state's publish (state stamp -> the simulator receiving the answering command).
-Real-time factor: sim time over wall time across the window (the floor has no sim time).
+Real-time factor: sim time over wall time across the window (the floor has no sim time). CPU: the time each
+process ran (user + system, from /proc) over the window, in % of one core: what the loop costs, whatever the load.
 Each package figure is also given as a ratio to the floor at the same rate and executor. Timings are
 from one run on whatever machine runs this: compare ratios, and note the load (printed with each table).
 """
@@ -101,6 +102,7 @@ def echo_answer_side(args, record):
     publisher = node.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
 
     def answer(state):
+        record['received'].append((time.monotonic(), state.position[0]))
         started = time.perf_counter()
         publisher.publish(Float64MultiArray(data=list(state.position)))
         record['callback_us'].append((time.perf_counter() - started) * 1e6)
@@ -148,6 +150,7 @@ def package_controller(args, record):
 
     def timed(self, msg):
         answering[0] = stamp_ns(msg.header.stamp)
+        record['received'].append((time.monotonic(), answering[0]))
         started = time.perf_counter()
         on_state(self, msg)
         record['callback_us'].append((time.perf_counter() - started) * 1e6)
@@ -297,7 +300,7 @@ ROLES = {'echo-state': echo_state_side, 'echo-answer': echo_answer_side, 'simula
 
 
 def run_role(args):
-    record = {'publish': [], 'command': [], 'answer': [], 'callback_us': []}
+    record = {'publish': [], 'command': [], 'answer': [], 'callback_us': [], 'received': []}
     try:
         ROLES[args.role](args, record)
     finally:
@@ -348,7 +351,12 @@ def run_case(case, rate, executor, duration, warmup, domain):
         started = (re.search('first (effort )?command received', read_log(workdir, state_role)) if case == 'package'
                    else time.monotonic() > deadline - 57.0)
     window = (time.monotonic() + warmup, time.monotonic() + warmup + duration)
-    time.sleep(max(0.0, window[1] - time.monotonic()) + 0.2)
+    time.sleep(max(0.0, window[0] - time.monotonic()))
+    cpu_start = {role: cpu_seconds(process.pid) for role, (process, _) in processes.items()}
+    time.sleep(max(0.0, window[1] - time.monotonic()))
+    cpu = {role: (cpu_seconds(process.pid) - cpu_start[role]) / duration
+           for role, (process, _) in processes.items()}
+    time.sleep(0.2)
     for process, _ in processes.values():
         process.send_signal(signal.SIGINT)
     records, logs = {}, {}
@@ -366,8 +374,21 @@ def run_case(case, rate, executor, duration, warmup, domain):
             records[role] = None
     if not started:
         return None, logs
-    return measure(records[state_role], records['echo-answer' if case == 'floor' else 'controller'], window,
-                   sim_time=case == 'package'), logs
+    figures = measure(records[state_role], records['echo-answer' if case == 'floor' else 'controller'], window,
+                      sim_time=case == 'package')
+    if figures is not None:
+        figures['cpu'] = cpu
+    return figures, logs
+
+
+def cpu_seconds(pid):
+    """CPU time (user + system) a process has used so far; NaN where /proc is not there."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            fields = f.read().rpartition(')')[2].split()
+    except OSError:
+        return float('nan')
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')   # utime, stime
 
 
 def measure(state_side, answer_side, window, sim_time):
@@ -392,8 +413,20 @@ def measure(state_side, answer_side, window, sim_time):
         arrival = arrival_of.get(answer_of.get(key, np.nan))
         if arrival is not None and arrival >= wall:
             latencies.append(arrival - wall)
+    # How old the state the answering side takes is: receipt minus publish, and how many newer states had
+    # been published by then (a depth-1 subscription should hand over the newest: 0).
+    publish_walls = np.array([wall for wall, _ in published])
+    ages, behind = [], []
+    for wall, key in answer_side['received']:
+        sent = first_publish.get(key)
+        if sent is not None and window[0] <= wall <= window[1]:
+            ages.append(wall - sent)
+            behind.append(np.searchsorted(publish_walls, wall) - np.searchsorted(publish_walls, sent, 'right'))
     span = window[1] - window[0]
-    result = {'published_hz': len(published) / span, 'answered_hz': len(latencies) / span,
+    result = {'age_p99_ms': np.percentile(ages, 99) * 1e3 if ages else np.nan,
+              'behind_mean': np.mean(behind) if behind else np.nan,
+              'behind_max': max(behind) if behind else np.nan,
+'published_hz': len(published) / span, 'answered_hz': len(latencies) / span,
               'answered_fraction': len(latencies) / len(published),
               'latency_p50_ms': np.percentile(latencies, 50) * 1e3 if latencies else np.nan,
               'latency_p99_ms': np.percentile(latencies, 99) * 1e3 if latencies else np.nan,
@@ -457,7 +490,7 @@ def main():
     print(f"bench_loop: {args.duration:g} s measured per case after {args.warmup:g} s warm-up; "
           f"load average before: {load_average()}")
     header = (f"{'case':<9}{'rate':>6} {'executor':<24}{'RTF':>6}{'pub/s':>8}{'ans/s':>8}{'ans%':>6}"
-              f"{'p50 ms':>8}{'p99 ms':>8}{'cb us':>8}   ratios to floor: pub ans p50 p99 cb")
+              f"{'p50 ms':>8}{'p99 ms':>8}{'cb us':>8}{'age99':>7}{'behind':>11}   ratios to floor: pub ans p50 p99 cb   CPU per process (% of a core)")
     print(header)
     results = []
     domain = 1 + (os.getpid() * 13) % 100
@@ -483,7 +516,9 @@ def main():
                 print(f"{case:<9}{rate:>6g} {used:<24}{rtf:>6}{figures['published_hz']:>8.0f}"
                       f"{figures['answered_hz']:>8.0f}{100 * figures['answered_fraction']:>6.1f}"
                       f"{figures['latency_p50_ms']:>8.2f}{figures['latency_p99_ms']:>8.2f}"
-                      f"{figures['callback_us']:>8.0f}{ratios}", flush=True)
+                      f"{figures['callback_us']:>8.0f}{figures['age_p99_ms']:>7.2f}"
+                      f"{figures['behind_mean']:>6.2f}/{figures['behind_max']:<4}{ratios}   "
+                      + ' '.join(f"{role} {100 * used:.0f}" for role, used in figures['cpu'].items()), flush=True)
                 results.append({'case': case, 'rate': rate, 'executor': used, **figures})
     print(f"load average after: {load_average()}")
     if args.json:

@@ -37,6 +37,10 @@ def solve_velocity_step(M, w, impulse_bound, v_lo, v_hi, guess=None):
     last descent iterate, which lies within the bounds. Always finite for finite M and w.
     """
     b = impulse_bound
+    if guess is not None and not guess.any():
+        v = _all_sliding(M, w, b, v_lo, v_hi)
+        if v is not None:
+            return v, guess
     v = np.clip(w, v_lo, v_hi) if guess is None else _velocity_of_pattern(guess, w, v_lo, v_hi)
     pattern, sign = _pattern_of(v, b, v_lo, v_hi), np.sign(v)
     tolerance = 1e-9 * (np.max(b) + np.max(np.abs(M @ w)) + 1e-300)
@@ -57,6 +61,21 @@ def solve_velocity_step(M, w, impulse_bound, v_lo, v_hi, guess=None):
         if not np.any(_broken_conditions(candidate, p, b, v_lo, v_hi, pattern, sign, tolerance)):
             return np.clip(candidate, v_lo, v_hi), pattern
     return v, _pattern_of(v, b, v_lo, v_hi)
+
+
+def _all_sliding(M, w, b, v_lo, v_hi):
+    """The first try of the loop below for a guess where every joint slides (the common case in motion),
+    without its general bookkeeping: v = w - M^-1 b sign(v), or None when that pattern does not verify."""
+    v0 = np.clip(w, v_lo, v_hi)
+    sign = np.sign(v0)
+    rubbing = b > 0
+    if ((v0 <= v_lo) | (v0 >= v_hi) | (rubbing & (v0 == 0.0))).any():
+        return None   # not every joint slides
+    v = w + np.linalg.solve(M, -b * sign)
+    slack = 1e-12 * (1.0 + np.abs(v))
+    if ((v < v_lo - slack) | (v > v_hi + slack) | (rubbing & (np.sign(v) != sign))).any():
+        return None
+    return np.clip(v, v_lo, v_hi)
 
 
 def _velocity_of_pattern(pattern, w, v_lo, v_hi):

@@ -207,7 +207,7 @@ class Simulator:
 
     def _finite(self, x):
         """x, or SimulationDiverged with the state kept and the arm held still."""
-        if not np.all(np.isfinite(x)):
+        if not np.isfinite(x).all():
             self.qd = np.zeros(self.model.nv)
             raise SimulationDiverged(f'the state became non-finite at t = {self.t:.6g} s ({x.tolist()}); '
                                      'kept the previous positions, at rest')

@@ -210,3 +210,23 @@ def test_invalid_urdf_on_topic_then_a_valid_one(ros_domain, start):
     assert probe.spin_until(lambda: states.publish(joint_state()) or listener.commands, STARTUP)
     assert all(np.all(np.isfinite(c)) for c in listener.commands)
     assert controller.stop(signal.SIGINT) == 0
+
+
+def test_a_stream_of_one_fault_with_changing_values_is_warned_once_per_period():
+    """Rejections name the offending values; the throttle keys them by the message with its numbers blanked,
+    so 1 kHz of the same fault is one warning (not one per message, each formatted by the logger)."""
+    from robot_dynamics_ros.nodes.common import Throttle
+
+    class Logger:
+        def __init__(self):
+            self.lines = []
+
+        def warning(self, line):
+            self.lines.append(line)
+    logger = Logger()
+    throttle = Throttle(logger, period=60.0)
+    for k in range(100):
+        error = ValueError(f"implausible joints ['arm7_joint7 (q {1.7 + k * 0.01:g}, qd {26.3 - k * 1e-3:g})']")
+        throttle.warn(Throttle.reason(error), f"rejected joint state: {error}")
+    throttle.warn(Throttle.reason(ValueError("3 positions for 7 joints")), "rejected: 3 positions for 7 joints")
+    assert len(logger.lines) == 2, logger.lines

@@ -211,11 +211,14 @@ def test_friction_stops_a_moving_arm_and_keeps_it_stopped(arm):
     assert np.all(sign_changes <= 1), f'velocity sign flips per joint: {sign_changes}'
 
 
+@pytest.mark.parametrize('guess', ['none', 'all_sliding'])
 @pytest.mark.parametrize('with_stops', [False, True])
-def test_velocity_step_satisfies_maximum_dissipation_conditions(arm, with_stops):
+def test_velocity_step_satisfies_maximum_dissipation_conditions(arm, with_stops, guess):
     """v = argmin 1/2 (v-w)^T M (v-w) + dt F.|v| over v_lo <= v <= v_hi. With p = M (v - w) / dt:
     p = -F sign(v) where v slides inside the bounds, |p| <= F where v = 0 inside them, and on a bound the
-    excess over friction pushes away from it. No feasible perturbation lowers the objective."""
+    excess over friction pushes away from it. No feasible perturbation lowers the objective. The guess
+    'all sliding' (the previous step's pattern in motion) takes the solver's shortcut; the minimiser is
+    unique (strictly convex), so it must give the same v as no guess."""
     from robot_dynamics_ros import crba
     from robot_dynamics_ros.contact import solve_velocity_step
     dt, rng = 1e-3, np.random.default_rng(8)
@@ -227,7 +230,11 @@ def test_velocity_step_satisfies_maximum_dissipation_conditions(arm, with_stops)
             if with_stops:   # some joints on a stop (bound 0), some about to reach one
                 v_lo = -np.abs(scale * rng.normal(size=arm.nv)) * rng.integers(0, 2, arm.nv)
                 v_hi = np.abs(scale * rng.normal(size=arm.nv)) * rng.integers(0, 2, arm.nv)
-            v, _ = solve_velocity_step(M, w, dt * arm.friction, v_lo, v_hi)
+            v, _ = solve_velocity_step(M, w, dt * arm.friction, v_lo, v_hi,
+                                       np.zeros(arm.nv, dtype=int) if guess == 'all_sliding' else None)
+            if guess == 'all_sliding':
+                unguessed, _ = solve_velocity_step(M, w, dt * arm.friction, v_lo, v_hi)
+                np.testing.assert_allclose(v, unguessed, rtol=0, atol=1e-12 * (1 + np.abs(w).max()))
             assert np.all(v >= v_lo) and np.all(v <= v_hi)
             p = M @ (v - w) / dt
             inside = (v > v_lo) & (v < v_hi)

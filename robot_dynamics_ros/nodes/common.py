@@ -3,6 +3,7 @@ warnings, and a main loop that exits 0 on SIGINT and SIGTERM with one line sayin
 
 Only APIs available in rclpy as shipped with Humble are used.
 """
+import re
 import signal
 import time
 
@@ -193,13 +194,19 @@ class ModelSource:
 
 
 class Throttle:
-    """At most one warning per key every `period` seconds; the next one says how many were suppressed."""
+    """At most one warning per key every `period` seconds; the next one says how many were suppressed.
+    `reason(error)` is a key for a rejection message: its numbers blanked, so that a stream of the same
+    fault with changing values is one key."""
 
     def __init__(self, logger, period=2.0):
         self._logger = logger
         self._period = period
         self._last = {}        # key -> monotonic time of the last logged warning
         self._suppressed = {}  # key -> warnings dropped since then
+
+    @staticmethod
+    def reason(error):
+        return re.sub(r'\d+(\.\d*)?(e[-+]?\d+)?', '#', str(error))[:200]
 
     def warn(self, key, message):
         now = time.monotonic()
@@ -213,17 +220,18 @@ class Throttle:
 
 
 def make_executor(node):
-    """The executor named by the node's `executor` parameter. 'auto' is the SingleThreadedExecutor:
-    rclpy's EventsExecutor (Jazzy and later) is faster per message (benchmarks/bench_loop.py), but with it
-    a depth-1 subscription handed the controller joint states several messages old when they came faster
-    than it answered (measured with rclpy 9.1), where the SingleThreadedExecutor takes the newest; 'events'
-    opts in. Returns (executor, wake-up function for a signal handler)."""
-    choice = declare(node, 'executor', 'auto', f"one of {EXECUTORS}; 'auto': 'single_threaded'")
+    """The executor named by the node's `executor` parameter. 'auto' is rclpy's EventsExecutor where this
+    rclpy has it (Jazzy and later), else the SingleThreadedExecutor (Humble): at 1 kHz joint states the
+    EventsExecutor answers more states, sooner, on less CPU (benchmarks/bench_loop.py, which also checks
+    that a depth-1 subscription still gets the newest state). Returns (executor, wake-up function for a
+    signal handler)."""
+    choice = declare(node, 'executor', 'auto', f"one of {EXECUTORS}; 'auto': 'events' where rclpy has it, "
+                                               "else 'single_threaded'")
     if choice not in EXECUTORS:
         raise ConfigurationError(f"parameter 'executor' must be one of {EXECUTORS}, got {choice!r}")
     if choice == 'events' and EventsExecutor is None:
         raise ConfigurationError("parameter 'executor': this rclpy has no EventsExecutor (Jazzy and later)")
-    if choice == 'events':
+    if choice == 'events' or (choice == 'auto' and EventsExecutor is not None):
         executor = EventsExecutor()
         wake_up = executor.wake   # it supports no guard conditions
     else:

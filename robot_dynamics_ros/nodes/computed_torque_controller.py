@@ -4,7 +4,8 @@ Subscribes ``joint_states`` (sensor_msgs/JointState) and ``~/joint_trajectory``
 (trajectory_msgs/JointTrajectory, transient local so a trajectory published earlier still arrives);
 publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints` order) once per joint
 state, ``~/tracking_error`` (sensor_msgs/JointState: position = q_ref - q, velocity = qd_ref - qd) and
-``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law).
+``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law); these two only while
+they have subscribers (checked every `state_timeout` / 2), as each publish costs about as much as the control law.
 The reference is evaluated at each joint state's header stamp (joint states must be stamped), and a
 trajectory stamped zero starts at the last joint state's stamp (one that comes before the first joint
 state waits for it), so the controller follows the simulator's clock without use_sim_time.
@@ -128,6 +129,7 @@ class ControllerNode(Node):
         self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.error_pub = self.create_publisher(JointState, '~/tracking_error', 10)
         self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
+        self.listened = (False, False)   # whether error_pub, compute_time_pub have subscribers
         # Depth 1: when the controller falls behind it acts on the newest state, not on a queue of old ones.
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
         # Default QoS (reliable, volatile, depth 10), as joint_trajectory_controller: any publisher connects.
@@ -152,7 +154,7 @@ class ControllerNode(Node):
             q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
         except ValueError as e:
             self.rejected += 1
-            self.throttle.warn(str(e), f"rejected joint state: {e}")
+            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return
         stamp = msg.header.stamp
         self.state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
@@ -180,13 +182,16 @@ class ControllerNode(Node):
         if not self._publish_command(tau):
             return
         self.commands += 1
-        error = self.error_msg
-        error.header.stamp = stamp
-        error.position = array('d', self.controller.position_error(q_ref, q).tobytes())
-        error.velocity = array('d', (qd_ref - qd).tobytes())
-        self.error_pub.publish(error)
-        self.compute_time_msg.data = compute_us
-        self.compute_time_pub.publish(self.compute_time_msg)
+        error_listened, compute_time_listened = self.listened
+        if error_listened:
+            error = self.error_msg
+            error.header.stamp = stamp
+            error.position = array('d', self.controller.position_error(q_ref, q).tobytes())
+            error.velocity = array('d', (qd_ref - qd).tobytes())
+            self.error_pub.publish(error)
+        if compute_time_listened:
+            self.compute_time_msg.data = compute_us
+            self.compute_time_pub.publish(self.compute_time_msg)
 
     def _publish_command(self, tau):
         """Publish tau (model order) in `joints` order, unless it is not finite: the last check before
@@ -219,7 +224,7 @@ class ControllerNode(Node):
             stamp, names, times, fields = trajectory_fields(raw)
             reference = self._trajectory_reference(names, times, fields)
         except ValueError as e:
-            self.throttle.warn(str(e)[:200], f"rejected joint trajectory: {e}")
+            self.throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
             return
         except Exception as e:   # noqa: BLE001  (a worker must not die silently)
             self.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
@@ -256,6 +261,8 @@ class ControllerNode(Node):
         return TrajectoryReference(times, positions, velocities, accelerations)
 
     def _check_stale(self):
+        self.listened = (self.error_pub.get_subscription_count() > 0,
+                         self.compute_time_pub.get_subscription_count() > 0)
         if self.last_state is None:
             return
         received, q = self.last_state

@@ -4,7 +4,8 @@ takes effort commands like ros2_control's JointGroupEffortController, publishes 
 Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, in `joints` order) and
 ``~/joint_commands`` (sensor_msgs/JointState by joint name: position / velocity targets for a servo in the
 simulator, and efforts; what ros2_control's topic-based JointStateTopicSystem publishes); publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
-`publish_clock`. Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool).
+`publish_clock`, `clock_rate` times per sim second (as Gazebo's ROS plugin throttles it; use_sim_time nodes wake
+for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool).
 """
 import sys
 import time
@@ -52,6 +53,9 @@ class SimulatorNode(Node):
                                         'first valid command, like brakes')
         self.waiting = self.wait_for_command
         self.publish_clock = declare(self, 'publish_clock', False, 'publish sim time on /clock')
+        self.clock_rate = as_float('clock_rate', declare(
+            self, 'clock_rate', 100.0, '/clock messages per sim second (on joint-state ticks); 0: with every '
+                                       'joint state'))
         publish_rate = as_float('publish_rate', declare(self, 'publish_rate', 0.0,
                                                         'joint_states per sim second; 0: rate'))
         self.publish_rate = min(publish_rate, self.rate) if publish_rate > 0 else self.rate
@@ -108,6 +112,8 @@ class SimulatorNode(Node):
         period = 0.0 if as_fast_as_possible else self.steps_per_publish / (self.rate * self.real_time_factor)
         self.state_msg = JointState(name=list(self.joint_names))   # filled and published again and again
         self.clock_msg = Clock()
+        self.clock_period_ns = int(1e9 / self.clock_rate) if self.clock_rate > 0 else 0
+        self.clock_published_ns = None   # sim time of the last /clock message
         self.answered = True       # lockstep: the command answering the last state has arrived
         self.published_at = 0.0    # lockstep: wall time of the last state
         self._anchor()
@@ -218,8 +224,11 @@ class SimulatorNode(Node):
         if self.publish_clock:
             ns = int(round(self.sim.t * 1e9))
             msg.header.stamp.sec, msg.header.stamp.nanosec = ns // 1_000_000_000, ns % 1_000_000_000
-            self.clock_msg.clock = msg.header.stamp
-            self.clock_pub.publish(self.clock_msg)
+            if self.clock_published_ns is None or ns - self.clock_published_ns >= self.clock_period_ns \
+                    or ns < self.clock_published_ns:
+                self.clock_msg.clock = msg.header.stamp
+                self.clock_pub.publish(self.clock_msg)
+                self.clock_published_ns = ns
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
         msg.position = array('d', q.tobytes())
@@ -253,7 +262,7 @@ class SimulatorNode(Node):
             fields = self._joint_command_fields(msg)
             self.sim.set_joint_command(**fields, t=self.sim.t)
         except ValueError as e:
-            self.throttle.warn(str(e), f"rejected joint command: {e}; keeping the last command")
+            self.throttle.warn(Throttle.reason(e), f"rejected joint command: {e}; keeping the last command")
             return
         self._command_received()
 
