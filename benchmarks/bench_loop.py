@@ -16,8 +16,11 @@ Both loops are measured the same way, inside the processes (this script starts t
 wrapper): the state side records the wall time and key of each joint state it publishes (the echo's
 counter; the simulator's stamp) and the wall time and first value of each command it receives; the
 answering side records, for each command it publishes from its joint-state callback, the key of the
-state it answers and the command's first value, and the wall time of the whole callback ("in-loop
-compute", cb us). A state is answered when its command reached the state side; its latency is that
+state it answers and the command's first value, and the wall time of the whole callback (cb us); the
+controller also the part before its command is published (comp us: mapping, reference sampling and the
+control law, what it reports on ~/compute_time_us). age99: p99 of (receipt - publish) of the states the
+answering side takes; behind: mean/max of the newer states published by then (a depth-1 subscription
+should take the newest: 0). A state is answered when its command reached the state side; its latency is that
 arrival minus the state's publish (state stamp -> the simulator receiving the answering command).
 Real-time factor: sim time over wall time across the window (the floor has no sim time). CPU: the time each
 process ran (user + system, from /proc) over the window, in % of one core: what the loop costs, whatever the load.
@@ -139,24 +142,27 @@ def package_simulator(args, record):
 
 
 def package_controller(args, record):
-    """The package's controller node; the wall time of its joint-state callback and, for each command
-    it publishes there, (state stamp, first value) recorded."""
+    """The package's controller node; the wall time of its joint-state callback, the part of it before the
+    command is published (mapping, reference, control law: what the node reports as compute_time_us) and,
+    for each command it publishes there, (state stamp, first value) recorded."""
     from rclpy.publisher import Publisher
     from std_msgs.msg import Float64MultiArray
     from robot_dynamics_ros.nodes import common, computed_torque_controller
     node_class = computed_torque_controller.ControllerNode
     on_state, publish = node_class._on_joint_state, Publisher.publish
-    answering = [None]
+    answering = [None, None]   # the stamp of the state being answered, the callback's start
 
     def timed(self, msg):
         answering[0] = stamp_ns(msg.header.stamp)
         record['received'].append((time.monotonic(), answering[0]))
-        started = time.perf_counter()
+        started = answering[1] = time.perf_counter()
         on_state(self, msg)
         record['callback_us'].append((time.perf_counter() - started) * 1e6)
         answering[0] = None
 
     def recorded_publish(self, msg):
+        if answering[0] is not None and isinstance(msg, Float64MultiArray):
+            record['compute_us'].append((time.perf_counter() - answering[1]) * 1e6)
         publish(self, msg)
         if answering[0] is not None and isinstance(msg, Float64MultiArray):
             record['answer'].append((answering[0], msg.data[0]))
@@ -300,7 +306,7 @@ ROLES = {'echo-state': echo_state_side, 'echo-answer': echo_answer_side, 'simula
 
 
 def run_role(args):
-    record = {'publish': [], 'command': [], 'answer': [], 'callback_us': [], 'received': []}
+    record = {'publish': [], 'command': [], 'answer': [], 'callback_us': [], 'compute_us': [], 'received': []}
     try:
         ROLES[args.role](args, record)
     finally:
@@ -431,6 +437,7 @@ def measure(state_side, answer_side, window, sim_time):
               'latency_p50_ms': np.percentile(latencies, 50) * 1e3 if latencies else np.nan,
               'latency_p99_ms': np.percentile(latencies, 99) * 1e3 if latencies else np.nan,
               'callback_us': np.mean(answer_side['callback_us']) if answer_side['callback_us'] else np.nan,
+              'compute_us': np.mean(answer_side['compute_us']) if answer_side.get('compute_us') else np.nan,
               'real_time_factor': np.nan}
     if sim_time:   # the package's keys are the stamps: sim time in ns
         (wall0, key0), (wall1, key1) = published[0], published[-1]
@@ -490,7 +497,7 @@ def main():
     print(f"bench_loop: {args.duration:g} s measured per case after {args.warmup:g} s warm-up; "
           f"load average before: {load_average()}")
     header = (f"{'case':<9}{'rate':>6} {'executor':<24}{'RTF':>6}{'pub/s':>8}{'ans/s':>8}{'ans%':>6}"
-              f"{'p50 ms':>8}{'p99 ms':>8}{'cb us':>8}{'age99':>7}{'behind':>11}   ratios to floor: pub ans p50 p99 cb   CPU per process (% of a core)")
+              f"{'p50 ms':>8}{'p99 ms':>8}{'cb us':>8}{'comp us':>8}{'age99':>7}{'behind':>11}   ratios to floor: pub ans p50 p99 cb   CPU per process (% of a core)")
     print(header)
     results = []
     domain = 1 + (os.getpid() * 13) % 100
@@ -516,7 +523,7 @@ def main():
                 print(f"{case:<9}{rate:>6g} {used:<24}{rtf:>6}{figures['published_hz']:>8.0f}"
                       f"{figures['answered_hz']:>8.0f}{100 * figures['answered_fraction']:>6.1f}"
                       f"{figures['latency_p50_ms']:>8.2f}{figures['latency_p99_ms']:>8.2f}"
-                      f"{figures['callback_us']:>8.0f}{figures['age_p99_ms']:>7.2f}"
+                      f"{figures['callback_us']:>8.0f}{figures['compute_us']:>8.0f}{figures['age_p99_ms']:>7.2f}"
                       f"{figures['behind_mean']:>6.2f}/{figures['behind_max']:<4}{ratios}   "
                       + ' '.join(f"{role} {100 * used:.0f}" for role, used in figures['cpu'].items()), flush=True)
                 results.append({'case': case, 'rate': rate, 'executor': used, **figures})

@@ -94,3 +94,24 @@ def test_excite_record_identify(tmp_path, capsys):
     errors = {k: np.sqrt(np.mean((v - tau_true) ** 2) / np.mean(tau_true ** 2)) for k, v in predicted.items()}
     print('held-out relative RMS torque error: ' + ', '.join(f"{k} {v:.4f}" for k, v in errors.items()))
     assert max(errors.values()) < 0.03       # as test_identification.py's in-process round trip
+
+
+def test_the_recorder_counts_joint_states_lost_between_recorded_ones():
+    """A recorder that falls behind loses states (the publisher keeps a bounded history); record must say so
+    rather than hand identify a recording with gaps."""
+    from sensor_msgs.msg import JointState
+    from robot_dynamics_ros.nodes.bag_recorder import JointStateBagRecorder
+
+    class Writer:
+        def write(self, connection, time_ns, data):
+            pass
+    recorder = JointStateBagRecorder(Writer(), None)
+    try:
+        for ms in (1000, 1001, 1002, 1005, 1006, 1009):   # 1003, 1004, 1007, 1008 missing
+            msg = JointState()
+            msg.header.stamp.sec, msg.header.stamp.nanosec = ms // 1000, (ms % 1000) * 1_000_000
+            recorder._on_state(msg)
+        assert recorder.count == 6
+        assert recorder.lost() == 4
+    finally:
+        recorder.close()

@@ -5,7 +5,9 @@ trajectory_publisher with the trajectory file that ``robot-dynamics excite`` wri
 the controller's ~/joint_trajectory); the simulator starts at rest at the first
 waypoint and applies the URDF's damping and Coulomb friction, as identification with --friction expects.
 This process records /joint_states (positions, velocities, applied efforts) into a rosbag2 directory until
-the trajectory has ended, then stops the nodes with SIGINT.
+the trajectory has ended, then stops the nodes with SIGINT. The simulation starts only once the recorder hears
+the simulator and the controller has the trajectory (``_start_in_order``), and a recording with lost joint
+states is an error.
 """
 import os
 import sys
@@ -44,6 +46,35 @@ def read_trajectory(path):
     except (KeyError, TypeError, ValueError) as e:
         raise ValueError(f"{path}: not a trajectory_publisher waypoints file from 'robot-dynamics excite' ({e})")
     return names, times, waypoints
+
+
+def _start_in_order(recorder, processes, ros_args, env, log_dir, timeout):
+    """Start the nodes so that the recording holds the whole experiment: the simulator first (it holds still
+    until the first command); once the recorder hears it, pause it, start the controller and the trajectory
+    publisher, and resume when the controller has the trajectory. Without this order the simulation can
+    run for seconds before the recorder is matched or the trajectory arrives. False (with the reason on
+    stderr) when a step times out or a node exits."""
+    def start(name):
+        processes[name] = start_node(name, ros_args[name], env, os.path.join(log_dir, name + '.log'))
+
+    def controller_has_trajectory():
+        with open(os.path.join(log_dir, 'computed_torque_controller.log')) as f:
+            return 'following a trajectory' in f.read()
+
+    def wait_for(what, condition):
+        if recorder.spin_until(lambda: condition() or any(p.poll() is not None for p in processes.values()),
+                               timeout) and all(p.poll() is None for p in processes.values()):
+            return True
+        print(f"error: no {what} within {timeout:g} s, or a node exited; logs in {log_dir}", file=sys.stderr)
+        return False
+    start('simulator')
+    if not (wait_for('joint state from the simulator', lambda: recorder.heard)
+            and wait_for('pause service', lambda: recorder.request_pause(True))):
+        return False
+    start('computed_torque_controller')
+    start('trajectory_publisher')
+    return (wait_for('trajectory at the controller', controller_has_trajectory)
+            and wait_for('pause service', lambda: recorder.request_pause(False)))
 
 
 def run(args):
@@ -89,19 +120,24 @@ def run(args):
     with Writer(args.output, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         connection = writer.add_connection('/joint_states', 'sensor_msgs/msg/JointState', typestore=store)
         recorder = JointStateBagRecorder(writer, connection)
-        processes = {name: start_node(name, ros_args[name], env, os.path.join(log_dir, name + '.log'))
-                     for name in NODES}
+        processes = {}
+        sim_seconds = start_time + times[-1] + SETTLE
         try:
-            sim_seconds = start_time + times[-1] + SETTLE
-            running = (lambda: recorder.recorded_seconds() >= sim_seconds
-                       or any(p.poll() is not None for p in processes.values()))
-            finished = recorder.spin_until(running, args.startup_timeout + 10 * sim_seconds)
+            finished = _start_in_order(recorder, processes, ros_args, env, log_dir, args.startup_timeout)
+            if finished:
+                running = (lambda: recorder.recorded_seconds() >= sim_seconds
+                           or any(p.poll() is not None for p in processes.values()))
+                finished = recorder.spin_until(running, args.startup_timeout + 10 * sim_seconds)
         finally:
             codes = {name: stop_node(process) for name, process in processes.items()}
             recorder.close()
     complete = finished and recorder.recorded_seconds() >= sim_seconds
+    lost = recorder.lost()
     print(f"recorded {recorder.count} joint states over {recorder.recorded_seconds():.2f} s of sim time "
           f"into {args.output}")
+    if lost:
+        print(f"error: {lost} joint states were lost (the recorder fell behind); the recording has gaps, "
+              "record again on a less loaded machine", file=sys.stderr)
     failed = {name: code for name, code in codes.items() if code != 0}
     for name, code in failed.items():
         with open(os.path.join(log_dir, name + '.log')) as f:
@@ -110,4 +146,4 @@ def run(args):
     if not complete:
         print(f"error: the recording stopped before the trajectory's end ({sim_seconds:.2f} s of sim time)",
               file=sys.stderr)
-    return 0 if complete and not failed else 1
+    return 0 if complete and not failed and not lost else 1

@@ -1,9 +1,11 @@
 """The in-process recorder of ``robot-dynamics record``: joint states as received, into a rosbag2 file."""
 import time
 
+import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
+from std_srvs.srv import SetBool
 
 from .monitor import InProcessNode
 
@@ -18,17 +20,41 @@ class JointStateBagRecorder(InProcessNode):
         self.writer, self.connection = writer, connection
         self.count = 0
         self.first_stamp = self.last_stamp = None
+        self.intervals = []   # s between consecutive stamps
+        self.heard = False    # whether any joint state has arrived (stamped zero too)
         qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(JointState, 'joint_states', self._on_state, qos)
+        self.pause_client = self.node.create_client(SetBool, 'simulator/pause')
+        self.pause_call = None
+
+    def request_pause(self, paused):
+        """Ask the simulator to pause (or resume); call until it returns True: the call was answered."""
+        if self.pause_call is None:
+            if not self.pause_client.service_is_ready():
+                return False
+            self.pause_call = self.pause_client.call_async(SetBool.Request(data=paused))
+        if not self.pause_call.done():
+            return False
+        self.pause_call = None
+        return True
 
     def _on_state(self, msg):
+        self.heard = True
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         if stamp == 0.0:
             return  # the simulator holding before its clock starts; a reader would take the receive time
         self.writer.write(self.connection, time.time_ns(), serialize_message(msg))
+        if self.last_stamp is not None:
+            self.intervals.append(stamp - self.last_stamp)
         self.first_stamp = stamp if self.first_stamp is None else self.first_stamp
         self.last_stamp = stamp
         self.count += 1
+
+    def lost(self):
+        """Joint states missing between the recorded ones, taking the shortest interval as the period."""
+        intervals = np.array(self.intervals)
+        positive = intervals[intervals > 0]
+        return int(np.sum(np.round(positive / positive.min()) - 1)) if positive.size else 0
 
     def recorded_seconds(self):
         """Sim time between the first and the last recorded joint state."""

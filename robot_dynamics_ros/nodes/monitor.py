@@ -3,8 +3,11 @@ import time
 
 import numpy as np
 import rclpy
+from rclpy.executors import SingleThreadedExecutor
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
+
+from .common import EventsExecutor
 
 
 class InProcessNode:
@@ -13,14 +16,21 @@ class InProcessNode:
     def __init__(self, name):
         rclpy.init(args=[])
         self.node = rclpy.create_node(name)
+        # One executor for the node's life (rclpy.spin_once adds and removes the node on every call, too slow
+        # for 1 kHz of joint states), the EventsExecutor where rclpy has it, as the nodes use.
+        self.executor = EventsExecutor() if EventsExecutor is not None else SingleThreadedExecutor()
+        self.executor.add_node(self.node)
 
     def spin_until(self, condition, timeout):
         deadline = time.monotonic() + timeout
-        while not condition() and time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.05)
+        while time.monotonic() < deadline:
+            if condition():
+                return True
+            self.executor.spin_once(timeout_sec=0.05)
         return condition()
 
     def close(self):
+        self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown()
 

@@ -101,7 +101,8 @@ class SimulatorNode(Node):
         self.model_index = {name: i for i, name in enumerate(model.joint_names)}
         self.sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
         self.sim.reset()
-        self.state_pub = self.create_publisher(JointState, 'joint_states', 10)
+        # Depth 100: a reliable subscriber that falls behind (a recorder) has 0.1 s at 1 kHz to catch up.
+        self.state_pub = self.create_publisher(JointState, 'joint_states', 100)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if self.publish_clock else None
         self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 1)
         self.create_subscription(JointState, '~/joint_commands', self._on_joint_command, 1)

@@ -18,7 +18,7 @@ from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import sinusoid_reference
-from .common import ConfigurationError, ModelSource, as_float, as_vector, declare, joint_order, run
+from .common import STEADY_CLOCK, ConfigurationError, ModelSource, as_float, as_vector, declare, joint_order, run
 
 MODES = ('sinusoid', 'waypoints')
 NEW_SUBSCRIBER_CHECK_PERIOD = 0.1  # s
@@ -77,7 +77,8 @@ class TrajectoryPublisherNode(Node):
         self.message = trajectory_message(names, times + max(self.start_time, 0.0), q, qd, qdd)
         self.get_logger().info(f"publishing a {self.mode} trajectory: {len(times)} points, {times[-1]:.2f} s, "
                                f"on {self.publisher.topic_name} to each subscriber")
-        self.create_timer(NEW_SUBSCRIBER_CHECK_PERIOD, self._publish_to_new_subscribers)
+        # Wall time: a subscriber can appear while sim time stands still (paused, or before the first step).
+        self.create_timer(NEW_SUBSCRIBER_CHECK_PERIOD, self._publish_to_new_subscribers, clock=STEADY_CLOCK)
         if self.loop:
             period = max(self.start_time, 0.0) + times[-1]
             self.create_timer(max(period, 0.1), lambda: self.publisher.publish(self.message))
