@@ -1,10 +1,12 @@
 """The controller as standard ROS tools reach it, over DDS: a default-QoS trajectory publisher (what
-`ros2 topic pub` and most user code create) and the SetParameters service (what `ros2 param set` calls)."""
+`ros2 topic pub` and most user code create) and the SetParameters service (what `ros2 param set` calls);
+the simulator's /clock as use_sim_time nodes read it."""
 import signal
 
 import numpy as np
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.parameter import Parameter, parameter_value_to_python
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -146,3 +148,26 @@ def test_string_for_a_boolean_parameter_is_a_clear_start_up_error(ros_domain, st
                        params=[('urdf_file', BUNDLED_URDF), ('friction_compensation', "'false'")])
     assert controller.process.wait(STARTUP) == 1
     assert 'friction_compensation' in controller.log() and 'Traceback' not in controller.log()
+
+
+def test_clock_is_published_at_clock_rate_and_joint_states_at_publish_rate(ros_domain, start):
+    """/clock every 1/clock_rate of sim time (on a joint-state tick), not with every joint state; its time never
+    runs ahead of the joint states'."""
+    _, probe = ros_domain
+    clocks, states = [], []
+
+    def seconds(stamp):
+        return stamp.sec + 1e-9 * stamp.nanosec
+    probe.node.create_subscription(Clock, '/clock', lambda msg: clocks.append(seconds(msg.clock)), 1000)
+    probe.node.create_subscription(JointState, 'joint_states', lambda msg: states.append(seconds(msg.header.stamp)),
+                                   1000)
+    simulator = start('simulator', params=[('urdf_file', BUNDLED_URDF), ('publish_clock', 'true'),
+                                           ('publish_rate', 500.0), ('clock_rate', 50.0),
+                                           ('wait_for_command', 'false')])
+    assert probe.spin_until(lambda: len(clocks) > 30 and len(states) > 300, STARTUP), (len(clocks), len(states))
+    assert simulator.stop(signal.SIGINT) == 0
+    clock_steps, state_steps = np.diff(clocks[1:]), np.diff(states[1:])
+    assert np.allclose(state_steps[state_steps > 0].min(), 1 / 500, atol=1e-9)   # joint states every 2 ms of sim time
+    # /clock every 20 ms of sim time, on the first tick after it is due (a late tick steps up to 8 ms at once).
+    assert clock_steps.min() >= 1 / 50 - 1e-9 and clock_steps.max() <= 1 / 50 + 0.008 + 1e-9, clock_steps
+    assert max(clocks) <= max(states)
