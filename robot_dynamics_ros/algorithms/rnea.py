@@ -29,22 +29,25 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
     v = np.zeros((n, 6))
     a = np.zeros((n, 6))
     f = np.zeros((n, 6))
-    # Scatter, base to tips (Jain Part II Lemma 2, eq. 8): velocities, accelerations, forces (Alg. 3.1, eq. 10).
+    # Jain Alg. 3.1 (eq. 10), in Featherstone's symbols (RBDA Table 5.1): Jain's V, alpha, f, T, H^*, phi^*,
+    # M(k), a(k), b(k) are v, a, f, tau, S, Xup, I, v x S qd and v x* I v here.
+    # Scatter, base to tips (Lemma 2, eq. 8): velocities, accelerations and the net force on each body.
     for i in range(n):
         p = model.parent[i]
         vJ = S[i] * qd[i]
-        v[i] = (Xup[i] @ v[p] if p >= 0 else 0.0) + vJ                     # v_i = X v_p + S qd
-        a[i] = Xup[i] @ (a[p] if p >= 0 else a0) + S[i] * qdd[i] + cross_motion(v[i]) @ vJ
-        f[i] = model.inertia[i] @ a[i] + cross_force(v[i]) @ (model.inertia[i] @ v[i])  # f_i = I a + v x* I v
+        v[i] = (Xup[i] @ v[p] if p >= 0 else 0.0) + vJ                     # V(k) = phi^* V(k+1) + H^* qd(k)
+        a[i] = Xup[i] @ (a[p] if p >= 0 else a0) + S[i] * qdd[i]           # alpha(k) = phi^* alpha(k+1) + H^* qdd(k)
+        a[i] += cross_motion(v[i]) @ vJ                                     #     + a(k); a_0 = -[0; g] is gravity
+        f[i] = model.inertia[i] @ a[i] + cross_force(v[i]) @ (model.inertia[i] @ v[i])  # M(k) alpha(k) + b(k)
         if f_ext is not None:
             f[i] -= f_ext[i]
-    # Gather, tips to base (Jain Lemma 1, eq. 5): joint forces and the force each body passes to its parent.
+    # Gather, tips to base (Lemma 1, eq. 5): joint forces and the force each body passes to its parent.
     tau = np.zeros(n)
     for i in reversed(range(n)):
-        tau[i] = S[i] @ f[i]                                                # tau_i = S^T f_i
+        tau[i] = S[i] @ f[i]                                                # T(k) = H(k) f(k)
         p = model.parent[i]
         if p >= 0:
-            f[p] += Xup[i].T @ f[i]                                         # f_p += X^T f_i
+            f[p] += Xup[i].T @ f[i]                                         # f(parent) += phi f(k)
     return tau
 
 

@@ -6,7 +6,7 @@ from .packing import ABA, AXIS, AXIS_INDEX, JOINT_TYPE, MASS, PARENT
 from .spatial_kernels import REVOLUTE, add_congruence, add_transposed_force, cross_force_add, cross_motion_add, \
     inertia_times, joint_motion, parent_transform, project_on_joint, spatial_inertia_matrix, transform_motion
 
-SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])'
 X_, V_, C_, PA_, IA_, U_, D_, u_ = ABA['X'], ABA['v'], ABA['c'], ABA['pA'], ABA['IA'], ABA['U'], ABA['D'], ABA['u']
 A_, VJ_, IV_, PA_CHILD_, SCRATCH_ = ABA['a'], ABA['vJ'], ABA['Iv'], ABA['pa'], ABA['scratch']
 
@@ -43,7 +43,7 @@ def articulated_inertia_gather(P, i, X, IA, U, scratch):
 
 
 @njit(SIGNATURE, cache=True)
-def aba_kernel(P, W, q, qd, tau, a0, f_ext, qdd):
+def aba_kernel(P, W, a0, f_ext, q, qd, tau, qdd):
     """qdd = M^-1 (tau - h + sum J^T f_ext); P is PackedModel.table, W its Data.work (overwritten), a0 the base
     acceleration -[0; g]."""
     n = P.shape[0]
