@@ -15,6 +15,7 @@ first calls run the table kernels while its code is compiled in a background pro
 ``specialize(model)`` compiles in the foreground; ``path`` says which code serves a call. Every function checks
 argument shapes with ``model.model.check_state``, so a wrong length gives the same error as the reference.
 """
+import functools
 import importlib
 import importlib.util
 
@@ -36,6 +37,7 @@ FORCES = {'rnea': 2, 'aba': 2, 'crba': 0, 'udut': 0, 'regressor': 1}   # its tab
 NONE = {}   # no generated code
 
 
+@functools.cache
 def _kernel(name):
     """The table kernel of ``name`` ('rnea', 'rnea_batch', ...), imported on first use (importing numba and
     loading machine code takes about a second)."""
