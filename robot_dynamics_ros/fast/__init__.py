@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import algorithms
-from ..algorithms.regressor import _extra_flags
+from ..algorithms.regressor import _extra_flags, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
 from ..model.model import Model, check_state, check_states
@@ -187,7 +187,7 @@ def udut(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.fl
 
 def _regressor(model, states, gravity, flags, batch):
     """The regressor of one state or (``batch``) of rows of states: the body columns from the kernel, then the
-    per-joint columns after the 10 n body columns (Ia, Fv, Fc, off as enabled), as ``algorithms.regressor``."""
+    per-joint columns as ``algorithms.regressor``."""
     n = model.nv
     (check_states if batch else check_state)(model, **dict(zip(STATES['regressor'], states)))
     Y = np.zeros(np.shape(states[0])[:-1] + (n, (10 + sum(flags)) * n))
@@ -195,12 +195,7 @@ def _regressor(model, states, gravity, flags, batch):
         _run_batch(model, 'regressor', states, Y, gravity)
     else:
         _run(model, 'regressor', (*states, Y), gravity)
-    QD, QDD = np.asarray(states[1], dtype=float), np.asarray(states[2], dtype=float)
-    columns = [c for c, on in zip((QDD, QD, np.sign(QD), np.ones_like(QD)), flags) if on]
-    joints = np.arange(n)
-    for k, column in enumerate(columns):
-        Y[..., joints, 10 * n + len(columns) * joints + k] = column
-    return Y
+    return joint_columns(Y, flags, np.asarray(states[1], dtype=float), np.asarray(states[2], dtype=float))
 
 
 def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
