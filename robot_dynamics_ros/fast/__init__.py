@@ -68,7 +68,7 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
     error). A zero pivot (ZeroDivisionError) raises the error naming the joint."""
     function = model._cache.get('generated', NONE).get(name) if gravity is None and f_ext is None else None
-    table = ()   # the arguments of a table kernel before the states (nothing on the hot path but this)
+    table = ()   # a table kernel's arguments before the states: none for generated code
     if function is None:
         if BACKEND == 'numpy':
             return _reference(model, name, arguments, gravity, f_ext)
