@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from conftest import BUNDLED_URDF
 from random_robots import random_trees, random_urdf
 from robot_dynamics_ros import algorithms, fast, load_urdf
-from robot_dynamics_ros.fast import _reference, codegen
+from robot_dynamics_ros.fast import codegen
 
 TOL = 1e-12
 N_STATES = 8
@@ -85,8 +85,61 @@ def test_generated_code_serves_the_default_call(urdf_path):
     assert 'P[' not in text and 'for ' not in text.replace('for s in range', '')   # unrolled, no table
 
 
-@pytest.mark.parametrize('api', [fast, _reference], ids=['fast', 'numpy_fallback'])
-def test_batched_equals_looped(urdf_path, api):
+def traced(model, algorithm):
+    """The generated function of ``algorithm`` run as plain Python (numba's njit left out): the code that tracing
+    the table kernel wrote, without compiling it."""
+    source = codegen.module_source(model, algorithm)
+    namespace = {}
+    exec(source.replace('from numba import njit', 'def njit(*args, **kwargs):\n    return lambda function: function'),
+         namespace)
+    return namespace[algorithm]
+
+
+def assert_traced_code_equals_table_kernels(model, rng):
+    """Tracing runs the table kernels' own source on symbols: its code must give the table kernels' results."""
+    assert fast.path(model) == 'table'
+    n = model.nv
+    rnea, crba, aba = (traced(model, algorithm) for algorithm in ('rnea', 'crba', 'aba'))
+    for _ in range(3):
+        q, qd, x, _, _ = random_state(model, rng)
+        tau, M, qdd = np.empty(n), np.empty((n, n)), np.empty(n)
+        rnea(q, qd, x, tau)
+        crba(q, M)
+        assert close(tau, fast.rnea(model, q, qd, x))
+        assert close(M, fast.crba(model, q))
+        if model.massless_joints:
+            with pytest.raises(ZeroDivisionError):
+                aba(q, qd, x, qdd)
+        else:
+            aba(q, qd, x, qdd)
+            assert close(qdd, fast.aba(model, q, qd, x))
+
+
+def test_traced_code_equals_table_kernels(urdf_path):
+    pytest.importorskip('numba')
+    assert_traced_code_equals_table_kernels(load_urdf(urdf_path), np.random.default_rng(7))
+
+
+@settings(max_examples=20, deadline=None)
+@given(random_trees)
+def test_traced_code_equals_table_kernels_on_random_trees(xml):
+    pytest.importorskip('numba')
+    assert_traced_code_equals_table_kernels(load_urdf(xml), np.random.default_rng(8))
+
+
+def test_numpy_fallback_equals_reference(urdf_path, monkeypatch):
+    """Every function dispatched as without numba (to the reference) gives the reference's results."""
+    monkeypatch.setattr(fast, 'BACKEND', 'numpy')
+    model = load_urdf(urdf_path)
+    assert fast.path(model) == 'numpy'
+    assert_fast_equals_reference(model, np.random.default_rng(9))
+
+
+@pytest.mark.parametrize('backend', ['default', 'numpy'], ids=['fast', 'numpy_fallback'])
+def test_batched_equals_looped(urdf_path, backend, monkeypatch):
+    if backend == 'numpy':   # the fallback without numba, run here where numba is installed
+        monkeypatch.setattr(fast, 'BACKEND', 'numpy')
+    api = fast
     model = load_urdf(urdf_path)
     rng = np.random.default_rng(2)
     states = [random_state(model, rng) for _ in range(5)]

@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..model.model import Model, check_state
-from ..spatial import cross_motion, skew
-from .rnea import spatial_gravity
+from ..spatial import skew
+from .rnea import kinematic_scatter, spatial_gravity
 
 BODY_PARAMETERS = ('XX', 'XY', 'XZ', 'YY', 'YZ', 'ZZ', 'MX', 'MY', 'MZ', 'M')
 JOINT_PARAMETERS = ('Ia', 'Fv', 'Fc', 'off')
@@ -62,17 +62,9 @@ def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity
     n = model.nv
     S = model.motion_subspace
     Xup = model.parent_transforms(q)
-    a0 = spatial_gravity(gravity)
-    v = np.zeros((n, 6))
-    a = np.zeros((n, 6))
+    v, a = kinematic_scatter(model, Xup, qd, qdd, spatial_gravity(gravity))
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
-    extra = sum(flags)
-    Y = np.zeros((n, 10 * n + extra * n))
-    for i in range(n):
-        p = model.parent[i]
-        vJ = S[i] * qd[i]
-        v[i] = (Xup[i] @ v[p] if p >= 0 else 0.0) + vJ                       # v_i = X v_p + S qd
-        a[i] = Xup[i] @ (a[p] if p >= 0 else a0) + S[i] * qdd[i] + cross_motion(v[i]) @ vJ  # + v x S qd
+    Y = np.zeros((n, (10 + sum(flags)) * n))
     for i in range(n):
         F = body_wrench_regressor(v[i], a[i])                                # f_i = A_i pi_i
         j = i
@@ -80,11 +72,17 @@ def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity
             Y[j, 10 * i:10 * i + 10] = S[j] @ F                              # tau_j += S_j^T f_i carried to j
             F = Xup[j].T @ F                                                 # f_p += X^T f_j
             j = model.parent[j]
-    columns = [qdd, qd, np.sign(qd), np.ones(n)]
-    enabled = [c for c, on in zip(columns, flags) if on]
-    for j in range(n):
-        for k, column in enumerate(enabled):
-            Y[j, 10 * n + extra * j + k] = column[j]
+    return joint_columns(Y, flags, np.asarray(qd, dtype=float), np.asarray(qdd, dtype=float))
+
+
+def joint_columns(Y, flags, qd, qdd):
+    """Y (one state, or rows of states) with its per-joint columns after the 10 n body columns filled: Ia
+    (qdd_j), Fv (qd_j), Fc (sign qd_j), off (1), those enabled in ``flags``, grouped per joint."""
+    n = qd.shape[-1]
+    columns = [c for c, on in zip((qdd, qd, np.sign(qd), np.ones_like(qd)), flags) if on]
+    joints = np.arange(n)
+    for k, column in enumerate(columns):
+        Y[..., joints, 10 * n + len(columns) * joints + k] = column
     return Y
 
 

@@ -2,11 +2,11 @@
 ``algorithms/aba.py``."""
 from numba import njit
 
-from .packing import ABA, AXIS, AXIS_INDEX, JOINT_TYPE, MASS, PARENT
+from .packing import ABA, AXIS, AXIS_INDEX, JOINT_TYPE, MASS, PARENT, SPATIAL_INERTIA
 from .spatial_kernels import REVOLUTE, add_congruence, add_transposed_force, cross_force_add, cross_motion_add, \
-    inertia_times, joint_motion, parent_transform, project_on_joint, spatial_inertia_matrix, transform_motion
+    inertia_times, joint_motion, parent_transform, project_on_joint, transform_motion
 
-SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])'
 X_, V_, C_, PA_, IA_, U_, D_, u_ = ABA['X'], ABA['v'], ABA['c'], ABA['pA'], ABA['IA'], ABA['U'], ABA['D'], ABA['u']
 A_, VJ_, IV_, PA_CHILD_, SCRATCH_ = ABA['a'], ABA['vJ'], ABA['Iv'], ABA['pa'], ABA['scratch']
 
@@ -43,7 +43,7 @@ def articulated_inertia_gather(P, i, X, IA, U, scratch):
 
 
 @njit(SIGNATURE, cache=True)
-def aba_kernel(P, W, q, qd, tau, a0, f_ext, qdd):
+def aba_kernel(P, W, a0, f_ext, q, qd, tau, qdd):
     """qdd = M^-1 (tau - h + sum J^T f_ext); P is PackedModel.table, W its Data.work (overwritten), a0 the base
     acceleration -[0; g]."""
     n = P.shape[0]
@@ -71,7 +71,7 @@ def aba_kernel(P, W, q, qd, tau, a0, f_ext, qdd):
         for k in range(6):
             pA[i, k] = -f_ext[i, k]
         cross_force_add(v[i], Iv[i], pA[i])                            # pA_i = v_i x* I v_i - f_ext,i
-        spatial_inertia_matrix(P, i, MASS, IA[i])
+        IA[i, :] = P[i, SPATIAL_INERTIA.start:SPATIAL_INERTIA.stop]
     # Gather, tips to base: articulated-body inertias (Riccati recursion, Jain Lemma 7) and bias forces.
     for i in range(n - 1, -1, -1):
         D[i] = articulated_inertia_gather(P, i, X, IA, U, scratch)     # U, D; IA_i -> Ia_i; IA_p += X^T Ia X

@@ -9,18 +9,18 @@ from .regressor_kernel import regressor_kernel
 from .rnea_kernel import rnea_kernel
 
 STATES = 'f8[:, ::1]'
-SIGNATURE = f'void(f8[:, ::1], f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1], {STATES})'
+SIGNATURE = f'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, :, ::1], {STATES}, {STATES}, {STATES}, {STATES})'
 
 
 @njit(SIGNATURE, cache=True)
-def rnea_batch_kernel(P, W, Q, QD, QDD, a0, F_ext, TAU):
+def rnea_batch_kernel(P, W, a0, F_ext, Q, QD, QDD, TAU):
     N = Q.shape[0]
     if QD.shape[0] != N or QDD.shape[0] != N or TAU.shape[0] != N or F_ext.shape[0] not in (1, N):
         raise ValueError('rnea_batch: q, qd, qdd, out need the same number of states; f_ext one block or one per state')
     shared = F_ext.shape[0] == 1
     own = W.copy()
     for s in range(N):
-        rnea_kernel(P, own, Q[s], QD[s], QDD[s], a0, F_ext[0] if shared else F_ext[s], TAU[s])
+        rnea_kernel(P, own, a0, F_ext[0] if shared else F_ext[s], Q[s], QD[s], QDD[s], TAU[s])
 
 
 @njit(f'void(f8[:, ::1], f8[:, ::1], {STATES}, f8[:, :, ::1])', cache=True)
@@ -33,21 +33,21 @@ def crba_batch_kernel(P, W, Q, M):
 
 
 @njit(SIGNATURE, cache=True)
-def aba_batch_kernel(P, W, Q, QD, TAU, a0, F_ext, QDD):
+def aba_batch_kernel(P, W, a0, F_ext, Q, QD, TAU, QDD):
     N = Q.shape[0]
     if QD.shape[0] != N or TAU.shape[0] != N or QDD.shape[0] != N or F_ext.shape[0] not in (1, N):
         raise ValueError('aba_batch: q, qd, tau, out need the same number of states; f_ext one block or one per state')
     shared = F_ext.shape[0] == 1
     own = W.copy()
     for s in range(N):
-        aba_kernel(P, own, Q[s], QD[s], TAU[s], a0, F_ext[0] if shared else F_ext[s], QDD[s])
+        aba_kernel(P, own, a0, F_ext[0] if shared else F_ext[s], Q[s], QD[s], TAU[s], QDD[s])
 
 
-@njit(f'void(f8[:, ::1], f8[:, ::1], {STATES}, {STATES}, {STATES}, f8[::1], f8[:, :, ::1])', cache=True)
-def regressor_batch_kernel(P, W, Q, QD, QDD, a0, Y):
+@njit(f'void(f8[:, ::1], f8[:, ::1], f8[::1], {STATES}, {STATES}, {STATES}, f8[:, :, ::1])', cache=True)
+def regressor_batch_kernel(P, W, a0, Q, QD, QDD, Y):
     N = Q.shape[0]
     if QD.shape[0] != N or QDD.shape[0] != N or Y.shape[0] != N:
         raise ValueError('regressor_batch: q, qd, qdd, out need the same number of states')
     own = W.copy()
     for s in range(N):
-        regressor_kernel(P, own, Q[s], QD[s], QDD[s], a0, Y[s])
+        regressor_kernel(P, own, a0, Q[s], QD[s], QDD[s], Y[s])

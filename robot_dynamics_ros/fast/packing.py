@@ -24,7 +24,8 @@ R_TREE = slice(15, 18)
 MASS = 18
 FIRST_MOMENT = slice(19, 22)
 IBAR = slice(22, 31)     # row-major 3x3
-N_COLUMNS = 31
+SPATIAL_INERTIA = slice(31, 67)   # the same inertia as a row-major 6x6 matrix
+N_COLUMNS = 67
 
 
 def work_fields(**widths):
@@ -75,8 +76,9 @@ class PackedModel:
             table[i, MASS] = mass
             table[i, FIRST_MOMENT] = h
             table[i, IBAR] = I[:3, :3].ravel()
-            rebuilt = np.block([[I[:3, :3], skew(h)], [skew(h).T, mass * np.eye(3)]])
-            if not np.allclose(rebuilt, I, rtol=0.0, atol=1e-12 * max(1.0, np.abs(I).max())):
+            rebuilt = np.block([[I[:3, :3], skew(h)], [skew(h).T, mass * np.eye(3)]]).ravel()
+            table[i, SPATIAL_INERTIA] = rebuilt
+            if not np.allclose(rebuilt, I.ravel(), rtol=0.0, atol=1e-12 * max(1.0, np.abs(I).max())):
                 raise ValueError(f"body {model.body_names[i]!r}: inertia lacks the [[Ibar, h x], [h x^T, m 1]] form")
         self.table = table
         self.data = Data(n)

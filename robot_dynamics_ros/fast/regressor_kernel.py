@@ -61,7 +61,7 @@ def body_wrench_regressor(v, a, A):
 
 
 @njit(SIGNATURE, cache=True)
-def regressor_kernel(P, W, q, qd, qdd, a0, Y):
+def regressor_kernel(P, W, a0, q, qd, qdd, Y):
     """Y[:, :10 n] = the body columns of the joint-torque regressor (other columns are left as they are)."""
     n = P.shape[0]
     if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or Y.shape[0] != n or Y.shape[1] < 10 * n \

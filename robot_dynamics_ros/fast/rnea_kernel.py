@@ -6,7 +6,7 @@ from .packing import MASS, PARENT, RNEA
 from .spatial_kernels import (add_transposed_force, cross_force_add, cross_motion_add, inertia_times, joint_motion,
                               parent_transform, project_on_joint, transform_motion)
 
-SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1], f8[::1])'
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])'
 
 
 # Work fields (row slices of a C-contiguous array stay contiguous for the compiler): Xup, v, a, S qd, S qdd, I v, f.
@@ -37,7 +37,7 @@ def kinematic_scatter(P, W, q, qd, qdd, a0):
 
 
 @njit(SIGNATURE, cache=True)
-def rnea_kernel(P, W, q, qd, qdd, a0, f_ext, tau):
+def rnea_kernel(P, W, a0, f_ext, q, qd, qdd, tau):
     """tau = M qdd + h - sum J^T f_ext; P is PackedModel.table, W its Data.work (overwritten), a0 the base
     acceleration -[0; g]."""
     n = P.shape[0]

@@ -149,35 +149,19 @@ def inertia_times(I, i, c0, m, out):
 
 
 @njit(cache=True)
-def spatial_inertia_matrix(I, i, c0, out):
-    """out (36, row-major 6x6) = the spatial inertia [[Ibar, [h]x], [[h]x^T, mass 1]] of row i of I (layout as
-    inertia_times)."""
-    for k in range(36):
-        out[k] = 0.0
-    for row in range(3):
-        for col in range(3):
-            out[6 * row + col] = I[i, c0 + 4 + 3 * row + col]
-        out[21 + 7 * row] = I[i, c0]
-    hx, hy, hz = I[i, c0 + 1], I[i, c0 + 2], I[i, c0 + 3]
-    out[4], out[5], out[9], out[11], out[15], out[16] = -hz, hy, hz, -hx, -hy, hx
-    for row in range(3):
-        for col in range(3):
-            out[6 * (3 + col) + row] = out[6 * row + 3 + col]
-
-
-@njit(cache=True)
-def rotate_symmetric(X, Y, y0, stride, T, out, o0, ostride):
-    """out = E^T Y E for the symmetric 3x3 block of Y at y0 (row stride ``stride``), written at o0 of out
-    (row stride ``ostride``); T (9) is scratch. Only the upper triangle is computed, then mirrored."""
+def rotate(X, Y, y0, stride, T, out, o0, ostride, symmetric):
+    """out = E^T Y E for the 3x3 block of Y at y0 (row stride ``stride``), written at o0 of out (row stride
+    ``ostride``); T (9) is scratch. Of a symmetric block only the upper triangle is computed, then mirrored."""
     for row in range(3):
         for col in range(3):
             T[3 * row + col] = Y[y0 + stride * row] * X[col] + Y[y0 + stride * row + 1] * X[3 + col] \
                 + Y[y0 + stride * row + 2] * X[6 + col]
     for row in range(3):
-        for col in range(row, 3):
+        for col in range(row if symmetric else 0, 3):
             value = X[row] * T[col] + X[3 + row] * T[3 + col] + X[6 + row] * T[6 + col]
             out[o0 + ostride * row + col] = value
-            out[o0 + ostride * col + row] = value
+            if symmetric:
+                out[o0 + ostride * col + row] = value
 
 
 @njit(cache=True)
@@ -199,23 +183,11 @@ def add_transformed_rigid_inertia(X, Ic_i, Ic_p, T):
     a = (a0, a1, a2)
     b = (b0, b1, b2)
     r = (r0, r1, r2)
-    rotate_symmetric(X, Ic_i, 4, 3, T, T, 9, 3)
+    rotate(X, Ic_i, 4, 3, T, T, 9, 3, True)
     for row in range(3):
         for col in range(3):
             Ic_p[4 + 3 * row + col] += T[9 + 3 * row + col] - a[row] * r[col] - r[row] * b[col] \
                 + (ra_rb if row == col else 0.0)
-
-
-@njit(cache=True)
-def rotate_block(X, IA, y0, T, out):
-    """out (9) = E^T Y E for the 3x3 block Y of the row-major 6x6 IA starting at y0; T (9) is scratch."""
-    for row in range(3):
-        for col in range(3):
-            T[3 * row + col] = IA[y0 + 6 * row] * X[col] + IA[y0 + 6 * row + 1] * X[3 + col] \
-                + IA[y0 + 6 * row + 2] * X[6 + col]
-    for row in range(3):
-        for col in range(3):
-            out[3 * row + col] = X[row] * T[col] + X[3 + row] * T[3 + col] + X[6 + row] * T[6 + col]
 
 
 @njit(cache=True)
@@ -224,9 +196,9 @@ def add_congruence(X, IA, out, scratch):
     A', B', C' the blocks rotated by E, the result is [[A' + [r]x B'^T - B'' [r]x, B''], [B''^T, C']],
     B'' = B' + [r]x C'. scratch: 45 values."""
     T, A, B, C, B2 = scratch[0:9], scratch[9:18], scratch[18:27], scratch[27:36], scratch[36:45]
-    rotate_symmetric(X, IA, 0, 6, T, A, 0, 3)
-    rotate_block(X, IA, 3, T, B)
-    rotate_symmetric(X, IA, 21, 6, T, C, 0, 3)
+    rotate(X, IA, 0, 6, T, A, 0, 3, True)
+    rotate(X, IA, 3, 6, T, B, 0, 3, False)
+    rotate(X, IA, 21, 6, T, C, 0, 3, True)
     r = (X[9], X[10], X[11])
     for col in range(3):                                    # B'' = B' + r x (columns of C')
         for k in range(3):

@@ -3,8 +3,8 @@
 from numba import njit
 
 from .aba_kernel import articulated_inertia_gather
-from .packing import MASS, PARENT, UDUT
-from .spatial_kernels import add_transposed_force, parent_transform, project_on_joint, spatial_inertia_matrix
+from .packing import PARENT, SPATIAL_INERTIA, UDUT
+from .spatial_kernels import add_transposed_force, parent_transform, project_on_joint
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
 X_, IA_, PSI_, FORCE_, CARRIED_, SCRATCH_ = UDUT['X'], UDUT['IA'], UDUT['psi'], UDUT['force'], UDUT['carried'], \
@@ -21,7 +21,7 @@ def udut_kernel(P, W, q, U, D):
     force, carried, scratch = W[:, FORCE_:FORCE_ + 6], W[:, CARRIED_:CARRIED_ + 6], W[:, SCRATCH_:SCRATCH_ + 45]
     for i in range(n):
         parent_transform(P, i, q[i], X[i])
-        spatial_inertia_matrix(P, i, MASS, IA[i])
+        IA[i, :] = P[i, SPATIAL_INERTIA.start:SPATIAL_INERTIA.stop]
     # Gather, tips to base (Riccati recursion, Jain Lemma 7).
     for k in range(n - 1, -1, -1):
         D[k] = articulated_inertia_gather(P, k, X, IA, psi, scratch)  # psi^_k, m^_k (eq. 25); M^_p (eq. 27)
