@@ -278,3 +278,22 @@ def test_hot_models_switch_to_generated_code_compiled_in_the_background(monkeypa
     assert not compiling.is_alive()
     assert fast.path(model) == 'generated'
     assert_fast_equals_reference(model, np.random.default_rng(6))
+
+
+def test_a_process_that_chose_its_code_never_tiers_up_and_explicit_gravity_does_not_count(monkeypatch):
+    """The nodes decide once at start (choose_code): no background compile (and no switch) mid-run; calls with an
+    explicit gravity, which generated code never serves, do not count toward compiling either."""
+    pytest.importorskip('numba')
+    monkeypatch.setattr(codegen, 'ENABLE', True)
+    explicit, chosen = (load_urdf(random_urdf(seed, n_links=4)) for seed in (7, 8))
+    q, qd, x, _, _ = random_state(explicit, np.random.default_rng(9))
+    for _ in range(codegen.HOT_CALLS):
+        fast.rnea(explicit, q, qd, x, gravity=[0.0, 0.0, -9.81])
+    assert 'compiling' not in explicit._cache
+    monkeypatch.setattr(codegen, 'ENABLE', False)   # choose_once: the table kernels, no compile process
+    assert fast.choose_code(chosen).startswith('table kernels')
+    monkeypatch.setattr(codegen, 'ENABLE', True)
+    q, qd, x, _, _ = random_state(chosen, np.random.default_rng(10))
+    for _ in range(codegen.HOT_CALLS):
+        fast.rnea(chosen, q, qd, x)
+    assert 'compiling' not in chosen._cache and fast.path(chosen) == 'table'

@@ -4,6 +4,7 @@ the simulator's /clock as use_sim_time nodes read it."""
 import signal
 
 import numpy as np
+import pytest
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.parameter import Parameter, parameter_value_to_python
 from rosgraph_msgs.msg import Clock
@@ -11,7 +12,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import NodeProcess, ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF
 
 from robot_dynamics_ros import gravity_torques, load_urdf
@@ -171,3 +172,24 @@ def test_clock_is_published_at_clock_rate_and_joint_states_at_publish_rate(ros_d
     # /clock every 20 ms of sim time, on the first tick after it is due (a late tick steps up to 8 ms at once).
     assert clock_steps.min() >= 1 / 50 - 1e-9 and clock_steps.max() <= 1 / 50 + 0.008 + 1e-9, clock_steps
     assert max(clocks) <= max(states)
+
+
+def test_the_controller_serves_from_generated_code_once_it_is_compiled(ros_domain, tmp_path):
+    """With per-robot code in the on-disk cache, the node loads it at start (and says so) and its commands are the
+    control law's, as the NumPy reference computes it."""
+    pytest.importorskip('numba')
+    from robot_dynamics_ros.algorithms import gravity_torques as reference_gravity
+    from robot_dynamics_ros.fast import codegen
+    env, probe = ros_domain
+    codegen.specialize(load_urdf(BUNDLED_URDF))   # fills the on-disk cache (seconds when cold) in this process
+    controller = NodeProcess('computed_torque_controller', dict(env, ROBOT_DYNAMICS_ROS_CODEGEN='1'), str(tmp_path),
+                             controller_params())
+    try:
+        loop = Loop(probe)
+        loop.next_command()
+        assert 'dynamics: generated per-robot code' in controller.log(), controller.log()
+        loop.q = Q0 + 0.02
+        loop.commands_become(KP * (Q0 - loop.q) + reference_gravity(MODEL, loop.q))
+        assert controller.stop(signal.SIGINT) == 0
+    finally:
+        controller.kill()

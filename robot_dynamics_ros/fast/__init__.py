@@ -12,7 +12,8 @@ Calls with the default gravity and no external forces run per-robot generated co
 kernels traced on symbols, unrolled, constants baked in) once it is ready, tiered as JIT runtimes do: a model's
 first calls run the table kernels while its code is compiled in a background process into the on-disk cache
 (``codegen.specialize_in_background``, started after ``codegen.HOT_CALLS`` calls), then calls switch to it.
-``specialize(model)`` compiles in the foreground; ``path`` says which code serves a call. Every function checks
+``specialize(model)`` compiles in the foreground; ``choose_code(model)`` decides once for a long-running process
+(the nodes: no tier-up mid-run); ``path`` says which code serves a call. Every function checks
 argument shapes with ``model.model.check_state``, so a wrong length gives the same error as the reference.
 """
 import functools
@@ -27,7 +28,7 @@ from ..algorithms.regressor import _extra_flags, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
 from ..model.model import Model, check_state, check_states
-from .codegen import count_call, specialize, specialize_in_background
+from .codegen import choose_once, count_call, specialize, specialize_in_background
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
@@ -49,6 +50,13 @@ def _as_float_arrays(*arrays):
     """C-contiguous, writable float64 arrays (copies where needed: the kernels' signatures take no read-only
     arrays, such as a Model's own arrays)."""
     return [np.require(x, dtype=float, requirements=['C', 'W']) for x in arrays]
+
+
+def choose_code(model: Model) -> str:
+    """``codegen.choose_once`` where numba is installed; says what serves ``model``'s calls, for a log line."""
+    if BACKEND == 'numpy':
+        return 'the NumPy reference (numba is not installed)'
+    return choose_once(model)
 
 
 def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None) -> str:
@@ -73,8 +81,8 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
         if BACKEND == 'numpy':
             return _reference(model, name, arguments, gravity, f_ext)
         algorithm, pack, function = name.removesuffix('_batch'), packed(model), _kernel(name)
-        if algorithm in ('rnea', 'crba', 'aba'):
-            count_call(model)   # the table's calls of what codegen writes count toward compiling it
+        if algorithm in ('rnea', 'crba', 'aba') and gravity is None and f_ext is None:
+            count_call(model)   # calls the generated code would serve count toward compiling it
         f_ext = pack.no_external_force if f_ext is None else f_ext
         if name.endswith('_batch'):   # one (nv, 6) block for all states, or one per state
             f_ext = np.reshape(np.asarray(f_ext, dtype=float), (-1,) + np.shape(f_ext)[-2:])

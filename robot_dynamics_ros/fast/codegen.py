@@ -11,6 +11,7 @@ sums folded; what depends on q, qd and x is written out as assignments. Each gen
 table kernels). The source is written once to the user's cache directory, named by its own hash, and imported
 from there so that numba's on-disk cache holds the machine code.
 """
+import glob
 import hashlib
 import importlib
 import importlib.util
@@ -346,8 +347,39 @@ def wait_for_generated(model, timeout=None):
 
 
 def count_call(model):
-    """Count a default call that the table kernels served: the HOT_CALLS-th starts ``specialize_in_background``."""
+    """Count a default call that the table kernels served: the HOT_CALLS-th starts ``specialize_in_background``
+    (unless ``choose_once`` has decided for this process)."""
     cache = model._cache
     calls = cache['calls'] = cache.get('calls', 0) + 1
-    if calls == HOT_CALLS and ENABLE and model.nv <= MAX_DOF:
+    if calls == HOT_CALLS and ENABLE and model.nv <= MAX_DOF and not cache.get('chosen'):
         specialize_in_background(model)
+
+
+def _compiled(path):
+    """Whether numba's on-disk cache holds machine code for the generated module at ``path`` (its index files)."""
+    stem = os.path.basename(path)[:-len('.py')]
+    return bool(glob.glob(os.path.join(os.path.dirname(path), '__pycache__', f'{stem}.*.nbi')))
+
+
+def _nice():
+    os.nice(19)
+
+
+def choose_once(model):
+    """For a long-running process (the nodes): decide now which code serves ``model``'s default calls for the
+    rest of the process. The generated code when numba's disk cache already holds it (loading takes well under
+    a second); else the table kernels, while a detached lowest-priority process compiles the code for the next
+    start. Nothing tiers up later: no compile or load stalls a control loop mid-run, and a run never switches
+    code (two lockstep runs stay bit-identical). Returns what serves, for the log."""
+    model._cache['chosen'] = True
+    if not ENABLE or model.nv > MAX_DOF:
+        return 'table kernels (' + ('ROBOT_DYNAMICS_ROS_CODEGEN=0' if not ENABLE else f'more than {MAX_DOF} DOF') + ')'
+    paths = write_modules(model)
+    if all(_compiled(path) for path in paths):
+        model._cache['generated'] = load(paths)
+        return 'generated per-robot code (from the on-disk cache)'
+    script = 'import sys; from robot_dynamics_ros.fast.codegen import _import; [_import(p) for p in sys.argv[1:]]'
+    subprocess.Popen([sys.executable, '-c', script, *paths], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                     start_new_session=True, preexec_fn=_nice if hasattr(os, 'nice') else None)
+    return 'table kernels; per-robot code is being compiled in the background for the next start'
+

@@ -22,6 +22,7 @@ except ImportError:   # Humble
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from ..algorithms.rnea import STANDARD_GRAVITY
 from ..model import URDFError, load_urdf
 from ..model.urdf import parse_urdf
 
@@ -133,6 +134,12 @@ def as_vector(name, value, n, allow_scalar=True):
     if not np.all(np.isfinite(array)):
         raise ConfigurationError(f"parameter {name!r} must be finite, got {list(array)}")
     return array
+
+
+def default_as_none(gravity):
+    """None for the standard gravity vector: the dynamics then take their default path (per-robot generated code
+    where it serves), which an explicit vector never does."""
+    return None if np.array_equal(gravity, STANDARD_GRAVITY) else gravity
 
 
 def joint_order(model, joints):

@@ -28,9 +28,10 @@ from ..algorithms import gravity_torques
 from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, JointStateMapper,
                        TrajectoryReference, plausibility_bounds)
 from ..errors import RobotDynamicsError
+from ..fast import choose_code
 from .trajectory_cdr import FIELDS, read_joint_trajectory
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, RuntimeParameters, Throttle, as_float,
-                     as_vector, declare, joint_order, one_of, run)
+                     as_vector, declare, default_as_none, joint_order, one_of, run)
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many
 # seconds (Python's default, 5 ms, per lock hand-over, stalls the rclpy callbacks that hand it over often).
@@ -98,7 +99,8 @@ class ControllerNode(Node):
 
     def _start(self, model):
         self.joint_names, self.index = joint_order(model, self.joints_param)
-        self.gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
+        self.gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
+        self.get_logger().info(f"dynamics: {choose_code(model)}")
         controller = self._make_controller(model, self.settings)
         rest = np.zeros(model.nv)
         try:

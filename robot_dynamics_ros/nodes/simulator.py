@@ -20,9 +20,10 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from ..errors import RobotDynamicsError
+from ..fast import choose_code
 from ..simulation import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float, as_vector, declare,
-                     joint_order, one_of, run)
+                     default_as_none, joint_order, one_of, run)
 
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
@@ -87,7 +88,8 @@ class SimulatorNode(Node):
     def _start(self, model):
         """Build the Simulator and the ROS interfaces once the model is known."""
         self.joint_names, self.index = joint_order(model, self.joints_param)
-        gravity = as_vector('gravity', self.gravity_param, 3, allow_scalar=False)
+        gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
+        self.get_logger().info(f"dynamics: {choose_code(model)}")
         initial, kp, kd = (self._in_model_order(model, name, values) for name, values in (
             ('initial_positions', self.initial_positions), ('position_gains', self.position_gains),
             ('velocity_gains', self.velocity_gains)))
