@@ -20,7 +20,6 @@ from .. import load_urdf
 from ..resources import bundled_config, bundled_urdf
 from .bringup import default_domain_id, isolated_ros_env, start_node, stop_node
 
-NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 SETTLE = 0.5  # s of sim time recorded after the trajectory's end
 
 

@@ -263,6 +263,8 @@ class ControllerNode(Node):
         return TrajectoryReference(times, positions, velocities, accelerations)
 
     def _check_stale(self):
+        """Stale joint states: the configured behaviour; and (as the timer runs anyway) whether anyone listens
+        to the diagnostics."""
         self.listened = (self.error_pub.get_subscription_count() > 0,
                          self.compute_time_pub.get_subscription_count() > 0)
         if self.last_state is None:
