@@ -95,7 +95,7 @@ class TrajectoryReference:
     """
 
     def __init__(self, times, positions, velocities=None, accelerations=None):
-        times = np.ascontiguousarray(times, dtype=float).reshape(-1)   # contiguous, as ControlStep's kernel takes
+        times = np.ascontiguousarray(times, dtype=float).reshape(-1)   # ControlStep's kernel is compiled for C order
         positions = np.atleast_2d(np.ascontiguousarray(positions, dtype=float))
         if positions.shape[0] != times.size:
             raise ValueError(f'{times.size} times but {positions.shape[0]} position waypoints')
@@ -350,6 +350,7 @@ class ControlStep:
         model = controller.model
         n = model.nv
         self.mapper, self.controller = mapper, controller
+        self._allow_missing_velocity = bool(mapper.allow_missing_velocity)
         bounds = mapper.bounds if mapper.bounds is not None else (np.full(n, -np.inf), np.full(n, np.inf),
                                                                   np.full(n, np.inf))
         J = np.zeros((kernel.JOINT_ROWS, n))
@@ -360,7 +361,7 @@ class ControlStep:
         pack = packed(model)
         self._model = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(controller.gravity),
                        pack.no_external_force)
-        self._mode = (CONTROL_MODES.index(controller.mode), controller.friction_compensation, J)
+        self._mode = (CONTROL_MODES.index(controller.mode), bool(controller.friction_compensation), J)
         self._order = np.arange(n) if output_order is None else np.array(output_order, dtype=np.int64)
         self._segment = np.zeros(1, dtype=np.int64)   # the reference segment used last
         self._no_segments = np.zeros((0, 1, n))       # the coefficients of a one-point (hold) reference
@@ -372,7 +373,7 @@ class ControlStep:
 
     def __call__(self, names, positions, velocities, reference, t):
         """One update for a joint state (names, positions, velocities as JointStateMapper.map takes them) and
-        the reference at time t; whether it computed (False: run the NumPy path)."""
+        `reference` at time t; whether it computed (False: run the NumPy path)."""
         try:
             source = self.mapper.source(names)
         except ValueError:
@@ -380,6 +381,6 @@ class ControlStep:
         coefficients = self._no_segments if reference._coefficients is None else reference._coefficients
         positions = _kernel_vector(positions)
         velocities = _kernel_vector(velocities if velocities is not None else [])
-        return self._kernel(positions, velocities, len(names), source, self.mapper.allow_missing_velocity, t,
+        return self._kernel(positions, velocities, len(names), source, self._allow_missing_velocity, float(t),
                             reference.times, reference.positions, coefficients, self._segment, *self._mode,
                             *self._model, self._order, self._results)
