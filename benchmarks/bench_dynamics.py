@@ -1,7 +1,8 @@
 """Per-call microseconds of RNEA, CRBA and ABA: NumPy reference, compiled fast path, Pinocchio, and the ratio
 fast / Pinocchio; batched throughput (and the batched regressor) against a Python loop over Pinocchio; the
-controller's compute time per joint-state message and the simulator's steps/s on the bundled arm; first-call
-time in a fresh process, with a cold and a warm cache of the generated code. The "fast" columns time the default
+controller's compute time per joint-state message (the control law alone, and the node's whole update in NumPy
+and in one compiled call) and the simulator's steps/s on the bundled arm; first-call time in a fresh process,
+with a cold and a warm cache of the generated code. The "fast" columns time the default
 call (``fast.rnea(model, q, qd, qdd)``, what ``robot_dynamics_ros.rnea`` and the nodes run) once the model is hot
 and its background compilation is over; the "path" column says which code served it: per-robot generated code,
 the table kernels, or the NumPy reference. "table us" times the table kernels on the same state.
@@ -16,12 +17,14 @@ import subprocess
 import sys
 import tempfile
 import timeit
+from array import array
 
 import numpy as np
 
 from robot_dynamics_ros import algorithms, fast, load_urdf, resources
 from robot_dynamics_ros.fast import codegen
-from robot_dynamics_ros.control import ComputedTorqueController
+from robot_dynamics_ros.control import (ComputedTorqueController, ControlStep, JointStateMapper, TrajectoryReference,
+                                        plausibility_bounds, sinusoid_reference)
 from robot_dynamics_ros.simulation import Simulator
 
 try:
@@ -163,6 +166,23 @@ def loop_table(number):
     controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
     t_control = per_call_us(lambda: controller.compute(q, qd, q_ref, qd_ref, qdd_ref), number)
     print(f'\ncontroller (computed torque, arm7): {t_control:.1f} us per joint-state message')
+    # The whole update of the node per joint state, fields as rclpy delivers them, inside a trajectory segment.
+    names, positions, velocities = list(model.joint_names), array('d', q), array('d', qd)
+    mapper = JointStateMapper(names, bounds=plausibility_bounds(model))
+    reference = TrajectoryReference(*sinusoid_reference(model, 1.0, 0.5, 10.0))
+    t = 1.2345
+
+    def numpy_update():
+        q, qd = mapper.map(names, positions, velocities)
+        controller.compute(q, qd, *reference.sample(t))
+    t_numpy = per_call_us(numpy_update, number)
+    row = f'controller update (mapping + reference + control law): NumPy {t_numpy:.1f} us'
+    if fast.BACKEND == 'numba':
+        step = ControlStep(mapper, controller)
+        step(names, positions, velocities, reference, t)
+        t_step = per_call_us(lambda: step(names, positions, velocities, reference, t), number)
+        row += f', one compiled call (ControlStep) {t_step:.1f} us ({t_numpy / t_step:.1f}x)'
+    print(row)
     for integrator in ('semi_implicit_euler', 'rk4'):
         simulator = Simulator(model, dt=1e-3, integrator=integrator)
         simulator.set_command(rng.normal(size=model.nv))

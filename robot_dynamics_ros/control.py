@@ -95,8 +95,8 @@ class TrajectoryReference:
     """
 
     def __init__(self, times, positions, velocities=None, accelerations=None):
-        times = np.asarray(times, dtype=float).reshape(-1)
-        positions = np.atleast_2d(np.asarray(positions, dtype=float))
+        times = np.ascontiguousarray(times, dtype=float).reshape(-1)   # ControlStep's kernel is compiled for C order
+        positions = np.atleast_2d(np.ascontiguousarray(positions, dtype=float))
         if positions.shape[0] != times.size:
             raise ValueError(f'{times.size} times but {positions.shape[0]} position waypoints')
         if times.size == 0:
@@ -278,6 +278,15 @@ class JointStateMapper:
             raise ValueError(f'joint state lacks joints {missing}')
         return np.array([names.index(name) for name in self.joint_names])
 
+    def source(self, names):
+        """For each model joint, its index in `names` (kept for the last name list); ValueError for duplicate,
+        unknown or missing joints."""
+        if names != self._names:
+            names = list(names)
+            self._source = self._source_of(names)
+            self._names = names
+        return self._source
+
     def _reject(self, q, qd):
         """ValueError naming the joints whose values are not finite or beyond the bounds."""
         if not (np.isfinite(q).all() and np.isfinite(qd).all()):
@@ -303,11 +312,8 @@ class JointStateMapper:
             velocities = np.zeros(len(names))
         elif velocities.size != len(names):
             raise ValueError(f'{len(names)} joint names but {velocities.size} velocities')
-        if names != self._names:
-            names = list(names)
-            self._source = self._source_of(names)
-            self._names = names
-        q, qd = positions[self._source], velocities[self._source]
+        source = self.source(names)
+        q, qd = positions[source], velocities[source]
         if self.bounds is None:
             plausible = np.isfinite(q).all() and np.isfinite(qd).all()
         else:   # NaN fails every comparison, so this also rejects non-finite values
@@ -316,3 +322,65 @@ class JointStateMapper:
         if not plausible:
             self._reject(q, qd)
         return q, qd
+
+
+def _kernel_vector(values):
+    """values for the compiled kernel: rclpy's float64[] fields (array('d')) as they are (numba reads the buffer),
+    anything else as a contiguous float64 vector (as JointStateMapper.map reads it)."""
+    if isinstance(values, array) and values.typecode == 'd':
+        return values
+    return np.ascontiguousarray(values, dtype=float).reshape(-1)
+
+
+class ControlStep:
+    """A controller update in one compiled call (numba; ``fast/control_kernel.py``): the q, qd of
+    ``mapper.map``, the reference of ``reference.sample(t)`` and the tau of ``controller.compute``, equal to
+    what those NumPy methods return, and tau in output order (``output_order``: model index of each output,
+    default model order). RNEA runs on the table kernel of the packed model.
+
+    Calling it returns True with the results in the row views q, qd, q_ref, qd_ref, qdd_ref, tau, command
+    (overwritten by the next call), or False where the NumPy path raises ValueError (bad names or values, a
+    non-finite reference); the caller then runs the NumPy path for its error. Build a new one when the
+    mapper or controller changes (gains, mode): they are read once, here.
+    """
+
+    def __init__(self, mapper, controller, output_order=None):
+        from .fast import control_kernel as kernel   # imports numba: only with the 'fast' extra
+        from .fast.packing import packed
+        model = controller.model
+        n = model.nv
+        self.mapper, self.controller = mapper, controller
+        self._allow_missing_velocity = bool(mapper.allow_missing_velocity)
+        bounds = mapper.bounds if mapper.bounds is not None else (np.full(n, -np.inf), np.full(n, np.inf),
+                                                                  np.full(n, np.inf))
+        J = np.zeros((kernel.JOINT_ROWS, n))
+        J[kernel.KP], J[kernel.KD] = controller.kp, controller.kd
+        J[kernel.DAMPING], J[kernel.FRICTION], J[kernel.EFFORT_LIMIT] = model.damping, model.friction, model.effort_limit
+        J[kernel.LOWER], J[kernel.UPPER], J[kernel.MAX_SPEED] = bounds
+        J[kernel.CONTINUOUS, controller._continuous] = 1.0
+        pack = packed(model)
+        self._model = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(controller.gravity),
+                       pack.no_external_force)
+        self._mode = (CONTROL_MODES.index(controller.mode), bool(controller.friction_compensation), J)
+        self._order = np.arange(n) if output_order is None else np.array(output_order, dtype=np.int64)
+        self._segment = np.zeros(1, dtype=np.int64)   # the reference segment used last
+        self._no_segments = np.zeros((0, 1, n))       # the coefficients of a one-point (hold) reference
+        self._kernel = kernel.control_step
+        self._results = R = np.zeros((kernel.RESULT_ROWS, n))
+        self.q, self.qd, self.q_ref, self.qd_ref, self.qdd_ref, self.tau, self.command = (
+            R[kernel.Q], R[kernel.QD], R[kernel.Q_REF], R[kernel.QD_REF], R[kernel.QDD_REF], R[kernel.TAU],
+            R[kernel.COMMAND])
+
+    def __call__(self, names, positions, velocities, reference, t):
+        """One update for a joint state (names, positions, velocities as JointStateMapper.map takes them) and
+        `reference` at time t; whether it computed (False: run the NumPy path)."""
+        try:
+            source = self.mapper.source(names)
+        except ValueError:
+            return False
+        coefficients = self._no_segments if reference._coefficients is None else reference._coefficients
+        positions = _kernel_vector(positions)
+        velocities = _kernel_vector(velocities if velocities is not None else [])
+        return self._kernel(positions, velocities, len(names), source, self._allow_missing_velocity, float(t),
+                            reference.times, reference.positions, coefficients, self._segment, *self._mode,
+                            *self._model, self._order, self._results)

@@ -1,12 +1,18 @@
-"""Control laws against Pinocchio, reference trajectories against their own derivatives, joint-state mapping."""
+"""Control laws against Pinocchio, reference trajectories against their own derivatives, joint-state mapping;
+the compiled controller update (ControlStep) against the NumPy path."""
+import re
+from array import array
+
 import numpy as np
 import pytest
 from conftest import BUNDLED_URDF, TEST_URDFS
+from hypothesis import given, settings
 from oracle import PinocchioOracle
+from random_robots import random_trees
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control import (ComputedTorqueController, JointStateMapper, TrajectoryReference,
-                                        sinusoid_reference)
+from robot_dynamics_ros.control import (CONTROL_MODES, ComputedTorqueController, ControlStep, JointStateMapper,
+                                        TrajectoryReference, plausibility_bounds, sinusoid_reference)
 
 
 @pytest.fixture(scope='module')
@@ -202,3 +208,183 @@ def test_joint_state_mapper_rejects_implausible_values():
     for q, qd in ((q0, fast), (beyond, zero)):
         with pytest.raises(ValueError, match='implausible'):
             mapper.map(names, q, qd)
+
+
+# ---- ControlStep: one compiled call per update, equal to map + sample + compute ----------------------------------
+
+def numpy_update(mapper, controller, reference, names, positions, velocities, t):
+    """The NumPy path: (q, qd, q_ref, qd_ref, qdd_ref, tau), or the ValueError it raises."""
+    try:
+        q, qd = mapper.map(names, positions, velocities)
+        q_ref, qd_ref, qdd_ref = reference.sample(t)
+        return q, qd, q_ref, qd_ref, qdd_ref, controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
+    except ValueError as e:
+        return e
+
+
+def assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions, velocities, t):
+    """The step computes exactly where the NumPy path does, the same values to 1e-12 (relative to each array's
+    largest element, at least 1), and the command is tau in the step's output order. Returns tau."""
+    expected = numpy_update(mapper, controller, reference, names, positions, velocities, t)
+    computed = step(names, positions, velocities, reference, t)
+    assert computed == (not isinstance(expected, ValueError)), expected
+    if not computed:
+        return None
+    for name, value, reference_value in zip(('q', 'qd', 'q_ref', 'qd_ref', 'qdd_ref', 'tau'),
+                                            (step.q, step.qd, step.q_ref, step.qd_ref, step.qdd_ref, step.tau),
+                                            expected):
+        scale = max(1.0, np.abs(reference_value).max(initial=0.0))
+        np.testing.assert_allclose(value, reference_value, rtol=0, atol=1e-12 * scale, err_msg=name)
+    np.testing.assert_array_equal(step.command, step.tau[step._order])
+    return expected[-1]
+
+
+def references(model, rng, q):
+    """A hold and a quintic, a cubic Hermite and a positions-only spline trajectory near q, with position
+    differences beyond pi (continuous joints wrap their error)."""
+    times = np.cumsum(rng.uniform(0.05, 0.3, 6))
+    positions = q + rng.uniform(-4.0, 4.0, (6, model.nv))
+    velocities, accelerations = rng.normal(size=(2, 6, model.nv))
+    return [TrajectoryReference.hold(q + 0.3), TrajectoryReference(times, positions, velocities, accelerations),
+            TrajectoryReference(times, positions, velocities), TrajectoryReference(times, positions)]
+
+
+def check_step_on_model(model, rng, mode, friction, states=4):
+    """Random states and gains, the joint state's names shuffled (array('d') fields as rclpy gives them, or
+    lists), references sampled before, inside (in random order) and after, and at their waypoint times.
+    Returns how many efforts reached an effort limit."""
+    n = model.nv
+    kp, kd = rng.uniform(0.0, 2000.0, n), rng.uniform(0.0, 50.0, n)
+    controller = ComputedTorqueController(model, kp, kd, mode=mode, gravity=rng.normal(size=3),
+                                          friction_compensation=friction)
+    mapper = JointStateMapper(model.joint_names, bounds=plausibility_bounds(model))
+    order = rng.permutation(n)
+    step = ControlStep(mapper, controller, order)
+    clamped = 0
+    for _ in range(states):
+        q, qd = model.random_configuration(rng), rng.normal(size=n)
+        shuffle = rng.permutation(n)
+        names = [model.joint_names[i] for i in shuffle]
+        as_message = rng.random() < 0.5
+        positions, velocities = ((array('d', q[shuffle]), array('d', qd[shuffle])) if as_message
+                                 else (list(q[shuffle]), list(qd[shuffle])))
+        for reference in references(model, rng, q):
+            times = reference.times
+            inside = rng.uniform(times[0], times[-1], 6)
+            for t in (times[0] - 1.0, times[0], *inside, *times[1:-1], *inside[::-1], times[-1], times[-1] + 2.0):
+                tau = assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions,
+                                                    velocities, t)
+                clamped += np.count_nonzero(np.abs(tau) == model.effort_limit)
+    return clamped
+
+
+@pytest.mark.parametrize('friction', [False, True])
+@pytest.mark.parametrize('mode', CONTROL_MODES)
+def test_control_step_equals_numpy_path(urdf_path, mode, friction):
+    pytest.importorskip('numba')
+    model = load_urdf(urdf_path)
+    clamped = check_step_on_model(model, np.random.default_rng(11), mode, friction)
+    if mode != 'gravity_compensation':   # kp up to 2000 on errors up to 4 rad: some efforts reach their limit
+        assert clamped > 0, 'no effort reached its limit: the clamp went untested'
+
+
+@settings(max_examples=15, deadline=None)
+@given(random_trees)
+def test_control_step_equals_numpy_path_on_random_trees(xml):
+    pytest.importorskip('numba')
+    model = load_urdf(xml)
+    rng = np.random.default_rng(12)
+    for mode in CONTROL_MODES:
+        check_step_on_model(model, rng, mode, friction=bool(rng.integers(2)), states=1)
+
+
+def test_control_step_wraps_continuous_joint_errors():
+    """prismatic_chain.urdf has a continuous joint: an error of 6.2 rad is driven the short way round."""
+    pytest.importorskip('numba')
+    model = load_urdf(TEST_URDFS['prismatic_chain'])
+    continuous = (model.joint_type == 0) & ~np.isfinite(model.upper)
+    assert continuous.any()
+    controller = ComputedTorqueController(model, 1.0, 0.0, mode='pd_gravity')
+    zero_gain = ComputedTorqueController(model, 0.0, 0.0, mode='pd_gravity')
+    q = np.where(continuous, -3.1, 0.0)
+    steps = [ControlStep(JointStateMapper(model.joint_names), c) for c in (controller, zero_gain)]
+    for step in steps:
+        assert step(list(model.joint_names), q, np.zeros(model.nv), TrajectoryReference.hold(-q), 0.0)
+    np.testing.assert_allclose((steps[0].tau - steps[1].tau)[continuous], 6.2 - 2 * np.pi, atol=1e-12)
+
+
+def test_control_step_keeps_no_stale_segment():
+    """One step serving a long and a short reference in turn, at times in the long one's last segment."""
+    pytest.importorskip('numba')
+    model = load_urdf(BUNDLED_URDF)
+    rng = np.random.default_rng(4)
+    controller = ComputedTorqueController(model, 100.0, 20.0)
+    mapper = JointStateMapper(model.joint_names)
+    step = ControlStep(mapper, controller)
+    q = model.neutral()
+    long = TrajectoryReference(np.linspace(0.0, 1.0, 13), q + rng.normal(size=(13, model.nv)))
+    short = TrajectoryReference([0.0, 2.0], q + rng.normal(size=(2, model.nv)))
+    for t in (0.99, 0.995, 0.3):
+        for reference in (long, short):
+            assert_step_equals_numpy_path(step, mapper, controller, reference, list(model.joint_names), q,
+                                          np.zeros(model.nv), t)
+
+
+NAMES7 = [f'arm7_joint{i}' for i in range(1, 8)]
+
+
+@pytest.mark.parametrize('names, positions, velocities', [
+    (NAMES7 + ['x'], [0.0] * 8, [0.0] * 8),                    # unknown joint
+    (NAMES7[:6], [0.0] * 6, [0.0] * 6),                        # missing joint
+    (NAMES7[:6] + NAMES7[:1], [0.0] * 7, [0.0] * 7),           # duplicate
+    (NAMES7, [0.0] * 6, [0.0] * 7),                            # positions of the wrong length
+    (NAMES7, [0.0] * 7, [0.0] * 8),                            # velocities of the wrong length
+    (NAMES7, [0.0] * 7, []),                                   # no velocities
+    (NAMES7, [0.0] * 6 + [np.nan], [0.0] * 7),                 # non-finite
+    (NAMES7, [0.0] * 7, [np.inf] + [0.0] * 6),
+    (NAMES7, [0.0, 5.0] + [0.0] * 5, [0.0] * 7),               # beyond joint 2's limit by more than the margin
+    (NAMES7, [0.0] * 7, [0.0, 1e155] + [0.0] * 5),             # implausibly fast
+])
+def test_control_step_refuses_what_the_numpy_path_rejects(names, positions, velocities):
+    """The step computes nothing (returns False), the NumPy path raises its ValueError, and a good state after
+    a bad one computes again."""
+    pytest.importorskip('numba')
+    model = load_urdf(BUNDLED_URDF)
+    assert list(model.joint_names) == NAMES7
+    controller = ComputedTorqueController(model, 100.0, 20.0)
+    mapper = JointStateMapper(model.joint_names, bounds=plausibility_bounds(model))
+    step = ControlStep(mapper, controller)
+    reference = TrajectoryReference.hold(model.neutral())
+    for fields in ((names, positions, velocities), (names, array('d', positions), array('d', velocities))):
+        assert isinstance(numpy_update(mapper, controller, reference, *fields, 0.0), ValueError)
+        assert not step(*fields, reference, 0.0)
+        assert step(NAMES7, model.neutral(), np.zeros(7), reference, 0.0)
+
+
+def test_control_step_missing_velocity_and_unknown_joints_where_allowed():
+    pytest.importorskip('numba')
+    model = load_urdf(BUNDLED_URDF)
+    controller = ComputedTorqueController(model, 100.0, 20.0, friction_compensation=True)
+    mapper = JointStateMapper(model.joint_names, ignore_unknown=True, allow_missing_velocity=True)
+    step = ControlStep(mapper, controller)
+    reference = TrajectoryReference.hold(model.neutral() + 0.1)
+    q = model.random_configuration(np.random.default_rng(2))
+    for names, positions, velocities in ((NAMES7[::-1], q[::-1], []), (['x'] + NAMES7, [9.0, *q], None),
+                                         (['x'] + NAMES7, [9.0, *q], [1.0] * 8)):
+        assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions, velocities, 0.0)
+
+
+@pytest.mark.filterwarnings('ignore:overflow encountered')
+def test_control_step_refuses_a_non_finite_reference():
+    """A reference whose polynomial overflows at t (its coefficients altered after the checks at construction):
+    compute raises on the NumPy path, the step computes nothing."""
+    pytest.importorskip('numba')
+    model = load_urdf(BUNDLED_URDF)
+    controller = ComputedTorqueController(model, 100.0, 20.0)
+    mapper = JointStateMapper(model.joint_names)
+    step = ControlStep(mapper, controller)
+    reference = TrajectoryReference([0.0, 10.0], np.zeros((2, 7)))
+    reference._coefficients[0, -1, 3] = 1e308
+    error = numpy_update(mapper, controller, reference, NAMES7, np.zeros(7), np.zeros(7), 5.0)
+    assert isinstance(error, ValueError) and re.search('q_ref contains NaN or Inf', str(error))
+    assert not step(NAMES7, np.zeros(7), np.zeros(7), reference, 5.0)

@@ -6,10 +6,14 @@ publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints`
 state, ``~/tracking_error`` (sensor_msgs/JointState: position = q_ref - q, velocity = qd_ref - qd) and
 ``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law); these two only while
 they have subscribers (checked every `state_timeout` / 2), as each publish costs about as much as the control law.
+With numba (the `fast` extra) each joint state is mapped, the reference sampled and the control law run in one
+compiled call (control.ControlStep); a state it refuses, and the first one, take the NumPy path, which gives the
+same results and rejects bad input with its message.
 The reference is evaluated at each joint state's header stamp (joint states must be stamped), and a
 trajectory stamped zero starts at the last joint state's stamp (one that comes before the first joint
 state waits for it), so the controller follows the simulator's clock without use_sim_time.
 """
+import math
 import sys
 import time
 from array import array
@@ -24,8 +28,9 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
+from .. import fast
 from ..algorithms import gravity_torques
-from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, JointStateMapper,
+from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, ControlStep, JointStateMapper,
                        TrajectoryReference, plausibility_bounds)
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
@@ -110,6 +115,11 @@ class ControllerNode(Node):
         self.model, self.controller = model, controller
         self.bounds = plausibility_bounds(model)
         self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown, bounds=self.bounds)
+        self.step = None   # ControlStep for self.controller, with numba
+        if fast.BACKEND == 'numba':   # warm-up: load (once: compile) the kernel for rclpy's array('d') fields
+            self.step = ControlStep(self.mapper, controller, self.index)
+            q, qd = array('d', model.neutral().tobytes()), array('d', bytes(8 * model.nv))
+            self.step(list(model.joint_names), q, qd, TrajectoryReference.hold(model.neutral()), 0.0)
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
         self.reference_start = None  # ns: time at which the reference's t = 0
         self.pending_trajectory = None  # a trajectory (serialized) that came before the first joint state
@@ -152,36 +162,19 @@ class ControllerNode(Node):
 
     def _on_joint_state(self, msg):
         started = time.perf_counter()
-        try:
-            q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
-        except ValueError as e:
-            self.rejected += 1
-            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
-            return
         stamp = msg.header.stamp
-        self.state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
-        if self.reference is None:   # nothing to track yet: hold where the robot is
-            self.reference = TrajectoryReference.hold(q)
-            self.reference_start = self.state_time
-            if self.pending_trajectory is not None:
-                self._on_trajectory(self.pending_trajectory)
-        incoming = self.incoming
-        if incoming is not self.applied:   # a trajectory the worker has turned into a reference
-            self.applied = incoming
-            self.reference, stamp_ns = incoming
-            self.reference_start = stamp_ns or self.state_time
-        q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
-        try:
-            tau = self.controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
-        except ValueError as e:
-            self.throttle.warn('compute', f"no command: {e}")
-            return
+        update = self._compiled_update(msg, stamp) if self.step is not None else None
+        if update is None:
+            update = self._numpy_update(msg, stamp)
+            if update is None:   # rejected
+                return
+        q, qd, q_ref, qd_ref, command = update
         compute_us = (time.perf_counter() - started) * 1e6
         if self.stale:
             self.get_logger().info("joint states are back; commanding again")
             self.stale = False
-        self.last_state = (time.monotonic(), q)
-        if not self._publish_command(tau):
+        self.last_state = (time.monotonic(), q.copy())
+        if not self._publish_efforts(command):
             return
         self.commands += 1
         error_listened, compute_time_listened = self.listened
@@ -195,11 +188,64 @@ class ControllerNode(Node):
             self.compute_time_msg.data = compute_us
             self.compute_time_pub.publish(self.compute_time_msg)
 
+    def _numpy_update(self, msg, stamp):
+        """Map the joint state, take the newest reference, sample it and run the control law in NumPy:
+        (q, qd, q_ref, qd_ref, efforts in `joints` order), or None for a state rejected with a warning."""
+        try:
+            q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
+        except ValueError as e:
+            self.rejected += 1
+            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
+            return None
+        self.state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
+        if self.reference is None:   # nothing to track yet: hold where the robot is
+            self.reference = TrajectoryReference.hold(q)
+            self.reference_start = self.state_time
+            if self.pending_trajectory is not None:
+                self._on_trajectory(self.pending_trajectory)
+        self.reference, self.reference_start, self.applied = self._newest_reference(self.state_time)
+        q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
+        try:
+            tau = self.controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
+        except ValueError as e:
+            self.throttle.warn('compute', f"no command: {e}")
+            return None
+        return q, qd, q_ref, qd_ref, tau[self.index]
+
+    def _compiled_update(self, msg, stamp):
+        """_numpy_update in one compiled call (ControlStep, rebuilt when the controller changes), or None where
+        the NumPy path must run: the first joint state (its reference holds the state) and every state the
+        step refuses (the NumPy path rejects it with its message). Node state changes only once it computed."""
+        if self.reference is None:
+            return None
+        step = self.step
+        if step.controller is not self.controller:   # new gains or mode (_apply_settings)
+            step = self.step = ControlStep(self.mapper, self.controller, self.index)
+        state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
+        reference, reference_start, applied = self._newest_reference(state_time)
+        if not step(msg.name, msg.position, msg.velocity, reference, (state_time - reference_start) * 1e-9):
+            return None
+        self.state_time, self.reference, self.reference_start, self.applied = (state_time, reference,
+                                                                               reference_start, applied)
+        return step.q, step.qd, step.q_ref, step.qd_ref, step.command
+
+    def _newest_reference(self, state_time):
+        """(reference, its start in ns, the worker's hand-over it comes from): the one the worker has built
+        since the last joint state (a trajectory stamped zero starts at state_time), else the current one."""
+        incoming = self.incoming
+        if incoming is self.applied:
+            return self.reference, self.reference_start, incoming
+        reference, stamp_ns = incoming
+        return reference, stamp_ns or state_time, incoming
+
     def _publish_command(self, tau):
-        """Publish tau (model order) in `joints` order, unless it is not finite: the last check before
-        every command, whatever produced it. Returns whether it was published."""
-        values = tau[self.index]
-        if not np.isfinite(values).all():
+        """Publish tau (model order) in `joints` order (see _publish_efforts). Returns whether it was published."""
+        return self._publish_efforts(tau[self.index])
+
+    def _publish_efforts(self, values):
+        """Publish efforts in `joints` order, unless they are not finite: the last check before every command,
+        whatever produced it. Returns whether they were published."""
+        if not math.isfinite(sum(values.tolist())) and not np.isfinite(values).all():   # a finite sum: all finite
             self.throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
             return False
         self.command_msg.data = array('d', values.tobytes())
