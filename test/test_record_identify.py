@@ -4,7 +4,7 @@ by the simulator and the computed-torque controller running as processes over DD
 Tolerance, per base parameter: |beta - beta_URDF| <= 3 std + |beta_shifted - beta|. std is the estimate's
 standard deviation from the residuals (noise-like errors); beta_shifted is identified from the same recording
 with each effort paired with the next joint state: a joint state carries the effort applied over the period
-(4 ms) that ended at its stamp, while the command computed from that state acts over the next one, so which
+(1 ms) that ended at its stamp, while the command computed from that state acts over the next one, so which
 recorded effort belongs to which state is ambiguous by one sample; this is the estimate's sensitivity to that
 unmodelled timing. The printout gives each bound's size for the well-excited rigid-body parameters (relative
 std < 2 %, as in test_identification.py's round trip). That the estimate means something is checked on a
