@@ -1,5 +1,5 @@
-"""Fast path: RNEA, CRBA, ABA, U D U^T and the regressor compiled with numba, same signatures and results as ``algorithms`` (the
-NumPy reference), plus ``out=`` buffers and batched versions over arrays of states.
+"""Fast path: RNEA, CRBA, ABA, U D U^T and the regressor compiled with numba, same signatures and results as
+``algorithms`` (the NumPy reference), plus ``out=`` buffers and batched versions over arrays of states.
 
 The model is packed once per Model instance into one flat array (``packing.py``); kernels use rotations and
 3D cross products instead of 6x6 products. Kernels are compiled ahead for C-contiguous float64 arrays and
@@ -60,8 +60,8 @@ def choose_code(model: Model) -> str:
 
 
 def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None) -> str:
-    """Which code serves rnea/crba/aba/regressor of ``model`` with these arguments now: 'generated' (per-robot code, see
-    ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
+    """Which code serves rnea/crba/aba/regressor of ``model`` with these arguments now: 'generated' (per-robot
+    code, see ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
     if BACKEND == 'numpy':
         return 'numpy'
     return 'generated' if gravity is None and f_ext is None and model._cache.get('generated') else 'table'

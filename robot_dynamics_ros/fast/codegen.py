@@ -1,15 +1,15 @@
-"""Per-robot generated code: RNEA, CRBA, ABA and the regressor of one Model written out as straight-line Python, compiled with
-numba (the customized symbolic Newton-Euler idea: Khalil & Kleinfinger; Featherstone RBDA Sec. 10.1, whose
-spatial_v2 runs its ID.m on symbols).
+"""Per-robot generated code: RNEA, CRBA, ABA and the regressor of one Model written out as straight-line Python,
+compiled with numba (the customized symbolic Newton-Euler idea: Khalil & Kleinfinger; Featherstone RBDA
+Sec. 10.1, whose spatial_v2 runs its ID.m on symbols).
 
 No recursion is written here: the table kernels' own Python source (``rnea_kernel.py_func``, with the numba
 helpers it calls replaced by their Python source in turn) runs once on a work array of ``Symbol`` values, while
 the packed table stays real numbers. So the tree structure, joint types and axes are decided while tracing, the
 constant tree transforms and inertias become literals, products with a zero constant are dropped and constant
 sums folded; what depends on the states is written out as assignments. Each generated function takes only its
-states and out (as ``rnea(q, qd, qdd, out)``), with the default gravity baked in (other gravity vectors and external forces go through the
-table kernels). The source is written once to the user's cache directory, named by its own hash, and imported
-from there so that numba's on-disk cache holds the machine code.
+states and out (as ``rnea(q, qd, qdd, out)``), with the default gravity baked in (other gravity vectors and
+external forces go through the table kernels). The source is written once to the user's cache directory, named
+by its own hash, and imported from there so that numba's on-disk cache holds the machine code.
 """
 import glob
 import hashlib
@@ -193,8 +193,8 @@ def trace_body(model, algorithm):
     except (ZeroDivisionError, FloatingPointError):   # a constant zero pivot (a massless subtree): aba raises,
         return ["raise ZeroDivisionError('zero articulated inertia')"]   # as the table kernel does
     stores = [(f'out[{", ".join(map(str, index))}]', value.name() if isinstance(value, Symbol) else repr(float(value)))
-              for index, value in np.ndenumerate(out) if algorithm != 'regressor' or isinstance(value, Symbol)
-              or value != 0.0]
+              for index, value in np.ndenumerate(out)
+              if algorithm != 'regressor' or isinstance(value, Symbol) or value != 0.0]
     return trace.live_lines(stores)
 
 
@@ -289,7 +289,8 @@ def load(paths):
     return functions
 
 
-MAX_DOF = 32   # compile time grows with the code: 10-40 s for 7 DOF, 2-4 min for 31 (cold cache, loaded machine)
+MAX_DOF = 32   # compile time grows with the code (cold cache, loaded machine): rnea, crba, aba 10-40 s for 7 DOF,
+#                2-4 min for 31; the regressor another 25 s for 7 DOF and 4 min for 31
 HOT_CALLS = 100   # calls on the table kernels after which a model's code is compiled in the background
 ENABLE = os.environ.get('ROBOT_DYNAMICS_ROS_CODEGEN', '1') != '0'   # '0': no automatic background compilation
 
