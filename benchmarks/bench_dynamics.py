@@ -148,8 +148,7 @@ def batch_table(n_states):
         for algorithm, batch in ours.items():
             batch()
             rate = n_states / min(timeit.repeat(batch, number=1, repeat=5))
-            path = 'table' if algorithm == 'REGR' and fast.BACKEND == 'numba' else fast.path(model)
-            row = f'{name:<13}{algorithm:<7}{path:>10}{rate:>14.3g}'
+            row = f'{name:<13}{algorithm:<7}{fast.path(model):>10}{rate:>14.3g}'
             if pin:
                 pin_rate = n_states / min(timeit.repeat(theirs[algorithm], number=1, repeat=3))
                 row += f'{pin_rate:>14.3g}{rate / pin_rate:>8.1f}'

@@ -81,7 +81,7 @@ def test_generated_code_serves_the_default_call(urdf_path):
     assert fast.path(model) == 'generated'
     assert_fast_equals_reference(model, np.random.default_rng(2))
     assert fast.path(model, gravity=[0.0, 0.0, -1.0]) == fast.path(model, f_ext=np.zeros((model.nv, 6))) == 'table'
-    text = ''.join(codegen.module_source(model, algorithm) for algorithm in ('rnea', 'crba', 'aba'))
+    text = ''.join(codegen.module_source(model, algorithm) for algorithm in codegen.ALGORITHMS)
     assert 'P[' not in text and 'for ' not in text.replace('for s in range', '')   # unrolled, no table
 
 
@@ -99,14 +99,16 @@ def assert_traced_code_equals_table_kernels(model, rng):
     """Tracing runs the table kernels' own source on symbols: its code must give the table kernels' results."""
     assert fast.path(model) == 'table'
     n = model.nv
-    rnea, crba, aba = (traced(model, algorithm) for algorithm in ('rnea', 'crba', 'aba'))
+    rnea, crba, aba, regressor = (traced(model, algorithm) for algorithm in codegen.ALGORITHMS)
     for _ in range(3):
         q, qd, x, _, _ = random_state(model, rng)
-        tau, M, qdd = np.empty(n), np.empty((n, n)), np.empty(n)
+        tau, M, qdd, Y = np.empty(n), np.empty((n, n)), np.empty(n), np.full((n, 10 * n), np.nan)
         rnea(q, qd, x, tau)
         crba(q, M)
+        regressor(q, qd, x, Y)   # writes only the nonzero terms after zeroing Y
         assert close(tau, fast.rnea(model, q, qd, x))
         assert close(M, fast.crba(model, q))
+        assert close(Y, fast.regressor(model, q, qd, x))
         if model.massless_joints:
             with pytest.raises(ZeroDivisionError):
                 aba(q, qd, x, qdd)

@@ -1,5 +1,5 @@
-"""Fast path: RNEA, CRBA and ABA compiled with numba, same signatures and results as ``algorithms`` (the
-NumPy reference), plus ``out=`` buffers and batched versions over arrays of states.
+"""Fast path: RNEA, CRBA, ABA, U D U^T and the regressor compiled with numba, same signatures and results as
+``algorithms`` (the NumPy reference), plus ``out=`` buffers and batched versions over arrays of states.
 
 The model is packed once per Model instance into one flat array (``packing.py``); kernels use rotations and
 3D cross products instead of 6x6 products. Kernels are compiled ahead for C-contiguous float64 arrays and
@@ -28,7 +28,7 @@ from ..algorithms.regressor import _extra_flags, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
 from ..model.model import Model, check_state, check_states
-from .codegen import choose_once, count_call, specialize, specialize_in_background
+from .codegen import ALGORITHMS, choose_once, count_call, specialize, specialize_in_background
 from .packing import packed
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
@@ -60,8 +60,8 @@ def choose_code(model: Model) -> str:
 
 
 def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None) -> str:
-    """Which code serves rnea/crba/aba of ``model`` with these arguments now: 'generated' (per-robot code, see
-    ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
+    """Which code serves rnea/crba/aba/regressor of ``model`` with these arguments now: 'generated' (per-robot
+    code, see ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
     if BACKEND == 'numpy':
         return 'numpy'
     return 'generated' if gravity is None and f_ext is None and model._cache.get('generated') else 'table'
@@ -81,7 +81,7 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
         if BACKEND == 'numpy':
             return _reference(model, name, arguments, gravity, f_ext)
         algorithm, pack, function = name.removesuffix('_batch'), packed(model), _kernel(name)
-        if algorithm in ('rnea', 'crba', 'aba') and gravity is None and f_ext is None:
+        if algorithm in ALGORITHMS and gravity is None and f_ext is None:
             count_call(model)   # calls the generated code would serve count toward compiling it
         f_ext = pack.no_external_force if f_ext is None else f_ext
         if name.endswith('_batch'):   # one (nv, 6) block for all states, or one per state

@@ -1,15 +1,15 @@
-"""Per-robot generated code: RNEA, CRBA and ABA of one Model written out as straight-line Python, compiled with
-numba (the customized symbolic Newton-Euler idea: Khalil & Kleinfinger; Featherstone RBDA Sec. 10.1, whose
-spatial_v2 runs its ID.m on symbols).
+"""Per-robot generated code: RNEA, CRBA, ABA and the regressor of one Model written out as straight-line Python,
+compiled with numba (the customized symbolic Newton-Euler idea: Khalil & Kleinfinger; Featherstone RBDA
+Sec. 10.1, whose spatial_v2 runs its ID.m on symbols).
 
 No recursion is written here: the table kernels' own Python source (``rnea_kernel.py_func``, with the numba
 helpers it calls replaced by their Python source in turn) runs once on a work array of ``Symbol`` values, while
 the packed table stays real numbers. So the tree structure, joint types and axes are decided while tracing, the
 constant tree transforms and inertias become literals, products with a zero constant are dropped and constant
-sums folded; what depends on q, qd and x is written out as assignments. Each generated function takes only
-(q, qd, x, out), with the default gravity baked in (other gravity vectors and external forces go through the
-table kernels). The source is written once to the user's cache directory, named by its own hash, and imported
-from there so that numba's on-disk cache holds the machine code.
+sums folded; what depends on the states is written out as assignments. Each generated function takes only its
+states and out (as ``rnea(q, qd, qdd, out)``), with the default gravity baked in (other gravity vectors and
+external forces go through the table kernels). The source is written once to the user's cache directory, named
+by its own hash, and imported from there so that numba's on-disk cache holds the machine code.
 """
 import glob
 import hashlib
@@ -167,79 +167,77 @@ def traceable(function, done=None):
     return done[function]
 
 
+ALGORITHMS = ('rnea', 'crba', 'aba', 'regressor')   # those with generated code
+# Each one's result: the shape the trace fills, the type and the shape check of the ``out`` argument.
+OUTPUTS = {'rnea': (lambda n: (n,), 'f8[::1]', 'out.shape[0] != N'),
+           'aba': (lambda n: (n,), 'f8[::1]', 'out.shape[0] != N'),
+           'crba': (lambda n: (n, n), 'f8[:, ::1]', 'out.shape[0] != N or out.shape[1] != N'),
+           'regressor': (lambda n: (n, 10 * n), 'f8[:, ::1]', 'out.shape[0] != N or out.shape[1] < 10 * N')}
+
+
 def trace_body(model, algorithm):
-    """The lines of the body of the generated ``algorithm`` ('rnea', 'crba' or 'aba'): its table kernel traced
-    with symbols q, qd, x and the default gravity, then ``out[...] = value`` for each result."""
+    """The lines of the body of the generated ``algorithm`` (one of ALGORITHMS): its table kernel traced with
+    symbols for the states and the default gravity, then ``out[...] = value`` for each result (the regressor's
+    zeros are left out: its generated function zeroes the body columns first)."""
+    from . import FORCES, STATES   # the table kernels' arguments, as the dispatcher passes them
     module = importlib.import_module(f'{__package__}.{algorithm}_kernel')
     kernel = traceable(getattr(module, f'{algorithm}_kernel'))
     pack, trace, n = packed(model), Trace(), model.nv
     work = np.full(pack.data.work.shape, 0.0, dtype=object)
-    q, qd, x = trace.inputs('q', n), trace.inputs('qd', n), trace.inputs('x', n)
-    out = np.full((n, n) if algorithm == 'crba' else n, 0.0, dtype=object)
+    states = [trace.inputs(name, n) for name in STATES[algorithm]]
+    forces = (pack.default_base_acceleration, pack.no_external_force)[:FORCES[algorithm]]
+    out = np.full(OUTPUTS[algorithm][0](n), 0.0, dtype=object)
     try:
         with np.errstate(divide='raise'):
-            if algorithm == 'crba':
-                kernel(pack.table, work, q, out)
-            else:
-                kernel(pack.table, work, pack.default_base_acceleration, pack.no_external_force, q, qd, x, out)
+            kernel(pack.table, work, *forces, *states, out)
     except (ZeroDivisionError, FloatingPointError):   # a constant zero pivot (a massless subtree): aba raises,
         return ["raise ZeroDivisionError('zero articulated inertia')"]   # as the table kernel does
-    values = [value.name() if isinstance(value, Symbol) else repr(float(value)) for value in out.ravel()]
-    targets = [f'out[{i}, {j}]' for i in range(n) for j in range(n)] if algorithm == 'crba' else \
-        [f'out[{i}]' for i in range(n)]
-    return trace.live_lines(zip(targets, values))
+    stores = [(f'out[{", ".join(map(str, index))}]', value.name() if isinstance(value, Symbol) else repr(float(value)))
+              for index, value in np.ndenumerate(out)
+              if algorithm != 'regressor' or isinstance(value, Symbol) or value != 0.0]
+    return trace.live_lines(stores)
 
 
 # The generated functions let LLVM fuse a*b + c into one rounding (fused multiply-add, where the CPU has it): 5-18%
 # less time per state on the bundled arm and tree, results within 1e-15 of the separate roundings.
-HEADER = '''"""Generated by robot_dynamics_ros.fast.codegen: {algorithm} of {name!r} ({n} DOF). Do not edit."""
+TEMPLATE = '''"""Generated by robot_dynamics_ros.fast.codegen: {algorithm} of {name!r} ({n} DOF). Do not edit."""
 from numba import njit
 import numpy as np
 
 N = {n}
-'''
 
-VECTORS = '''
 
-@njit('void(f8[::1], f8[::1], f8[::1], f8[::1])', cache=True, fastmath={{'contract'}})
-def {algorithm}(q, qd, x, out):
-    if q.shape[0] != N or qd.shape[0] != N or x.shape[0] != N or out.shape[0] != N:
-        raise ValueError('{algorithm}: q, qd, {x}, out need length nv')
+@njit('void({types}, {out_type})', cache=True, fastmath={{'contract'}})
+def {algorithm}({states}, out):
+    if {checks} or {out_check}:
+        raise ValueError('{algorithm}: {states} need length nv and out the shape of the result')
 {body}
 
 
-@njit('void(f8[:, ::1], f8[:, ::1], f8[:, ::1], f8[:, ::1])', cache=True)
-def {algorithm}_batch(Q, QD, X, OUT):
-    if QD.shape[0] != Q.shape[0] or X.shape[0] != Q.shape[0] or OUT.shape[0] != Q.shape[0]:
-        raise ValueError('{algorithm}_batch: q, qd, {x}, out need the same number of states')
-    for s in range(Q.shape[0]):
-        {algorithm}(Q[s], QD[s], X[s], OUT[s])
-'''
-
-MATRIX = '''
-
-@njit('void(f8[::1], f8[:, ::1])', cache=True, fastmath={{'contract'}})
-def crba(q, out):
-    if q.shape[0] != N or out.shape[0] != N or out.shape[1] != N:
-        raise ValueError('crba: q needs length nv and out shape (nv, nv)')
-{body}
-
-
-@njit('void(f8[:, ::1], f8[:, :, ::1])', cache=True)
-def crba_batch(Q, OUT):
-    if OUT.shape[0] != Q.shape[0]:
-        raise ValueError('crba_batch: out needs one (nv, nv) block per state')
-    for s in range(Q.shape[0]):
-        crba(Q[s], OUT[s])
+@njit('void({batch_types}, {batch_out_type})', cache=True)
+def {algorithm}_batch({batch_states}, OUT):
+    if {batch_checks}:
+        raise ValueError('{algorithm}_batch: {states}, out need the same number of states')
+    for s in range(OUT.shape[0]):
+        {algorithm}({rows}, OUT[s])
 '''
 
 
 def module_source(model, algorithm):
-    """The Python source of the generated module of ``algorithm`` ('rnea', 'crba' or 'aba') for ``model``."""
-    body = '\n'.join('    ' + line for line in trace_body(model, algorithm))
-    template = MATRIX if algorithm == 'crba' else VECTORS
-    return HEADER.format(algorithm=algorithm, name=model.name, n=model.nv) + template.format(
-        algorithm=algorithm, x='qdd' if algorithm == 'rnea' else 'tau', body=body)
+    """The Python source of the generated module of ``algorithm`` (one of ALGORITHMS) for ``model``."""
+    from . import STATES
+    names = STATES[algorithm]
+    batch_names = [name.upper() for name in names]
+    out_type = OUTPUTS[algorithm][1]
+    lines = (['out[:, :10 * N] = 0.0'] if algorithm == 'regressor' else []) + trace_body(model, algorithm)
+    return TEMPLATE.format(
+        algorithm=algorithm, name=model.name, n=model.nv, body='\n'.join('    ' + line for line in lines),
+        states=', '.join(names), types=', '.join(['f8[::1]'] * len(names)), out_type=out_type,
+        checks=' or '.join(f'{name}.shape[0] != N' for name in names), out_check=OUTPUTS[algorithm][2],
+        batch_states=', '.join(batch_names), batch_types=', '.join(['f8[:, ::1]'] * len(names)),
+        batch_out_type=out_type.replace('f8[', 'f8[:, '),
+        batch_checks=' or '.join(f'{name}.shape[0] != OUT.shape[0]' for name in batch_names),
+        rows=', '.join(f'{name}[s]' for name in batch_names))
 
 
 def _cache_directory():
@@ -275,22 +273,24 @@ def _import(path):
 
 
 def write_modules(model):
-    """The paths of ``model``'s generated modules (rnea, crba, aba), written to the cache directory."""
-    return [_write(module_source(model, algorithm)) for algorithm in ('rnea', 'crba', 'aba')]
+    """The paths of ``model``'s generated modules (one per algorithm in ALGORITHMS), written to the cache
+    directory."""
+    return [_write(module_source(model, algorithm)) for algorithm in ALGORITHMS]
 
 
 def load(paths):
-    """The generated functions, {name: function}: rnea, crba, aba (taking (q, qd, x, out), (q, out)) and their
-    _batch versions over rows."""
+    """The generated functions, {name: function}: each algorithm of ALGORITHMS (taking its states, then out, as
+    its table kernel) and its _batch version over rows."""
     functions = {}
-    for algorithm, path in zip(('rnea', 'crba', 'aba'), paths):
+    for algorithm, path in zip(ALGORITHMS, paths):
         module = _import(path)
         functions[algorithm], functions[f'{algorithm}_batch'] = module.__dict__[algorithm], \
             module.__dict__[f'{algorithm}_batch']
     return functions
 
 
-MAX_DOF = 32   # compile time grows with the code: 10-40 s for 7 DOF, 2-4 min for 31 (cold cache, loaded machine)
+MAX_DOF = 32   # compile time grows with the code (cold cache, loaded machine): rnea, crba, aba 10-40 s for 7 DOF,
+#                2-4 min for 31; the regressor another 25 s for 7 DOF and 4 min for 31
 HOT_CALLS = 100   # calls on the table kernels after which a model's code is compiled in the background
 ENABLE = os.environ.get('ROBOT_DYNAMICS_ROS_CODEGEN', '1') != '0'   # '0': no automatic background compilation
 
@@ -303,7 +303,7 @@ def _check_size(model):
 
 def specialize(model):
     """Generate and compile per-robot code for ``model`` now (seconds on a cold disk cache, well under one
-    when warm), so that its default-gravity rnea/crba/aba calls use it from now on."""
+    when warm), so that its default-gravity calls (ALGORITHMS) use it from now on."""
     _check_size(model)
     functions = model._cache['generated'] = load(write_modules(model))
     return functions
