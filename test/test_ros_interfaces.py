@@ -73,8 +73,10 @@ def test_default_qos_trajectory_reaches_the_controller(ros_domain, start):
     _, probe = ros_domain
     loop = Loop(probe)
     controller = start('computed_torque_controller', params=controller_params())
-    loop.next_command()                           # holding where the robot is: zero error
-    assert np.allclose(loop.errors[-1], 0.0)
+    loop.next_command()
+    # tracking_error is published once the controller has seen a subscriber (its timer checks every 0.1 s)
+    assert probe.spin_until(lambda: loop.publish_state() or loop.errors, STARTUP)
+    assert np.allclose(loop.errors[-1], 0.0)      # holding where the robot is: zero error
     publisher = probe.node.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory', 10)
     assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, STARTUP), \
         "a default-QoS publisher did not match the controller's subscription (QoS incompatible?)"

@@ -272,17 +272,16 @@ def _import(path):
     return module
 
 
-def write_modules(model):
-    """The paths of ``model``'s generated modules (one per algorithm in ALGORITHMS), written to the cache
-    directory."""
-    return [_write(module_source(model, algorithm)) for algorithm in ALGORITHMS]
+def write_modules(model, algorithms=ALGORITHMS):
+    """The paths of ``model``'s generated modules (one per algorithm), written to the cache directory."""
+    return [_write(module_source(model, algorithm)) for algorithm in algorithms]
 
 
-def load(paths):
-    """The generated functions, {name: function}: each algorithm of ALGORITHMS (taking its states, then out, as
-    its table kernel) and its _batch version over rows."""
+def load(paths, algorithms=ALGORITHMS):
+    """The generated functions, {name: function}: each algorithm (taking its states, then out, as its table
+    kernel) and its _batch version over rows."""
     functions = {}
-    for algorithm, path in zip(ALGORITHMS, paths):
+    for algorithm, path in zip(algorithms, paths):
         module = _import(path)
         functions[algorithm], functions[f'{algorithm}_batch'] = module.__dict__[algorithm], \
             module.__dict__[f'{algorithm}_batch']
@@ -365,6 +364,9 @@ def _nice():
     os.nice(19)
 
 
+NODE_ALGORITHMS = ('rnea', 'crba', 'aba')   # what the nodes call (not the regressor: minutes of compile at 31 DOF)
+
+
 def choose_once(model):
     """For a long-running process (the nodes): decide now which code serves ``model``'s default calls for the
     rest of the process. The generated code when numba's disk cache already holds it (loading takes well under
@@ -374,9 +376,9 @@ def choose_once(model):
     model._cache['chosen'] = True
     if not ENABLE or model.nv > MAX_DOF:
         return 'table kernels (' + ('ROBOT_DYNAMICS_ROS_CODEGEN=0' if not ENABLE else f'more than {MAX_DOF} DOF') + ')'
-    paths = write_modules(model)
+    paths = write_modules(model, NODE_ALGORITHMS)
     if all(_compiled(path) for path in paths):
-        model._cache['generated'] = load(paths)
+        model._cache['generated'] = load(paths, NODE_ALGORITHMS)
         return 'generated per-robot code (from the on-disk cache)'
     script = 'import sys; from robot_dynamics_ros.fast.codegen import _import; [_import(p) for p in sys.argv[1:]]'
     subprocess.Popen([sys.executable, '-c', script, *paths], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
