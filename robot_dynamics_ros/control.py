@@ -12,6 +12,11 @@ from .model.model import REVOLUTE
 CONTROL_MODES = ('computed_torque', 'pd_gravity', 'gravity_compensation')
 
 
+def all_finite(v):
+    """Whether a float vector is all finite; a finite sum (one cheap call) settles it, else each element."""
+    return math.isfinite(sum(v.tolist())) or bool(np.isfinite(v).all())
+
+
 def as_finite_vector(name, value, n):
     """``value`` as a float array of length n, or ValueError saying what is wrong with it."""
     if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim == 1:
@@ -20,7 +25,7 @@ def as_finite_vector(name, value, n):
         v = np.asarray(value, dtype=float).reshape(-1) if np.ndim(value) else np.full(n, float(value))
     if v.shape != (n,):
         raise ValueError(f'{name} has {v.size} values, expected {n}')
-    if not math.isfinite(sum(v.tolist())) and not np.isfinite(v).all():   # a finite sum is the cheap test
+    if not all_finite(v):
         raise ValueError(f'{name} contains NaN or Inf: {v.tolist()}')
     return v
 

@@ -13,7 +13,6 @@ The reference is evaluated at each joint state's header stamp (joint states must
 trajectory stamped zero starts at the last joint state's stamp (one that comes before the first joint
 state waits for it), so the controller follows the simulator's clock without use_sim_time.
 """
-import math
 import sys
 import time
 from array import array
@@ -31,7 +30,7 @@ from trajectory_msgs.msg import JointTrajectory
 from .. import fast
 from ..algorithms import gravity_torques
 from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, ControlStep, JointStateMapper,
-                       TrajectoryReference, plausibility_bounds)
+                       TrajectoryReference, all_finite, plausibility_bounds)
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
 from .trajectory_cdr import FIELDS, read_joint_trajectory
@@ -245,7 +244,7 @@ class ControllerNode(Node):
     def _publish_efforts(self, values):
         """Publish efforts in `joints` order, unless they are not finite: the last check before every command,
         whatever produced it. Returns whether they were published."""
-        if not math.isfinite(sum(values.tolist())) and not np.isfinite(values).all():   # a finite sum: all finite
+        if not all_finite(values):
             self.throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
             return False
         self.command_msg.data = array('d', values.tobytes())
