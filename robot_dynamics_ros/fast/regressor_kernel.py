@@ -1,15 +1,16 @@
 """Compiled inertial-parameter regressor tau = Y pi (body columns), same maths and parameter order as
 ``algorithms/regressor.py``: kinematics as in RNEA, then each body's 6x10 wrench regressor A_i is carried to
-every ancestor j, Y[j, body i] = S_j^T X_{j<-i}^T A_i."""
+every ancestor j, Y[j, body i] = S_j^T X_{j<-i}^* A_i = (X_{i<-j} S_j)^T A_i."""
 from numba import njit
 
 from .packing import PARENT, REGRESSOR
 from .rnea_kernel import kinematic_scatter
-from .spatial_kernels import add_transposed_force, project_on_joint
+from .spatial_kernels import joint_motion, transform_motion
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1], f8[:, ::1])'
 X_, V_, A_ = REGRESSOR['X'], REGRESSOR['v'], REGRESSOR['a']
-WRENCH_, CARRIED_ = REGRESSOR['A'], REGRESSOR['carried']   # A_i column-major: column c (a force) at 6 c
+WRENCH_ = REGRESSOR['A']   # A_i column-major: column c (a force) at 6 c
+X_I_J_, COMPOSED_, S_J_, S_J_IN_I_ = REGRESSOR['X_i_from_j'], REGRESSOR['composed'], REGRESSOR['S_j'], REGRESSOR['S_j_in_i']
 
 
 @njit(cache=True)
@@ -60,6 +61,16 @@ def body_wrench_regressor(v, a, A):
     A[57], A[58], A[59] = ao0, ao1, ao2
 
 
+@njit(cache=True)
+def compose(X1, X2, out):
+    """out = X1 X2 for Plücker transforms [E (9, row-major); r (3)]: plucker(E1 E2, r2 + E2^T r1)."""
+    for row in range(3):
+        for col in range(3):
+            out[3 * row + col] = X1[3 * row] * X2[col] + X1[3 * row + 1] * X2[3 + col] + X1[3 * row + 2] * X2[6 + col]
+    for k in range(3):
+        out[9 + k] = X2[9 + k] + X2[k] * X1[9] + X2[3 + k] * X1[10] + X2[6 + k] * X1[11]
+
+
 @njit(SIGNATURE, cache=True)
 def regressor_kernel(P, W, a0, q, qd, qdd, Y):
     """Y[:, :10 n] = the body columns of the joint-torque regressor (other columns are left as they are)."""
@@ -73,16 +84,22 @@ def regressor_kernel(P, W, a0, q, qd, qdd, Y):
         for col in range(10 * n):
             Y[j, col] = 0.0
     for i in range(n):
-        A, carried = W[i, WRENCH_:WRENCH_ + 60], W[i, CARRIED_:CARRIED_ + 60]
+        A, S_j, S_j_in_i = W[i, WRENCH_:WRENCH_ + 60], W[i, S_J_:S_J_ + 6], W[i, S_J_IN_I_:S_J_IN_I_ + 6]
+        X_i_from_j, composed = W[i, X_I_J_:X_I_J_ + 12], W[i, COMPOSED_:COMPOSED_ + 12]
         body_wrench_regressor(v[i], a[i], A)                           # f_i = A_i pi_i
+        for k in range(12):
+            X_i_from_j[k] = 1.0 if k in (0, 4, 8) else 0.0             # X_{i<-i} = 1
         j = i
         while True:
+            # tau_j += S_j^T X_{j<-i}^* f_i = (X_{i<-j} S_j)^T A_i pi_i: the joint's axis carried down to body i
+            # (one motion transform per ancestor, instead of the ten columns of A_i carried up)
+            joint_motion(P, j, 1.0, S_j)
+            transform_motion(X_i_from_j, S_j, S_j_in_i)
             for c in range(10):
-                Y[j, 10 * i + c] = project_on_joint(P, j, A[6 * c:6 * c + 6])   # tau_j += S_j^T f_i
+                Y[j, 10 * i + c] = S_j_in_i[0] * A[6 * c] + S_j_in_i[1] * A[6 * c + 1] + S_j_in_i[2] * A[6 * c + 2] \
+                    + S_j_in_i[3] * A[6 * c + 3] + S_j_in_i[4] * A[6 * c + 4] + S_j_in_i[5] * A[6 * c + 5]
             if P[j, PARENT] < 0:
                 break
-            carried[:] = 0.0
-            for c in range(10):
-                add_transposed_force(X[j], A[6 * c:6 * c + 6], carried[6 * c:6 * c + 6])  # f_p += X^T f_j
-            A, carried = carried, A
+            compose(X_i_from_j, X[j], composed)                        # X_{i<-parent(j)} = X_{i<-j} Xup_j
+            X_i_from_j, composed = composed, X_i_from_j
             j = int(P[j, PARENT])
