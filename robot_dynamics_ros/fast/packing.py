@@ -69,14 +69,15 @@ class PackedModel:
         table[:, AXIS_INDEX] = [_axis_index(axis) for axis in model.axis]
         for i in range(n):
             E = model.X_tree[i][:3, :3]
-            table[i, E_TREE] = E.ravel()
-            table[i, R_TREE] = _unskew(-E.T @ model.X_tree[i][3:, :3])  # X[3:, :3] = -E skew(r)
+            table[i, E_TREE] = _rounding_noise_to_zero(E.ravel())
+            table[i, R_TREE] = _rounding_noise_to_zero(_unskew(-E.T @ model.X_tree[i][3:, :3]))  # X[3:, :3] = -E [r]x
             I = model.inertia[i]
-            mass, h = I[3, 3], _unskew(I[:3, 3:])                 # I[:3, 3:] = skew(h)
+            mass, h, Ibar = I[3, 3], _unskew(I[:3, 3:]), I[:3, :3]   # I[:3, 3:] = [h]x
+            h, Ibar = _rounding_noise_to_zero(h, mass), _rounding_noise_to_zero(Ibar, np.abs(Ibar).max())
             table[i, MASS] = mass
             table[i, FIRST_MOMENT] = h
-            table[i, IBAR] = I[:3, :3].ravel()
-            rebuilt = np.block([[I[:3, :3], skew(h)], [skew(h).T, mass * np.eye(3)]]).ravel()
+            table[i, IBAR] = Ibar.ravel()
+            rebuilt = np.block([[Ibar, skew(h)], [skew(h).T, mass * np.eye(3)]]).ravel()
             table[i, SPATIAL_INERTIA] = rebuilt
             if not np.allclose(rebuilt, I.ravel(), rtol=0.0, atol=1e-12 * max(1.0, np.abs(I).max())):
                 raise ValueError(f"body {model.body_names[i]!r}: inertia lacks the [[Ibar, h x], [h x^T, m 1]] form")
@@ -89,6 +90,12 @@ class PackedModel:
     def base_acceleration(self, gravity):
         """a_0 for the kernels: the precomputed default, or -[0; gravity]."""
         return self.default_base_acceleration if gravity is None else spatial_gravity(gravity)
+
+
+def _rounding_noise_to_zero(values, scale=1.0):
+    """values with entries below 1e-14 scale set to zero: the 6e-17 that cos(pi/2) leaves in a rotation (URDF rpy
+    of +-pi/2 are common) would cost the generated code a product each, for a change of the results near 1e-17."""
+    return np.where(np.abs(values) < 1e-14 * scale, 0.0, values)
 
 
 def _axis_index(axis):
