@@ -47,6 +47,12 @@ def _kernel(name):
     return getattr(importlib.import_module(f'robot_dynamics_ros.algorithms.{name}'), f'{name}_kernel')
 
 
+@functools.cache
+def _compiled_kernel(name):
+    """numba's compilation of ``_kernel(name)`` (importing numba and loading machine code takes about a second)."""
+    return compiled(_kernel(name))
+
+
 def choose_code(model: Model) -> str:
     """``codegen.choose_once`` where numba is installed; says what serves ``model``'s calls, for a log line."""
     if BACKEND == 'python':
@@ -72,18 +78,18 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
     error); plain Python gets them checked and converted first. A zero pivot (numba's ZeroDivisionError, NumPy's
     FloatingPointError) raises the error naming the joint."""
-    use_generated = BACKEND == 'numba' and gravity is None and f_ext is None
-    function = model._cache.get('generated', NONE).get(name) if use_generated else None
+    default = gravity is None and f_ext is None
+    function = model._cache.get('generated', NONE).get(name) if default and BACKEND == 'numba' else None
     table = ()   # a table kernel's arguments before the states: none for generated code
     if function is None:
-        algorithm, pack, function = name.removesuffix('_batch'), packed(model), _kernel(name)
+        algorithm, pack = name.removesuffix('_batch'), packed(model)
         if BACKEND == 'numba':
-            function, work = compiled(function), pack.data.work
-            if algorithm in ALGORITHMS and use_generated:
+            function, work = _compiled_kernel(name), pack.data.work
+            if default and algorithm in ALGORITHMS:
                 count_call(model)   # calls the generated code would serve count toward compiling it
-        else:
-            work = pack.work()   # plain Python lets other threads run in between: a work array of its own
-        f_ext = pack.external_force(f_ext)
+        else:   # plain Python lets other threads run in between: a work array of its own
+            function, work = _kernel(name), pack.work()
+        f_ext = pack.no_external_force if f_ext is None else f_ext
         if name.endswith('_batch'):   # one (nv, 6) block for all states, or one per state
             f_ext = np.reshape(np.asarray(f_ext, dtype=float), (-1,) + np.shape(f_ext)[-2:])
         table = (pack.table, work, pack.base_acceleration(gravity), f_ext)[:2 + FORCES[algorithm]]
