@@ -1,11 +1,12 @@
-"""Per-call microseconds of RNEA, CRBA and ABA: NumPy reference, compiled fast path, Pinocchio, and the ratio
+"""Per-call microseconds of RNEA, CRBA and ABA: the reference (plain Python), compiled fast path, Pinocchio, the ratio
 fast / Pinocchio; batched throughput (and the batched regressor) against a Python loop over Pinocchio; the
 controller's compute time per joint-state message (the control law alone, and the node's whole update in NumPy
 and in one compiled call) and the simulator's steps/s on the bundled arm; first-call time in a fresh process,
 with a cold and a warm cache of the generated code. The "fast" columns time the default
 call (``fast.rnea(model, q, qd, qdd)``, what ``robot_dynamics_ros.rnea`` and the nodes run) once the model is hot
 and its background compilation is over; the "path" column says which code served it: per-robot generated code,
-the table kernels, or the NumPy reference. "table us" times the table kernels on the same state.
+the table kernels, or plain Python (no numba). "ref us" times the reference (``algorithms``: the same kernels as
+plain Python) and "table us" the table kernels on the same state.
 
     python benchmarks/bench_dynamics.py [--quick]
 
@@ -102,7 +103,7 @@ def calls(model, q, qd, x):
 
 
 def per_call_table(number):
-    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"numpy us":>10}{"table us":>10}{"fast us":>10}'
+    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"ref us":>10}{"table us":>10}{"fast us":>10}'
           f'{"pin us":>10}{"fast/pin":>10}')
     for name, xml in robots():
         model = load_hot(xml)
@@ -242,7 +243,7 @@ def main():
     if pin is None:
         print('pinocchio does not import: its columns are left out')
     if fast.BACKEND != 'numba':
-        print("numba is not installed: the 'fast' columns are the NumPy reference (pip install '.[fast]')")
+        print("numba is not installed: the 'fast' columns are the kernels as plain Python (pip install '.[fast]')")
 
 
 if __name__ == '__main__':

@@ -1,5 +1,5 @@
 """Rigid-body dynamics for ROS 2: URDF tree model, inverse and forward dynamics, controller and simulator."""
-from .fast import aba, bias_torques, crba, gravity_torques, rnea  # compiled when numba imports, else NumPy
+from .fast import aba, bias_torques, crba, gravity_torques, rnea  # compiled when numba imports, else plain Python
 from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobian, frame_placement,
                          frame_placements, kinetic_energy, mass_matrix_inverse, mass_matrix_log_det,
                          operational_space_inertia, potential_energy, udut)

@@ -350,8 +350,9 @@ class ControlStep:
     """
 
     def __init__(self, mapper, controller, output_order=None):
-        from .fast import control_kernel as kernel   # imports numba: only with the 'fast' extra
-        from .fast.packing import packed
+        from .algorithms.backends import compiled
+        from .algorithms.packing import packed
+        from .fast import control_kernel as kernel
         model = controller.model
         n = model.nv
         self.mapper, self.controller = mapper, controller
@@ -370,7 +371,7 @@ class ControlStep:
         self._order = np.arange(n) if output_order is None else np.array(output_order, dtype=np.int64)
         self._segment = np.zeros(1, dtype=np.int64)   # the reference segment used last
         self._no_segments = np.zeros((0, 1, n))       # the coefficients of a one-point (hold) reference
-        self._kernel = kernel.control_step
+        self._kernel = compiled(kernel.control_step)   # imports numba: only with the 'fast' extra
         self._results = R = np.zeros((kernel.RESULT_ROWS, n))
         self.q, self.qd, self.q_ref, self.qd_ref, self.qdd_ref, self.tau, self.command = (
             R[kernel.Q], R[kernel.QD], R[kernel.Q_REF], R[kernel.QD_REF], R[kernel.QDD_REF], R[kernel.TAU],

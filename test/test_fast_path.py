@@ -1,5 +1,6 @@
-"""The compiled fast path against the NumPy reference (``algorithms``): same results to 1e-12, batched equals
-looped, and the same answers for every kind of input the reference accepts."""
+"""The compiled fast path against the reference (``algorithms``: the same kernels run as plain Python): same
+results to 1e-12 (numba and the tracer must not change what the source computes), batched equals looped, and the
+same answers for every kind of input the reference accepts."""
 
 import dataclasses
 
@@ -59,7 +60,7 @@ def test_fast_equals_reference(urdf_path):
 def test_table_kernels_equal_reference_on_random_trees(xml):
     """The table kernels on random trees (generated code is compiled per robot, seconds each: see below)."""
     model = load_urdf(xml)
-    assert fast.path(model) == ('table' if fast.BACKEND == 'numba' else 'numpy')
+    assert fast.path(model) == ('table' if fast.BACKEND == 'numba' else 'python')
     assert_fast_equals_reference(model, np.random.default_rng(1))
 
 
@@ -129,18 +130,18 @@ def test_traced_code_equals_table_kernels_on_random_trees(xml):
     assert_traced_code_equals_table_kernels(load_urdf(xml), np.random.default_rng(8))
 
 
-def test_numpy_fallback_equals_reference(urdf_path, monkeypatch):
-    """Every function dispatched as without numba (to the reference) gives the reference's results."""
-    monkeypatch.setattr(fast, 'BACKEND', 'numpy')
+def test_python_fallback_equals_reference(urdf_path, monkeypatch):
+    """Every function dispatched as without numba (the kernels as plain Python) gives the reference's results."""
+    monkeypatch.setattr(fast, 'BACKEND', 'python')
     model = load_urdf(urdf_path)
-    assert fast.path(model) == 'numpy'
+    assert fast.path(model) == 'python'
     assert_fast_equals_reference(model, np.random.default_rng(9))
 
 
-@pytest.mark.parametrize('backend', ['default', 'numpy'], ids=['fast', 'numpy_fallback'])
+@pytest.mark.parametrize('backend', ['default', 'python'], ids=['fast', 'python_fallback'])
 def test_batched_equals_looped(urdf_path, backend, monkeypatch):
-    if backend == 'numpy':   # the fallback without numba, run here where numba is installed
-        monkeypatch.setattr(fast, 'BACKEND', 'numpy')
+    if backend == 'python':   # the fallback without numba, run here where numba is installed
+        monkeypatch.setattr(fast, 'BACKEND', 'python')
     api = fast
     model = load_urdf(urdf_path)
     rng = np.random.default_rng(2)
@@ -249,7 +250,7 @@ def test_wrong_shapes_give_the_same_error_on_every_backend(served_by):
     if served_by == 'generated':
         pytest.importorskip('numba')
         fast.specialize(model)
-    assert fast.path(model) == (served_by if fast.BACKEND == 'numba' else 'numpy')
+    assert fast.path(model) == (served_by if fast.BACKEND == 'numba' else 'python')
     n, good = model.nv, np.zeros(model.nv)
     bad = np.zeros(n + 2)
     cases = [('rnea', (bad, good, good), 'q'), ('rnea', (good, bad, good), 'qd'), ('rnea', (good, good, bad), 'qdd'),

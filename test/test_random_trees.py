@@ -1,9 +1,12 @@
-"""Property tests on random trees: Pinocchio agreement and the identities of DESIGN.md."""
+"""Property tests on random trees: Pinocchio agreement and the identities of DESIGN.md, on the default path
+(compiled where numba imports) and the reference (the same recursions run as plain Python)."""
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
+import robot_dynamics_ros
 from random_robots import random_trees
-from robot_dynamics_ros import aba, crba, load_urdf, rnea
+from robot_dynamics_ros import algorithms, load_urdf
 
 from oracle import PinocchioOracle, pin
 
@@ -21,9 +24,11 @@ def close(a, b, tol=1e-9):
     return np.max(np.abs(a - b)) <= tol * max(1.0, np.max(np.abs(b)))
 
 
+@pytest.mark.parametrize('api', [robot_dynamics_ros, algorithms], ids=['default', 'reference'])
 @settings(max_examples=25, deadline=None)
-@given(random_trees)
-def test_random_tree_matches_pinocchio_and_identities(xml):
+@given(xml=random_trees)
+def test_random_tree_matches_pinocchio_and_identities(api, xml):
+    rnea, crba, aba = api.rnea, api.crba, api.aba
     model = load_urdf(xml)
     oracle = XmlOracle(xml, model)
     rng = np.random.default_rng(1)

@@ -1,32 +1,70 @@
-"""Recursive Newton-Euler inverse dynamics, O(n) on trees (Jain Alg. 3.1; Featherstone Table 5.1)."""
+"""Recursive Newton-Euler inverse dynamics, O(n) on trees (Jain Alg. 3.1; Featherstone RBDA Table 5.1).
+
+Jain's base-to-tips scatter (Lemma 2, eq. 8) and tips-to-base gather (Lemma 1, eq. 5) in Featherstone's symbols:
+Jain's V(k), alpha(k), H^*(k), phi^*(k+1, k) and a(k) are v_i, a_i, S_i, Xup_i and v_i x S_i qd_i here, and
+a_0 = -[0; g] stands in for gravity. ``rnea_kernel`` is the one recursion (``backends.py``); ``rnea`` runs it as
+plain Python.
+"""
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..model.model import Model, check_state
-from ..spatial import cross_force, cross_motion
+from .backends import njit
+from .packing import MASS, PARENT, RNEA, STANDARD_GRAVITY, as_float_arrays, packed  # noqa: F401 (re-exported)
+from .spatial_kernels import (add_transposed_force, cross_force_add, cross_motion_add, inertia_times, joint_motion,
+                              parent_transform, project_on_joint, transform_motion)
 
-STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])'
+# Work fields (row slices of a C-contiguous array stay contiguous for the compiler): Xup, v, a, S qd, S qdd, I v, f.
+X_, V_, A_, VJ_, AJ_, IV_, F_ = RNEA['X'], RNEA['v'], RNEA['a'], RNEA['vJ'], RNEA['aJ'], RNEA['Iv'], RNEA['f']
 
 
-def spatial_gravity(gravity):
-    """Base acceleration that stands in for gravity: a_0 = -[0; g] (the base accelerates upwards)."""
-    g = STANDARD_GRAVITY if gravity is None else np.asarray(gravity, dtype=float)
-    return np.concatenate([np.zeros(3), -g])
+@njit()
+def kinematic_scatter(P, W, q, qd, qdd, a0):
+    """Base to tips (Jain Lemma 2, eq. 8; Alg. 3.1, eq. 10): Xup_i and the velocity v_i and acceleration a_i of
+    every body into the work fields X, v, a, vJ (= S qd) of W. Shared by RNEA and the regressor."""
+    for i in range(P.shape[0]):
+        p = int(P[i, PARENT])
+        X, v, a, vJ, aJ = W[i, X_:X_ + 12], W[i, V_:V_ + 6], W[i, A_:A_ + 6], W[i, VJ_:VJ_ + 6], W[i, AJ_:AJ_ + 6]
+        parent_transform(P, i, q[i], X)
+        joint_motion(P, i, qd[i], vJ)
+        if p >= 0:
+            transform_motion(X, W[p, V_:V_ + 6], v)
+            transform_motion(X, W[p, A_:A_ + 6], a)
+        else:
+            v[:] = 0.0
+            transform_motion(X, a0, a)
+        for k in range(6):
+            v[k] += vJ[k]                          # v_i = Xup_i v_p + S_i qd_i       V(k) = phi^* V(k+1) + H^* qd(k)
+        joint_motion(P, i, qdd[i], aJ)
+        for k in range(6):
+            a[k] += aJ[k]                          # a_i = Xup_i a_p + S_i qdd_i      alpha(k) = phi^* alpha(k+1)
+        cross_motion_add(v, vJ, a)                 #       + v_i x S_i qd_i                      + H^* qdd(k) + a(k)
 
 
-def kinematic_scatter(model, Xup, qd, qdd, a0):
-    """Base to tips (Jain Lemma 2, eq. 8): the velocity v and acceleration a of every body, the scatter of Jain
-    Alg. 3.1 (eq. 10) in Featherstone's symbols (RBDA Table 5.1). Jain's V, alpha, H^*, phi^* and a(k) are v, a,
-    S, Xup and v x S qd here; a_0 = -[0; g] stands in for gravity. Shared by ``rnea`` and the regressor."""
-    n, S = model.nv, model.motion_subspace
-    v, a = np.zeros((n, 6)), np.zeros((n, 6))
+@njit(SIGNATURE)
+def rnea_kernel(P, W, a0, f_ext, q, qd, qdd, tau):
+    """tau = M qdd + h - sum J^T f_ext; P is PackedModel.table, W its Data.work (overwritten), a0 the base
+    acceleration -[0; g]."""
+    n = P.shape[0]
+    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or f_ext.shape[0] != n \
+            or f_ext.shape[1] != 6 or a0.shape[0] != 6:
+        raise ValueError('rnea: q, qd, qdd, out need length nv and f_ext shape (nv, 6)')
+    kinematic_scatter(P, W, q, qd, qdd, a0)
+    # The net force on each body, Jain's M(k) alpha(k) + b(k) (Alg. 3.1, eq. 10), b(k) = v x* I v.
     for i in range(n):
-        p = model.parent[i]
-        vJ = S[i] * qd[i]
-        v[i] = (Xup[i] @ v[p] if p >= 0 else 0.0) + vJ                     # V(k) = phi^* V(k+1) + H^* qd(k)
-        a[i] = Xup[i] @ (a[p] if p >= 0 else a0) + S[i] * qdd[i]           # alpha(k) = phi^* alpha(k+1) + H^* qdd(k)
-        a[i] += cross_motion(v[i]) @ vJ                                     #     + a(k)
-    return v, a
+        v, Iv, f = W[i, V_:V_ + 6], W[i, IV_:IV_ + 6], W[i, F_:F_ + 6]
+        inertia_times(P, i, MASS, W[i, A_:A_ + 6], f)
+        inertia_times(P, i, MASS, v, Iv)
+        cross_force_add(v, Iv, f)                  # f_i = I_i a_i + v_i x* I_i v_i - f_ext,i
+        for k in range(6):
+            f[k] -= f_ext[i, k]
+    # Gather, tips to base (Lemma 1, eq. 5): joint forces and the force each body passes to its parent.
+    for i in range(n - 1, -1, -1):
+        tau[i] = project_on_joint(P, i, W[i, F_:F_ + 6])       # tau_i = S_i^T f_i         T(k) = H(k) f(k)
+        p = int(P[i, PARENT])
+        if p >= 0:
+            add_transposed_force(W[i, X_:X_ + 12], W[i, F_:F_ + 6], W[p, F_:F_ + 6])   # f_p += Xup_i^T f_i
 
 
 def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
@@ -37,21 +75,9 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
     f_ext: optional (n, 6) spatial forces [moment; force] acting on each body, in the body's frame.
     """
     check_state(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
-    n = model.nv
-    S = model.motion_subspace
-    Xup = model.parent_transforms(q)
-    v, a = kinematic_scatter(model, Xup, qd, qdd, spatial_gravity(gravity))
-    # The net force on each body, Jain's M(k) alpha(k) + b(k) (Alg. 3.1, eq. 10), b(k) = v x* I v.
-    f = np.array([I @ a[i] + cross_force(v[i]) @ (I @ v[i]) for i, I in enumerate(model.inertia)]).reshape(n, 6)
-    if f_ext is not None:
-        f -= f_ext
-    # Gather, tips to base (Lemma 1, eq. 5): joint forces and the force each body passes to its parent.
-    tau = np.zeros(n)
-    for i in reversed(range(n)):
-        tau[i] = S[i] @ f[i]                                                # T(k) = H(k) f(k)
-        p = model.parent[i]
-        if p >= 0:
-            f[p] += Xup[i].T @ f[i]                                         # f(parent) += phi f(k)
+    pack, tau = packed(model), np.empty(model.nv)
+    f_ext, q, qd, qdd = as_float_arrays(pack.external_force(f_ext), q, qd, qdd)
+    rnea_kernel(pack.table, pack.work(), pack.base_acceleration(gravity), f_ext, q, qd, qdd, tau)
     return tau
 
 

@@ -11,7 +11,8 @@ p_k its joint's motion subspace,
 For trees this is Jain's innovations factorization M = [I + H phi K] D [I + H phi K]^* (Part II, Lemma 11,
 eq. 49) with the Kalman gain K carrying psi_k to the parent; U_ik is zero unless i is an ancestor of k, so
 with canonical numbering (parent[i] < i) U is unit upper triangular. Here B^T is the force transform
-``Xup[k].T`` and M^_{k,k+1} is Featherstone's I^A_k.
+Xup_k^T, M^_{k,k+1} is Featherstone's I^A_k and m^_k is D_k. ``udut_kernel`` is the one recursion
+(``backends.py``); ``udut`` runs it as plain Python, and ``udut_solve`` runs Saha's sweeps on its factors.
 """
 from typing import NamedTuple
 
@@ -20,39 +21,81 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import SingularMassMatrixError
 from ..model.model import Model, check_state
+from .backends import njit
+from .packing import AXIS, AXIS_INDEX, JOINT_TYPE, PARENT, SPATIAL_INERTIA, UDUT, as_float_arrays, packed
 from .rnea import rnea
+from .spatial_kernels import REVOLUTE, add_congruence, add_transposed_force, parent_transform, project_on_joint
+
+SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
+X_, IA_, PSI_, FORCE_, CARRIED_, SCRATCH_ = UDUT['X'], UDUT['IA'], UDUT['psi'], UDUT['force'], UDUT['carried'], \
+    UDUT['scratch']
 
 
-class InnovationsFactors(NamedTuple):
-    """The articulated-body quantities of Saha eqs. 25-27 (Jain Lemma 7) at one configuration."""
-    Xup: np.ndarray        # (n, 6, 6) parent -> body motion transforms
-    S: np.ndarray          # (n, 6) joint motion subspaces (Saha's p_k, Jain's H^*)
-    psi_hat: np.ndarray    # (n, 6) I^A_k S_k (Saha's psi^_k)
-    D: np.ndarray          # (n,) S_k^T I^A_k S_k (Saha's m^_k, Jain's D(k))
+@njit()
+def articulated_inertia_on_joint(P, i, IA_i, U_i):
+    """U_i = IA_i S_i (IA_i row-major 6x6, symmetric; Saha's psi^_i, eq. 25); returns D_i = S_i^T U_i (m^_i)."""
+    lin = 0 if P[i, JOINT_TYPE] == REVOLUTE else 3
+    k = int(P[i, AXIS_INDEX])
+    for row in range(6):
+        if k >= 0:
+            U_i[row] = IA_i[6 * row + lin + k] * P[i, AXIS.start + k]
+        else:
+            U_i[row] = IA_i[6 * row + lin] * P[i, AXIS.start] + IA_i[6 * row + lin + 1] * P[i, AXIS.start + 1] \
+                + IA_i[6 * row + lin + 2] * P[i, AXIS.start + 2]
+    return project_on_joint(P, i, U_i)
 
-    @property
-    def psi(self):
-        """(n, 6) psi^_k / m^_k (Saha eq. 26): the Kalman gain before it is carried to the parent."""
-        return self.psi_hat / self.D[:, None]
+
+@njit()
+def articulated_inertia_gather(P, i, X, IA, U, scratch):
+    """One step of the Riccati gather (Jain Lemma 7, eq. 33; Saha eqs. 25, 27), shared by ABA and U D U^T:
+    U_i = IA_i S_i, D_i = S_i^T U_i, and for a body with a parent Ia_i = IA_i - U_i U_i^T / D_i (in place of IA_i)
+    and IA_p += Xup_i^T Ia_i Xup_i. Returns D_i."""
+    D = articulated_inertia_on_joint(P, i, IA[i], U[i])
+    p = int(P[i, PARENT])
+    if p >= 0:
+        inv_D = 1.0 / D
+        for row in range(6):
+            for col in range(row, 6):
+                IA[i, 6 * row + col] -= U[i, row] * U[i, col] * inv_D
+                IA[i, 6 * col + row] = IA[i, 6 * row + col]
+        add_congruence(X[i], IA[i], IA[p], scratch[i])
+    return D
 
 
-def innovations_factors(model, q):
-    """Articulated-body inertias projected on each joint: the Riccati gather of Jain Lemma 7, eq. 33."""
-    S = model.motion_subspace
-    Xup = model.parent_transforms(q)
-    IA = model.inertia.copy()
-    psi_hat = np.zeros((model.nv, 6))
-    D = np.zeros(model.nv)
-    # Gather, tips to base.
-    for k in reversed(range(model.nv)):
-        psi_hat[k] = IA[k] @ S[k]                                    # eq. 25
-        D[k] = S[k] @ psi_hat[k]
-        if D[k] <= 0.0:
-            raise singular_mass_matrix(model, k, D[k])
-        p = model.parent[k]
-        if p >= 0:
-            IA[p] += Xup[k].T @ (IA[k] - np.outer(psi_hat[k], psi_hat[k]) / D[k]) @ Xup[k]  # eq. 27
-    return InnovationsFactors(Xup, S, psi_hat, D)
+@njit()
+def innovations_gather(P, W, q, D):
+    """Xup_k, psi_k (work fields X, psi of W) and the pivots D_k, tips to base (Jain Lemma 7, eq. 33)."""
+    X, IA, psi, scratch = W[:, X_:X_ + 12], W[:, IA_:IA_ + 36], W[:, PSI_:PSI_ + 6], W[:, SCRATCH_:SCRATCH_ + 45]
+    for k in range(P.shape[0]):
+        parent_transform(P, k, q[k], X[k])
+        IA[k, :] = P[k, SPATIAL_INERTIA.start:SPATIAL_INERTIA.stop]
+    for k in range(P.shape[0] - 1, -1, -1):
+        D[k] = articulated_inertia_gather(P, k, X, IA, psi, scratch)  # psi^_k, m^_k (eq. 25); M^_p (eq. 27)
+        for row in range(6):
+            psi[k, row] /= D[k]                                       # psi_k = psi^_k / m^_k (eq. 26)
+
+
+@njit(SIGNATURE)
+def udut_kernel(P, W, q, U, D):
+    """U (unit upper triangular) and D with M(q) = U diag(D) U^T; P is PackedModel.table, W its Data.work."""
+    n = P.shape[0]
+    if q.shape[0] != n or U.shape[0] != n or U.shape[1] != n or D.shape[0] != n:
+        raise ValueError('udut: q and D need length nv and U shape (nv, nv)')
+    innovations_gather(P, W, q, D)
+    X, psi, force, carried = W[:, X_:X_ + 12], W[:, PSI_:PSI_ + 6], W[:, FORCE_:FORCE_ + 6], W[:, CARRIED_:CARRIED_ + 6]
+    # Column k: carry psi_k to each ancestor i with force transforms, then project on joint i (eq. 24).
+    for k in range(n):
+        for i in range(n):
+            U[i, k] = 1.0 if i == k else 0.0
+        f, c = force[k], carried[k]
+        f[:] = psi[k]
+        i = k
+        while P[i, PARENT] >= 0:
+            c[:] = 0.0
+            add_transposed_force(X[i], f, c)
+            f, c = c, f
+            i = int(P[i, PARENT])
+            U[i, k] = project_on_joint(P, i, f)
 
 
 def singular_mass_matrix(model, k, D_k):
@@ -70,19 +113,40 @@ def singular_mass_matrix(model, k, D_k):
         f"(the articulated inertia about joint {name!r} is {D_k:.3g}); check the inertias it moves")
 
 
+def run_with_pivots(model, kernel, arguments, D):
+    """Run a kernel that divides by the pivots D (filled by the tips-to-base gather) as plain Python, then raise
+    the named error for the first pivot D_k <= 0 the gather met (the highest such k)."""
+    with np.errstate(divide='ignore', invalid='ignore'):   # a zero pivot is reported below, not warned about
+        kernel(*arguments)
+    singular = np.flatnonzero(D <= 0.0)
+    if singular.size:
+        raise singular_mass_matrix(model, singular[-1], D[singular[-1]])
+
+
+class InnovationsFactors(NamedTuple):
+    """The articulated-body quantities of Saha eqs. 25-27 (Jain Lemma 7) at one configuration."""
+    Xup: np.ndarray        # (n, 6, 6) parent -> body motion transforms
+    S: np.ndarray          # (n, 6) joint motion subspaces (Saha's p_k, Jain's H^*)
+    psi: np.ndarray        # (n, 6) I^A_k S_k / D_k (Saha's psi_k, eq. 26): the Kalman gain before it is carried
+    D: np.ndarray          # (n,) S_k^T I^A_k S_k (Saha's m^_k, Jain's D(k))
+
+
+def innovations_factors(model, q):
+    """The factors at q for Jain's operators (``udut_solve``, the operational-space inertia): ``innovations_gather``
+    run as plain Python, with 6x6 parent transforms."""
+    check_state(model, q=q)
+    pack, D = packed(model), np.empty(model.nv)
+    W = pack.work()
+    run_with_pivots(model, innovations_gather, (pack.table, W, *as_float_arrays(q), D), D)
+    return InnovationsFactors(model.parent_transforms(q), model.motion_subspace, W[:, PSI_:PSI_ + 6].copy(), D)
+
+
 def udut(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(U, D) with M(q) = U diag(D) U^T, U unit upper triangular, D > 0 (Saha eqs. 12-13, 24-27)."""
-    f = innovations_factors(model, q)
-    psi = f.psi
-    U = np.eye(model.nv)
-    # Column k: carry psi_k to each ancestor i with force transforms, then project on joint i (eq. 24).
-    for k in range(model.nv):
-        force, i = psi[k], k
-        while model.parent[i] >= 0:
-            force = f.Xup[i].T @ force
-            i = model.parent[i]
-            U[i, k] = f.S[i] @ force
-    return U, f.D
+    check_state(model, q=q)
+    pack, U, D = packed(model), np.empty((model.nv, model.nv)), np.empty(model.nv)
+    run_with_pivots(model, udut_kernel, (pack.table, pack.work(), *as_float_arrays(q), U, D), D)
+    return U, D
 
 
 def udut_solve(model, factors, rhs):
@@ -91,7 +155,6 @@ def udut_solve(model, factors, rhs):
     The sweeps are Jain's M^{-1} = [I - H psi K]^* D^{-1} [I - H psi K] (Lemma 11, eq. 51) applied to rhs.
     """
     f = factors
-    psi = f.psi
     rhs = np.asarray(rhs, dtype=float)
     columns = rhs.reshape(model.nv, -1)
     n, m = columns.shape
@@ -103,7 +166,7 @@ def udut_solve(model, factors, rhs):
         tau_hat[i] = columns[i] - f.S[i] @ eta_from_children[i]
         p = model.parent[i]
         if p >= 0:
-            eta_from_children[p] += f.Xup[i].T @ (np.outer(psi[i], tau_hat[i]) + eta_from_children[i])
+            eta_from_children[p] += f.Xup[i].T @ (np.outer(f.psi[i], tau_hat[i]) + eta_from_children[i])
     # 2) D tau^^ = tau^.
     tau_hat_hat = tau_hat / f.D[:, None]
     # 3) U^T qdd = tau^^, scatter base to tips (eqs. 18-19): qdd_i = tau^^_i - psi_i^T mu_{i,i-1},
@@ -113,7 +176,7 @@ def udut_solve(model, factors, rhs):
     for i in range(n):
         p = model.parent[i]
         mu_from_parent = f.Xup[i] @ mu[p] if p >= 0 else np.zeros((6, m))
-        qdd[i] = tau_hat_hat[i] - psi[i] @ mu_from_parent
+        qdd[i] = tau_hat_hat[i] - f.psi[i] @ mu_from_parent
         mu[i] = np.outer(f.S[i], qdd[i]) + mu_from_parent
     return qdd.reshape(rhs.shape)
 
@@ -127,4 +190,3 @@ def forward_dynamics_udut(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayL
     check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
     h = rnea(model, q, qd, np.zeros(model.nv), gravity, f_ext)
     return udut_solve(model, innovations_factors(model, q), np.asarray(tau, dtype=float) - h)
-

@@ -1,12 +1,13 @@
-"""Fast path: RNEA, CRBA, ABA, U D U^T and the regressor compiled with numba, same signatures and results as
-``algorithms`` (the NumPy reference), plus ``out=`` buffers and batched versions over arrays of states.
+"""Fast path: RNEA, CRBA, ABA, U D U^T and the regressor of ``algorithms`` compiled with numba, same signatures
+and results, plus ``out=`` buffers and batched versions over arrays of states.
 
-The model is packed once per Model instance into one flat array (``packing.py``); kernels use rotations and
-3D cross products instead of 6x6 products. Kernels are compiled ahead for C-contiguous float64 arrays and
-cached on disk; the first call of each function imports numba and loads (or, once, compiles) its kernel.
-Other inputs (lists, integer or strided arrays) are converted and retried. Without numba every function
-runs the reference (``BACKEND`` says which one runs). numba's on-disk cache checks only the source file of
-each entry kernel: after editing a helper (``spatial_kernels.py``) delete ``__pycache__`` here.
+Each recursion is written once, in ``algorithms/`` (``algorithms/backends.py``): ``algorithms.rnea`` runs it as
+plain Python, this module runs numba's compilation of the same source on the packed model (the table kernels),
+compiled ahead for C-contiguous float64 arrays and cached on disk; the first call of each function imports numba
+and loads (or, once, compiles) its kernel. Other inputs (lists, integer or strided arrays) are converted and
+retried. Without numba every function runs the kernels as plain Python (``BACKEND`` says which one runs).
+numba's on-disk cache checks only the source file of each entry kernel: after editing a helper
+(``algorithms/spatial_kernels.py``) delete ``__pycache__`` in ``algorithms/`` and here.
 
 Calls with the default gravity and no external forces run per-robot generated code (``codegen.py``: the
 kernels traced on symbols, unrolled, constants baked in) once it is ready, tiered as JIT runtimes do: a model's
@@ -23,15 +24,15 @@ import importlib.util
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .. import algorithms
+from ..algorithms.backends import compiled
+from ..algorithms.packing import as_float_arrays, packed
 from ..algorithms.regressor import _extra_flags, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
 from ..model.model import Model, check_state, check_states
 from .codegen import ALGORITHMS, choose_once, count_call, specialize, specialize_in_background
-from .packing import packed
 
-BACKEND = 'numba' if importlib.util.find_spec('numba') else 'numpy'
+BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 STATES = {'rnea': ('q', 'qd', 'qdd'), 'aba': ('q', 'qd', 'tau'), 'crba': ('q',), 'udut': ('q',),
           'regressor': ('q', 'qd', 'qdd')}   # each algorithm's state arguments; its outputs follow them
 FORCES = {'rnea': 2, 'aba': 2, 'crba': 0, 'udut': 0, 'regressor': 1}   # its table kernel takes a0 (1), f_ext (2)
@@ -40,93 +41,93 @@ NONE = {}   # no generated code
 
 @functools.cache
 def _kernel(name):
-    """The table kernel of ``name`` ('rnea', 'rnea_batch', ...), imported on first use (importing numba and
-    loading machine code takes about a second)."""
-    module = 'batch_kernels' if name.endswith('_batch') else f'{name}_kernel'
-    return getattr(importlib.import_module(f'{__name__}.{module}'), f'{name}_kernel')
+    """The kernel of ``name`` ('rnea', 'rnea_batch', ...) as plain Python, imported on first use."""
+    if name.endswith('_batch'):
+        return getattr(importlib.import_module(f'{__name__}.batch_kernels'), f'{name}_kernel')
+    return getattr(importlib.import_module(f'robot_dynamics_ros.algorithms.{name}'), f'{name}_kernel')
 
 
-def _as_float_arrays(*arrays):
-    """C-contiguous, writable float64 arrays (copies where needed: the kernels' signatures take no read-only
-    arrays, such as a Model's own arrays)."""
-    return [np.require(x, dtype=float, requirements=['C', 'W']) for x in arrays]
+@functools.cache
+def _compiled_kernel(name):
+    """numba's compilation of ``_kernel(name)`` (importing numba and loading machine code takes about a second)."""
+    return compiled(_kernel(name))
 
 
 def choose_code(model: Model) -> str:
     """``codegen.choose_once`` where numba is installed; says what serves ``model``'s calls, for a log line."""
-    if BACKEND == 'numpy':
-        return 'the NumPy reference (numba is not installed)'
+    if BACKEND == 'python':
+        return 'the kernels as plain Python (numba is not installed)'
     return choose_once(model)
 
 
 def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None) -> str:
     """Which code serves rnea/crba/aba/regressor of ``model`` with these arguments now: 'generated' (per-robot
-    code, see ``codegen.py``), 'table' (the kernels on the packed model) or 'numpy' (the reference, without numba)."""
-    if BACKEND == 'numpy':
-        return 'numpy'
+    code, see ``codegen.py``), 'table' (the compiled kernels on the packed model) or 'python' (the same kernels as
+    plain Python, without numba)."""
+    if BACKEND == 'python':
+        return 'python'
     return 'generated' if gravity is None and f_ext is None and model._cache.get('generated') else 'table'
 
 
 def _run(model, name, arguments, gravity=None, f_ext=None):
     """Algorithm ``name`` (a _batch name: on each row of the states) on ``arguments`` (its states, then the
     arrays that receive the results), on the one backend that serves the call: the model's generated code
-    (default gravity, no external forces, once compiled), else its table kernel on the packed model
-    (``kernel(table, work, a0, f_ext, *arguments)``, the forces it takes), else (without numba) the NumPy
-    reference. Arguments the compiled code refuses (TypeError: not C-contiguous float64, ValueError: a wrong
+    (default gravity, no external forces, once compiled), else its compiled kernel on the packed model
+    (``kernel(table, work, a0, f_ext, *arguments)``, the forces it takes), else (without numba) the same kernel as
+    plain Python. Arguments the compiled code refuses (TypeError: not C-contiguous float64, ValueError: a wrong
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
-    error). A zero pivot (ZeroDivisionError) raises the error naming the joint."""
-    function = model._cache.get('generated', NONE).get(name) if gravity is None and f_ext is None else None
+    error); plain Python gets them checked and converted first. A zero pivot (numba's ZeroDivisionError, NumPy's
+    FloatingPointError) raises the error naming the joint."""
+    default = gravity is None and f_ext is None
+    function = model._cache.get('generated', NONE).get(name) if default and BACKEND == 'numba' else None
     table = ()   # a table kernel's arguments before the states: none for generated code
     if function is None:
-        if BACKEND == 'numpy':
-            return _reference(model, name, arguments, gravity, f_ext)
-        algorithm, pack, function = name.removesuffix('_batch'), packed(model), _kernel(name)
-        if algorithm in ALGORITHMS and gravity is None and f_ext is None:
-            count_call(model)   # calls the generated code would serve count toward compiling it
+        algorithm, pack = name.removesuffix('_batch'), packed(model)
+        if BACKEND == 'numba':
+            function, work = _compiled_kernel(name), pack.data.work
+            if default and algorithm in ALGORITHMS:
+                count_call(model)   # calls the generated code would serve count toward compiling it
+        else:   # plain Python lets other threads run in between: a work array of its own
+            function, work = _kernel(name), pack.work()
         f_ext = pack.no_external_force if f_ext is None else f_ext
         if name.endswith('_batch'):   # one (nv, 6) block for all states, or one per state
             f_ext = np.reshape(np.asarray(f_ext, dtype=float), (-1,) + np.shape(f_ext)[-2:])
-        table = (pack.table, pack.data.work, pack.base_acceleration(gravity), f_ext)[:2 + FORCES[algorithm]]
+        table = (pack.table, work, pack.base_acceleration(gravity), f_ext)[:2 + FORCES[algorithm]]
         arguments = (*table, *arguments)
     try:
+        if BACKEND == 'python':
+            if not name.endswith('_batch'):   # (batches: checked and converted by _run_batch)
+                arguments = _checked(model, name, len(table), arguments, f_ext)
+            with np.errstate(divide='raise'):
+                function(*arguments)
+            return
         try:
             function(*arguments)
         except (TypeError, ValueError):
             if name.endswith('_batch'):   # checked and converted by _run_batch: an out= it refuses
                 raise
-            names = STATES[name]
-            inputs = len(table) + len(names)
-            check_state(model, **dict(zip(names, arguments[len(table):inputs])), f_ext=f_ext)
-            function(*_as_float_arrays(*arguments[:inputs]), *arguments[inputs:])
-    except ZeroDivisionError:   # a zero pivot: the kernels divide by D without a check
+            function(*_checked(model, name, len(table), arguments, f_ext))
+    except (ZeroDivisionError, FloatingPointError):   # a zero pivot: the kernels divide by D without a check
         raise _singular(model, arguments[len(table)]) from None
+
+
+def _checked(model, name, start, arguments, f_ext):
+    """``arguments`` with the states (from ``start`` on) through the shared shape check, and everything before the
+    outputs as C-contiguous float64 arrays."""
+    inputs = start + len(STATES[name])
+    check_state(model, **dict(zip(STATES[name], arguments[start:inputs])), f_ext=f_ext)
+    return (*as_float_arrays(*arguments[:inputs]), *arguments[inputs:])
 
 
 def _run_batch(model, name, states, out, gravity=None, f_ext=None):
     """``_run`` for batches: the states are checked and converted first (rows of each array are states)."""
     check_states(model, **dict(zip(STATES[name], states)), f_ext=f_ext)
-    _run(model, f'{name}_batch', (*_as_float_arrays(*states), out), gravity, f_ext)
+    _run(model, f'{name}_batch', (*as_float_arrays(*states), out), gravity, f_ext)
     return out
 
 
-def _reference(model, name, arguments, gravity, f_ext):
-    """``_run`` without numba: the NumPy reference, state by state for batches."""
-    algorithm = name.removesuffix('_batch')
-    function, states = getattr(algorithms, algorithm), len(STATES[algorithm])
-    forces = [{}, {'gravity': gravity}, {'gravity': gravity, 'f_ext': f_ext}][FORCES[algorithm]]
-    if not name.endswith('_batch'):
-        results = function(model, *arguments[:states], **forces)
-    elif f_ext is not None and np.ndim(f_ext) == 3:   # one block per state
-        results = np.array([function(model, *state, gravity, f) for *state, f in zip(*arguments[:states], f_ext)])
-    else:
-        results = np.array([function(model, *state, **forces) for state in zip(*arguments[:states])])
-    for out, result in zip(arguments[states:], results if isinstance(results, tuple) else (results,)):
-        out[..., :result.shape[-1]] = result   # (the regressor's joint columns are filled after)
-
-
 def _singular(model, states):
-    """The named error for a kernel's ZeroDivisionError (a zero pivot D): the reference factorisation of
-    the states finds the joint."""
+    """The named error for a zero pivot D in a kernel: the reference factorisation of the states finds the joint."""
     for q in np.reshape(np.asarray(states, dtype=float), (-1, model.nv)):
         innovations_factors(model, q)  # raises SingularMassMatrixError naming the joint
     return SingularMassMatrixError("forward dynamics is undefined: a zero articulated inertia at this configuration")

@@ -4,12 +4,11 @@ not touched. External forces come as one (nv, 6) block per state, or a single bl
 The loops here and in the generated code are serial: in parallel (numba prange, one work array per chunk of
 states) the generated batches ran 0.5-2x their serial speed on two cores shared with other processes, and a
 batch of one state took ~8 ms instead of ~2 us."""
-from numba import njit
-
-from .aba_kernel import aba_kernel
-from .crba_kernel import crba_kernel
-from .regressor_kernel import regressor_kernel
-from .rnea_kernel import rnea_kernel
+from ..algorithms.aba import aba_kernel
+from ..algorithms.backends import njit
+from ..algorithms.crba import crba_kernel
+from ..algorithms.regressor import regressor_kernel
+from ..algorithms.rnea import rnea_kernel
 
 STATES = 'f8[:, ::1]'
 SIGNATURE = f'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, :, ::1], {STATES}, {STATES}, {STATES}, {STATES})'

@@ -2,9 +2,9 @@
 compiled with numba (the customized symbolic Newton-Euler idea: Khalil & Kleinfinger; Featherstone RBDA
 Sec. 10.1, whose spatial_v2 runs its ID.m on symbols).
 
-No recursion is written here: the table kernels' own Python source (``rnea_kernel.py_func``, with the numba
-helpers it calls replaced by their Python source in turn) runs once on a work array of ``Symbol`` values, while
-the packed table stays real numbers. So the tree structure, joint types and axes are decided while tracing, the
+No recursion is written here: the one Python source of each recursion (``algorithms.rnea.rnea_kernel``, with the
+helpers it calls, see ``algorithms/backends.py``) runs once on a work array of ``Symbol`` values, while the packed
+table stays real numbers. So the tree structure, joint types and axes are decided while tracing, the
 constant tree transforms and inertias become literals, products with a zero constant are dropped and constant
 sums folded; what depends on the states is written out as assignments. Each generated function takes only its
 states and out (as ``rnea(q, qd, qdd, out)``), with the default gravity baked in (other gravity vectors and
@@ -22,12 +22,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-import types
 import warnings
 
 import numpy as np
 
-from .packing import packed
+from ..algorithms.packing import packed
 
 
 class Trace:
@@ -160,21 +159,6 @@ class Symbol:
         return self._new(f'np.{function}({self.name()})')
 
 
-def traceable(function, done=None):
-    """The Python source of a numba function as a plain function whose numba callees are replaced, recursively,
-    by their own traceable versions, so that it runs on Symbol values."""
-    done = {} if done is None else done
-    if function not in done:
-        python = function.py_func
-        namespace = dict(python.__globals__)
-        done[function] = types.FunctionType(python.__code__, namespace, python.__name__, python.__defaults__,
-                                            python.__closure__)
-        for name, value in python.__globals__.items():
-            if hasattr(value, 'py_func'):
-                namespace[name] = traceable(value, done)
-    return done[function]
-
-
 ALGORITHMS = ('rnea', 'crba', 'aba', 'regressor')   # those with generated code
 # Each one's result: the shape the trace fills, the type and the shape check of the ``out`` argument.
 OUTPUTS = {'rnea': (lambda n: (n,), 'f8[::1]', 'out.shape[0] != N'),
@@ -188,8 +172,7 @@ def trace_body(model, algorithm):
     symbols for the states and the default gravity, then ``out[...] = value`` for each result (the regressor's
     zeros are left out: its generated function zeroes the body columns first)."""
     from . import FORCES, STATES   # the table kernels' arguments, as the dispatcher passes them
-    module = importlib.import_module(f'{__package__}.{algorithm}_kernel')
-    kernel = traceable(getattr(module, f'{algorithm}_kernel'))
+    kernel = getattr(importlib.import_module(f'robot_dynamics_ros.algorithms.{algorithm}'), f'{algorithm}_kernel')
     pack, trace, n = packed(model), Trace(), model.nv
     work = np.full(pack.data.work.shape, 0.0, dtype=object)
     states = [trace.inputs(name, n) for name in STATES[algorithm]]

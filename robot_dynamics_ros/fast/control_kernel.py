@@ -7,10 +7,10 @@ ValueError (a joint state of the wrong length, without velocities, non-finite or
 reference); the caller then runs the NumPy path, which raises with its message.
 """
 import numpy as np
-from numba import njit
 
+from ..algorithms.backends import njit
+from ..algorithms.rnea import rnea_kernel
 from ..control import FRICTION_SMOOTHING_VELOCITY
-from .rnea_kernel import rnea_kernel
 
 # Rows of the per-joint constants J (model order).
 KP, KD, DAMPING, FRICTION, EFFORT_LIMIT, LOWER, UPPER, MAX_SPEED, CONTINUOUS = range(9)

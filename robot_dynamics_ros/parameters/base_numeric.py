@@ -3,7 +3,8 @@ import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
 
-from ..algorithms.regressor import parameter_names, regressor
+from ..algorithms.regressor import parameter_names
+from ..fast import regressor   # compiled where numba imports: one call per sample
 from ..model.model import REVOLUTE, Model
 from .base import BaseParameters, base_from_K
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algorithms.regressor import regressor
+from ..fast import regressor   # compiled where numba imports: one call per sample
 from .base_numeric import numeric_base_parameters
 
 

@@ -1,4 +1,4 @@
-"""A Model packed once into one flat contiguous array for the compiled kernels (no numba import here).
+"""A Model packed once into one flat contiguous array for the recursions (``backends.py``).
 
 Row i of ``PackedModel.table`` holds everything the recursions need about body i; the column slices below
 name the fields. The parent transform X_tree = plucker(E, r) is kept as rotation E and translation r, and the
@@ -9,13 +9,14 @@ axis is +-e_k (most URDF axes), so kernels touch one component; -1 for a general
 The table is constant after packing. The kernels' per-body work space (transforms, velocities, inertias, ...)
 is the separate ``Data.work`` array, one row per body, whose named fields each kernel module declares with
 ``work_fields`` (the column offsets are computed there, never counted by hand): a call writes there instead
-of allocating. Kernels hold the GIL (numba's default), so Python threads that share a Model's Data never run
-them at the same time; the batched kernels work in their own copy of it.
+of allocating. Compiled kernels hold the GIL (numba's default), so Python threads that share a Model's Data never
+run them at the same time; the batched kernels and the plain-Python reference work in their own copy of it.
 """
 import numpy as np
 
-from ..algorithms.rnea import spatial_gravity
 from ..spatial import _unskew, skew
+
+STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
 
 PARENT, JOINT_TYPE, AXIS_INDEX = 0, 1, 2
 AXIS = slice(3, 6)
@@ -26,6 +27,12 @@ FIRST_MOMENT = slice(19, 22)
 IBAR = slice(22, 31)     # row-major 3x3
 SPATIAL_INERTIA = slice(31, 67)   # the same inertia as a row-major 6x6 matrix
 N_COLUMNS = 67
+
+
+def spatial_gravity(gravity):
+    """Base acceleration that stands in for gravity: a_0 = -[0; g] (the base accelerates upwards)."""
+    g = STANDARD_GRAVITY if gravity is None else np.asarray(gravity, dtype=float)
+    return np.concatenate([np.zeros(3), -g])
 
 
 def work_fields(**widths):
@@ -91,6 +98,15 @@ class PackedModel:
         """a_0 for the kernels: the precomputed default, or -[0; gravity]."""
         return self.default_base_acceleration if gravity is None else spatial_gravity(gravity)
 
+    def external_force(self, f_ext):
+        """f_ext for the kernels: zeros for None."""
+        return self.no_external_force if f_ext is None else f_ext
+
+    def work(self):
+        """A work array of its own for one call of a kernel run as plain Python (which, unlike compiled code,
+        lets other threads run in between)."""
+        return np.zeros_like(self.data.work)
+
 
 def _rounding_noise_to_zero(values, scale=1.0):
     """values with entries below 1e-14 scale set to zero: the 6e-17 that cos(pi/2) leaves in a rotation (URDF rpy
@@ -104,6 +120,12 @@ def _axis_index(axis):
         if abs(axis[k]) == 1.0 and np.count_nonzero(axis) == 1:
             return k
     return -1
+
+
+def as_float_arrays(*arrays):
+    """C-contiguous, writable float64 arrays (copies where needed: compiled kernels take no read-only arrays, such
+    as a Model's own arrays)."""
+    return [np.require(x, dtype=float, requirements=['C', 'W']) for x in arrays]
 
 
 def packed(model):

@@ -1,10 +1,11 @@
-"""Compiled building blocks for the kernels: Plücker transforms as rotation E + translation r, spatial cross
-products and rigid-body inertia products written with 3D cross products (Featherstone, RBDA Sec. 2.8 and
-Table A.3). Motion vectors are [angular; linear], force vectors [moment; force], as in ``spatial.py``.
+"""The spatial operations the recursions are written with, on the packed model: Plücker transforms as rotation
+E + translation r, spatial cross products and rigid-body inertia products written with 3D cross products
+(Featherstone, RBDA Sec. 2.8 and Table A.3). Motion vectors are [angular; linear], force vectors [moment; force],
+as in ``spatial.py``.
 """
 import numpy as np
-from numba import njit
 
+from .backends import njit
 from .packing import AXIS, AXIS_INDEX, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, R_TREE
 
 AXIS0, E0, R0, H0, IBAR0 = AXIS.start, E_TREE.start, R_TREE.start, FIRST_MOMENT.start, IBAR.start
@@ -12,7 +13,7 @@ AXIS0, E0, R0, H0, IBAR0 = AXIS.start, E_TREE.start, R_TREE.start, FIRST_MOMENT.
 REVOLUTE = 0
 
 
-@njit(cache=True)
+@njit()
 def parent_transform(P, i, qi, X):
     """Xup_i = X_J(q_i) X_tree,i into X = [E (9, row-major); r (3)]: E rotates parent coordinates into body
     coordinates, r is the body origin in the parent frame. plucker(E1, r1) plucker(E2, r2) =
@@ -55,7 +56,7 @@ def parent_transform(P, i, qi, X):
                                                          + P[i, t + 6 + k3] * az)
 
 
-@njit(cache=True)
+@njit()
 def transform_motion(X, m, out):
     """out = X m: angular E w, linear E (v - r x w)."""
     wx, wy, wz = m[0], m[1], m[2]
@@ -68,7 +69,7 @@ def transform_motion(X, m, out):
         out[3 + row] = e0 * ux + e1 * uy + e2 * uz
 
 
-@njit(cache=True)
+@njit()
 def add_transposed_force(X, f, out):
     """out += X^T f: force E^T f_lin, moment E^T n + r x (E^T f_lin)."""
     nx = X[0] * f[0] + X[3] * f[1] + X[6] * f[2]
@@ -86,7 +87,7 @@ def add_transposed_force(X, f, out):
     out[5] += fz
 
 
-@njit(cache=True)
+@njit()
 def joint_motion(P, i, qi, out):
     """out = S_i q_i: [a q; 0] for a revolute joint, [0; a q] for a prismatic one."""
     lin = 0 if P[i, JOINT_TYPE] == REVOLUTE else 3
@@ -100,7 +101,7 @@ def joint_motion(P, i, qi, out):
             out[lin + k] = P[i, AXIS0 + k] * qi
 
 
-@njit(cache=True)
+@njit()
 def project_on_joint(P, i, f):
     """S_i^T f."""
     lin = 0 if P[i, JOINT_TYPE] == REVOLUTE else 3
@@ -110,7 +111,7 @@ def project_on_joint(P, i, f):
     return P[i, AXIS0] * f[lin] + P[i, AXIS0 + 1] * f[lin + 1] + P[i, AXIS0 + 2] * f[lin + 2]
 
 
-@njit(cache=True)
+@njit()
 def cross_motion_add(v, m, out):
     """out += v x m = [w x m_ang; w x m_lin + v_lin x m_ang]."""
     out[0] += v[1] * m[2] - v[2] * m[1]
@@ -121,7 +122,7 @@ def cross_motion_add(v, m, out):
     out[5] += v[0] * m[4] - v[1] * m[3] + v[3] * m[1] - v[4] * m[0]
 
 
-@njit(cache=True)
+@njit()
 def cross_force_add(v, f, out):
     """out += v x* f = [w x n + v_lin x f_lin; w x f_lin]."""
     out[0] += v[1] * f[2] - v[2] * f[1] + v[4] * f[5] - v[5] * f[4]
@@ -132,7 +133,7 @@ def cross_force_add(v, f, out):
     out[5] += v[0] * f[4] - v[1] * f[3]
 
 
-@njit(cache=True)
+@njit()
 def inertia_times(I, i, c0, m, out):
     """out = I_i m = [Ibar w + h x v_lin; mass v_lin - h x w] for the rigid-body inertia stored in row i of I
     from column c0 on as [mass, h (3), Ibar (9, row-major)]."""
@@ -148,7 +149,7 @@ def inertia_times(I, i, c0, m, out):
     out[5] = mass * m[5] - (hx * m[1] - hy * m[0])
 
 
-@njit(cache=True)
+@njit()
 def rotate(X, Y, y0, stride, T, out, o0, ostride, symmetric):
     """out = E^T Y E for the 3x3 block of Y at y0 (row stride ``stride``), written at o0 of out (row stride
     ``ostride``); T (9) is scratch. Of a symmetric block only the upper triangle is computed, then mirrored."""
@@ -164,7 +165,7 @@ def rotate(X, Y, y0, stride, T, out, o0, ostride, symmetric):
                 out[o0 + ostride * col + row] = value
 
 
-@njit(cache=True)
+@njit()
 def add_transformed_rigid_inertia(X, Ic_i, Ic_p, T):
     """Ic_p += X^T Ic_i X for rigid-body inertias stored as [mass, h, Ibar] (Featherstone RBDA eq. 2.66):
     mass adds, h_p += E^T h + mass r, Ibar_p += E^T Ibar E + (r.a + r.b) 1 - a r^T - r b^T,
@@ -190,7 +191,7 @@ def add_transformed_rigid_inertia(X, Ic_i, Ic_p, T):
                 + (ra_rb if row == col else 0.0)
 
 
-@njit(cache=True)
+@njit()
 def add_congruence(X, IA, out, scratch):
     """out += X^T IA X for a symmetric 6x6 IA = [[A, B], [B^T, C]] (row-major, 36) and X = plucker(E, r): with
     A', B', C' the blocks rotated by E, the result is [[A' + [r]x B'^T - B'' [r]x, B''], [B''^T, C']],
