@@ -78,14 +78,13 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
     error); plain Python gets them checked and converted first. A zero pivot (numba's ZeroDivisionError, NumPy's
     FloatingPointError) raises the error naming the joint."""
-    default = gravity is None and f_ext is None
-    function = model._cache.get('generated', NONE).get(name) if default and BACKEND == 'numba' else None
-    table = ()   # a table kernel's arguments before the states: none for generated code
+    function = model._cache.get('generated', NONE).get(name) if gravity is None and f_ext is None else None
+    table, plain = (), False   # a table kernel's arguments before the states (none for generated code); plain Python
     if function is None:
-        algorithm, pack = name.removesuffix('_batch'), packed(model)
-        if BACKEND == 'numba':
+        algorithm, pack, plain = name.removesuffix('_batch'), packed(model), BACKEND == 'python'
+        if not plain:
             function, work = _compiled_kernel(name), pack.data.work
-            if default and algorithm in ALGORITHMS:
+            if gravity is None and f_ext is None and algorithm in ALGORITHMS:
                 count_call(model)   # calls the generated code would serve count toward compiling it
         else:   # plain Python lets other threads run in between: a work array of its own
             function, work = _kernel(name), pack.work()
@@ -95,7 +94,7 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
         table = (pack.table, work, pack.base_acceleration(gravity), f_ext)[:2 + FORCES[algorithm]]
         arguments = (*table, *arguments)
     try:
-        if BACKEND == 'python':
+        if plain:
             if not name.endswith('_batch'):   # (batches: checked and converted by _run_batch)
                 arguments = _checked(model, name, len(table), arguments, f_ext)
             with np.errstate(divide='raise'):
