@@ -83,7 +83,8 @@ def test_generated_code_serves_the_default_call(urdf_path):
     assert_fast_equals_reference(model, np.random.default_rng(2))
     assert fast.path(model, gravity=[0.0, 0.0, -1.0]) == fast.path(model, f_ext=np.zeros((model.nv, 6))) == 'table'
     text = ''.join(codegen.module_source(model, algorithm) for algorithm in codegen.ALGORITHMS)
-    assert 'P[' not in text and 'for ' not in text.replace('for s in range', '')   # unrolled, no table
+    loops = ('for s in range', 'for s in prange')   # the batches' loops over states
+    assert 'P[' not in text and 'for ' not in text.replace(loops[0], '').replace(loops[1], '')   # unrolled, no table
 
 
 def traced(model, algorithm):
@@ -91,8 +92,8 @@ def traced(model, algorithm):
     the table kernel wrote, without compiling it."""
     source = codegen.module_source(model, algorithm)
     namespace = {}
-    exec(source.replace('from numba import njit', 'def njit(*args, **kwargs):\n    return lambda function: function'),
-         namespace)
+    exec(source.replace('from numba import njit, prange',
+                        'prange = range\ndef njit(*args, **kwargs):\n    return lambda function: function'), namespace)
     return namespace[algorithm]
 
 
@@ -162,6 +163,21 @@ def test_batched_equals_looped(urdf_path, backend, monkeypatch):
     looped = np.array([algorithms.regressor(model, q, qd, x, gravity, viscous=True, coulomb=True)
                        for q, qd, x in zip(Q, QD, X)])
     assert close(api.regressor_batch(model, Q, QD, X, gravity, viscous=True, coulomb=True), looped)
+
+
+def test_generated_batches_on_threads_equal_single_calls(urdf_path):
+    """Batches of codegen.PARALLEL_STATES states or more run on numba's threads: each state as its single call."""
+    pytest.importorskip('numba')
+    model = load_urdf(urdf_path)
+    fast.specialize(model)
+    rng = np.random.default_rng(4)
+    states = [random_state(model, rng)[:3] for _ in range(codegen.PARALLEL_STATES + 3)]
+    Q, QD, X = (np.array([s[k] for s in states]) for k in range(3))
+    assert close(fast.rnea_batch(model, Q, QD, X), np.array([fast.rnea(model, *s) for s in states]))
+    assert close(fast.crba_batch(model, Q), np.array([fast.crba(model, q) for q in Q]))
+    assert close(fast.regressor_batch(model, Q, QD, X), np.array([fast.regressor(model, *s) for s in states]))
+    assert close(fast.aba_batch(model, Q, QD, X), np.array([fast.aba(model, *s) for s in states]))
+    assert fast.path(model) == 'generated'
 
 
 def test_inputs_the_reference_accepts(urdf_path):

@@ -1,9 +1,8 @@
 """The compiled kernels over a batch of states, one state per row, in one compiled loop. Each call works in
 its own copy of the work array (Data.work), so the per-state kernels allocate nothing and the shared Data is
 not touched. External forces come as one (nv, 6) block per state, or a single block shared by all states.
-The loops here and in the generated code are serial: in parallel (numba prange, one work array per chunk of
-states) the generated batches ran 0.5-2x their serial speed on two cores shared with other processes, and a
-batch of one state took ~8 ms instead of ~2 us."""
+These loops are serial (they serve other gravity vectors and external forces; a parallel loop would need a work
+array per thread); the generated batches, the default path, run large batches on numba's threads."""
 from ..algorithms.aba import aba_kernel
 from ..algorithms.backends import njit
 from ..algorithms.crba import crba_kernel
