@@ -63,21 +63,6 @@ def inverse(X):
     return Xi
 
 
-def cross_motion(v):
-    """6x6 matrix of v x (motion cross product, Featherstone crm)."""
-    C = np.zeros((6, 6))
-    w = skew(v[:3])
-    C[:3, :3] = w
-    C[3:, 3:] = w
-    C[3:, :3] = skew(v[3:])
-    return C
-
-
-def cross_force(v):
-    """6x6 matrix of v x* (force cross product, Featherstone crf = -crm^T)."""
-    return -cross_motion(v).T
-
-
 def spatial_inertia(mass, com, inertia_at_com):
     """Spatial inertia about a frame's origin, from mass, centre of mass and rotational inertia at the CoM."""
     C = skew(com)
