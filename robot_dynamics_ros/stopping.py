@@ -18,11 +18,25 @@ _wake_up = [None]  # called on each signal, e.g. to wake an executor waiting for
 
 def catch(wake_up=None):
     """Record SIGINT and SIGTERM from now on, and call wake_up() (no arguments) on each; the handler never
-    raises. Signals received before are kept."""
+    raises. Signals received before are kept. Returns the handlers it replaced (for ``restore``)."""
     _wake_up[0] = wake_up
-    for sig in SIGNALS:
-        signal.signal(sig, _on_signal)
+    previous = {sig: signal.signal(sig, _on_signal) for sig in SIGNALS}
     signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)   # a signal pending since the start arrives now
+    return previous
+
+
+def interrupt():
+    """Record SIGINT and SIGTERM from now on and raise KeyboardInterrupt where the program is, for work that
+    has no loop to look at ``received()``."""
+    for sig in SIGNALS:
+        signal.signal(sig, _raise)
+
+
+def restore(handlers):
+    """Put back the handlers that ``catch`` replaced and forget the signals received."""
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
+    _received.clear()
 
 
 @contextlib.contextmanager
@@ -48,8 +62,14 @@ def received():
 
 
 def exit_code():
-    """128 + the first signal's number, the shell's code for a command stopped by it (130, 143)."""
-    return 128 + signal.Signals[_received[0]].value
+    """128 + the first signal's number, the shell's code for a command stopped by it (130, 143; 130 when no
+    signal was received: a KeyboardInterrupt raised otherwise)."""
+    return 128 + signal.Signals[received() or 'SIGINT'].value
+
+
+def _raise(signum, frame):
+    _on_signal(signum, frame)
+    raise KeyboardInterrupt
 
 
 def _on_signal(signum, frame):
