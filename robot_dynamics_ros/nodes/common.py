@@ -203,21 +203,29 @@ class ModelSource:
 
 class Throttle:
     """At most one warning per key every `period` seconds; the next one says how many were suppressed.
-    `reason(error)` is a key for a rejection message: its numbers blanked, so that a stream of the same
-    fault with changing values is one key."""
+    `reason(error)` is the key for a rejection message: the kind of problem, its variable parts (numbers,
+    joint lists, quoted names) blanked, so that a stream of the same fault on varying joints or values is
+    one key."""
 
-    def __init__(self, logger, period=2.0):
+    def __init__(self, logger, period=2.0, clock=time.monotonic):
         self._logger = logger
         self._period = period
-        self._last = {}        # key -> monotonic time of the last logged warning
+        self._clock = clock
+        self._last = {}        # key -> clock time of the last logged warning
         self._suppressed = {}  # key -> warnings dropped since then
 
     @staticmethod
     def reason(error):
-        return re.sub(r'\d+(\.\d*)?(e[-+]?\d+)?', '#', str(error))[:200]
+        text = re.sub(r"'[^']*'|\"[^\"]*\"", '#', str(error))
+        while True:   # innermost lists and sets first
+            blanked = re.sub(r'\[[^\[\]]*\]|\{[^{}]*\}|\([^()]*\)', '#', text)
+            if blanked == text:
+                break
+            text = blanked
+        return re.sub(r'[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?|nan|inf', '#', text)[:200]
 
     def warn(self, key, message):
-        now = time.monotonic()
+        now = self._clock()
         if now - self._last.get(key, -np.inf) < self._period:
             self._suppressed[key] = self._suppressed.get(key, 0) + 1
             return
