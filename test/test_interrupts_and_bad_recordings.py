@@ -57,9 +57,8 @@ def test_two_different_samples_at_one_time_are_a_one_line_error(tmp_path):
 def test_a_sample_sent_again_is_kept_once():
     r = recording(5)
     again = [0, 1, 1, 1, 2, 3, 4]    # sample 1 re-sent twice, same time and values (a waiting lockstep simulator)
-    path_free = Recording(r.t[again], r.joint_names, r.q[again], r.tau[again])
     from robot_dynamics_ros.parameters.recordings import _checked
-    kept = _checked(path_free.t, list(r.joint_names), path_free.q, path_free.tau, None, 'x')
+    kept = _checked(r.t[again], list(r.joint_names), r.q[again], r.tau[again], None, 'resent')
     np.testing.assert_array_equal(kept.t, r.t)
     np.testing.assert_array_equal(kept.q, r.q)
 

@@ -128,8 +128,6 @@ def load_rosbag(path, topic='/joint_states'):
     try:
         names, stamps, positions, velocities, efforts = _read_joint_states(AnyReader, get_typestore(Stores.ROS2_HUMBLE),
                                                                            bag, topic)
-    except (ValueError, OSError):
-        raise
     except (AnyReaderError, struct.error, EOFError, KeyError) as e:   # a damaged file, e.g. a writer killed
         raise ValueError(f"{bag.name}: unreadable rosbag2 recording ({type(e).__name__}: "
                          f"{str(e).strip().splitlines()[0] if str(e).strip() else 'no detail'})") from None
