@@ -4,6 +4,7 @@ throttled by kind of problem; nodes exit 0 on a signal at any moment of start-up
 never go through xacro."""
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -201,3 +202,9 @@ def test_record_on_a_signal_keeps_a_readable_recording_and_says_how_much(sig, tr
     assert identify.returncode == 0, identify.stderr
     warning = [line for line in identify.stderr.splitlines() if 'shorter than its experiment' in line]
     assert len(warning) == 1 and f"({seconds / experiment:.0%};" in warning[0], identify.stderr
+    # the same real recording with its MCAP cut in half (metadata.yaml kept): unreadable, said in one line
+    cut = tmp_path / 'cut'
+    shutil.copytree(bag, cut)
+    os.truncate(cut / 'rec.mcap', os.path.getsize(cut / 'rec.mcap') // 2)
+    assert_one_line_error(cli('identify', BUNDLED_URDF, str(cut), '-o', str(tmp_path / 'q.yaml')),
+                          'cut', 'unreadable rosbag2 recording')
