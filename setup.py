@@ -41,9 +41,9 @@ setup(
     license='Apache-2.0',
     entry_points={
         'console_scripts': [
-            'simulator = robot_dynamics_ros.nodes.simulator:main',
-            'computed_torque_controller = robot_dynamics_ros.nodes.computed_torque_controller:main',
-            'trajectory_publisher = robot_dynamics_ros.nodes.trajectory_publisher:main',
+            'simulator = robot_dynamics_ros.nodes.start:simulator',
+            'computed_torque_controller = robot_dynamics_ros.nodes.start:computed_torque_controller',
+            'trajectory_publisher = robot_dynamics_ros.nodes.start:trajectory_publisher',
             'robot-dynamics = robot_dynamics_ros.cli:main',
         ],
     },

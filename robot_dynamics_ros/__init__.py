@@ -1,11 +1,21 @@
-"""Rigid-body dynamics for ROS 2: URDF tree model, inverse and forward dynamics, controller and simulator."""
-from .fast import aba, bias_torques, crba, gravity_torques, rnea  # compiled when numba imports, else plain Python
-from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobian, frame_placement,
-                         frame_placements, kinetic_energy, mass_matrix_inverse, mass_matrix_log_det,
-                         operational_space_inertia, potential_energy, udut)
-from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
-from .model import Model, load_urdf
-from .model.mdh import MDHError
+"""Rigid-body dynamics for ROS 2: URDF tree model, inverse and forward dynamics, controller and simulator.
+
+The names below load on first use (PEP 562), so that importing a part of the package (a node's entry point,
+the command line) does not first import numpy, scipy and the compiled kernels.
+"""
+import importlib
+from typing import TYPE_CHECKING
+
+# exported name -> module that defines it
+_EXPORTS = {
+    **dict.fromkeys(['aba', 'bias_torques', 'crba', 'gravity_torques', 'rnea'], 'fast'),  # compiled if numba imports
+    **dict.fromkeys(['SingularTaskError', 'forward_dynamics_udut', 'frame_jacobian', 'frame_placement',
+                     'frame_placements', 'kinetic_energy', 'mass_matrix_inverse', 'mass_matrix_log_det',
+                     'operational_space_inertia', 'potential_energy', 'udut'], 'algorithms'),
+    **dict.fromkeys(['RobotDynamicsError', 'SingularMassMatrixError', 'URDFError', 'URDFWarning'], 'errors'),
+    **dict.fromkeys(['Model', 'load_urdf'], 'model'),
+    'MDHError': 'model.mdh',
+}
 
 __all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
            'MDHError', 'SingularTaskError',
@@ -13,3 +23,24 @@ __all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
            'operational_space_inertia', 'frame_placements', 'frame_placement',
            'frame_jacobian', 'kinetic_energy', 'potential_energy']
+
+if TYPE_CHECKING:
+    from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobian, frame_placement,
+                             frame_placements, kinetic_energy, mass_matrix_inverse, mass_matrix_log_det,
+                             operational_space_inertia, potential_energy, udut)
+    from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
+    from .fast import aba, bias_torques, crba, gravity_torques, rnea
+    from .model import Model, load_urdf
+    from .model.mdh import MDHError
+
+
+def __getattr__(name):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f'{__name__}.{_EXPORTS[name]}'), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

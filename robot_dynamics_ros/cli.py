@@ -1,13 +1,16 @@
 """``robot-dynamics`` command line: one subcommand per job, each in robot_dynamics_ros/commands/.
 
 A user error (a missing file, an invalid URDF, a bad argument value, a missing optional package) is one
-line on stderr and exit code 2; ``robot-dynamics --debug ...`` shows the traceback instead.
+line on stderr and exit code 2; ``robot-dynamics --debug ...`` shows the traceback instead. SIGINT and SIGTERM,
+at any moment, stop a command with one line and exit code 128 + the signal's number (130, 143), as a shell
+reports a command a signal ended; ``record`` keeps what it recorded.
 """
 import argparse
 import importlib
 import sys
 import warnings
 
+from . import stopping
 from .errors import RobotDynamicsError
 
 # subcommand -> module in robot_dynamics_ros.commands with add_arguments(parser) and run(args) -> exit code
@@ -42,6 +45,14 @@ def describe(error):
 
 
 def main(argv=None):
+    handlers = stopping.catch()   # a signal while the commands load: one line, no traceback
+    try:
+        return _main(argv)
+    finally:
+        stopping.restore(handlers)
+
+
+def _main(argv):
     parser = OneLineErrorParser(prog='robot-dynamics', description=__doc__.split('\n')[0])
     parser.add_argument('--debug', action='store_true', help='show the traceback of an error')
     sub = parser.add_subparsers(dest='command', required=True)
@@ -55,6 +66,10 @@ def main(argv=None):
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     args = parser.parse_args(argv)
     warnings.formatwarning = lambda message, category, *_, **__: f"{parser.prog}: warning: {message}\n"
+    if stopping.received():
+        print(f"{parser.prog} {args.command}: stopped by {stopping.received()} before it started", file=sys.stderr)
+        return stopping.exit_code()
+    stopping.interrupt()   # record catches them again, to close its recording
     try:
         return modules[args.command].run(args)
     except USER_ERRORS as e:
@@ -63,9 +78,8 @@ def main(argv=None):
         print(f"{parser.prog} {args.command}: error: {describe(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"{parser.prog} {args.command}: interrupted", file=sys.stderr)
-        return 130
-
+        print(f"{parser.prog} {args.command}: interrupted ({stopping.received() or 'SIGINT'})", file=sys.stderr)
+        return stopping.exit_code()
 
 if __name__ == '__main__':
     sys.exit(main())

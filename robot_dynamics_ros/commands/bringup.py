@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .. import algorithms, load_urdf
+from .. import algorithms, load_urdf, stopping
 from ..errors import RobotDynamicsError
 from ..resources import bundled_config, bundled_urdf
 from . import int_in, positive_float
@@ -56,9 +56,10 @@ def default_domain_id():
 
 def start_node(name, ros_args, env, log_path):
     """Start robot_dynamics_ros.nodes.<name> as a child process in its own session (so a Ctrl-C in the
-    terminal reaches only us, and we stop it), output to log_path."""
-    command = [sys.executable, '-m', f'robot_dynamics_ros.nodes.{name}', '--ros-args', *ros_args]
-    with open(log_path, 'w') as log:  # the child keeps its own descriptor
+    terminal reaches only us, and we stop it), output to log_path. It starts with SIGINT and SIGTERM blocked,
+    until its entry point catches them: a signal at any moment stops it cleanly (robot_dynamics_ros.stopping)."""
+    command = [sys.executable, '-m', 'robot_dynamics_ros.nodes.start', name, '--ros-args', *ros_args]
+    with open(log_path, 'w') as log, stopping.blocked():  # the child keeps its own descriptor
         return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 
 

@@ -45,8 +45,13 @@ def run(args):
     except ImportError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"{len(recording.t)} samples of {model.nv} joints over {recording.t[-1] - recording.t[0]:.3f} s "
+    print(f"{len(recording.t)} samples of {model.nv} joints over {recording.duration:.3f} s "
           f"from {args.data}", file=sys.stderr)
+    covered = recording.covered_fraction()
+    if covered is not None and covered < 1 - 1e-9:   # a complete recording spans the experiment or more
+        print(f"robot-dynamics identify: warning: the recording is shorter than its experiment: "
+              f"{recording.duration:.3f} s of {recording.expected_duration:.3f} s ({covered:.0%}; "
+              "interrupted, or a node stopped)", file=sys.stderr)
     rate = (len(recording.t) - 1) / (recording.t[-1] - recording.t[0])
     decimate = args.decimate or max(1, int(rate / (20 * args.cutoff)))
     t, q, qd, qdd, tau = prepare(recording.t, recording.q, recording.tau, args.cutoff, decimate=decimate)

@@ -7,7 +7,10 @@ waypoint and applies the URDF's damping and Coulomb friction, as identification 
 This process records /joint_states (positions, velocities, applied efforts) into a rosbag2 directory until
 the trajectory has ended, then stops the nodes with SIGINT. The simulation starts only once the recorder hears
 the simulator and the controller has the trajectory (``_start_in_order``), and a recording with lost joint
-states is an error.
+states is an error. On SIGINT or SIGTERM it stops the nodes, closes the bag (readable, with its metadata),
+says how much of the experiment it holds, and exits with 128 + the signal's number (130, 143). The bag's
+metadata carries the experiment's length in sim time (custom data ``EXPERIMENT_SECONDS``), from which
+``identify`` tells a recording that stopped short.
 """
 import os
 import sys
@@ -16,7 +19,8 @@ import tempfile
 import numpy as np
 import yaml
 
-from .. import load_urdf
+from .. import load_urdf, stopping
+from ..parameters.recordings import EXPERIMENT_SECONDS
 from ..resources import bundled_config, bundled_urdf
 from .bringup import default_domain_id, isolated_ros_env, start_node, stop_node
 
@@ -61,9 +65,10 @@ def _start_in_order(recorder, processes, ros_args, env, log_dir, timeout):
             return 'following a trajectory' in f.read()
 
     def wait_for(what, condition):
-        if recorder.spin_until(lambda: condition() or any(p.poll() is not None for p in processes.values()),
+        if recorder.spin_until(lambda: condition() or stopping.received()
+                               or any(p.poll() is not None for p in processes.values()),
                                timeout) and all(p.poll() is None for p in processes.values()):
-            return True
+            return not stopping.received()
         print(f"error: no {what} within {timeout:g} s, or a node exited; logs in {log_dir}", file=sys.stderr)
         return False
     start('simulator')
@@ -116,15 +121,17 @@ def run(args):
     store = get_typestore(Stores.ROS2_HUMBLE)
     print(f"record: {os.path.basename(urdf)} following {args.trajectory} ({times[-1]:.2f} s), "
           f"ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, logs in {log_dir}", file=sys.stderr)
+    sim_seconds = start_time + times[-1] + SETTLE
+    stopping.catch()   # from here a signal ends the recording in order instead of raising where it lands
     with Writer(args.output, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        writer.set_custom_data(EXPERIMENT_SECONDS, repr(float(sim_seconds)))
         connection = writer.add_connection('/joint_states', 'sensor_msgs/msg/JointState', typestore=store)
         recorder = JointStateBagRecorder(writer, connection)
         processes = {}
-        sim_seconds = start_time + times[-1] + SETTLE
         try:
             finished = _start_in_order(recorder, processes, ros_args, env, log_dir, args.startup_timeout)
             if finished:
-                running = (lambda: recorder.recorded_seconds() >= sim_seconds
+                running = (lambda: recorder.recorded_seconds() >= sim_seconds or stopping.received()
                            or any(p.poll() is not None for p in processes.values()))
                 finished = recorder.spin_until(running, args.startup_timeout + 10 * sim_seconds)
         finally:
@@ -132,8 +139,13 @@ def run(args):
             recorder.close()
     complete = finished and recorder.recorded_seconds() >= sim_seconds
     lost = recorder.lost()
-    print(f"recorded {recorder.count} joint states over {recorder.recorded_seconds():.2f} s of sim time "
-          f"into {args.output}")
+    if stopping.received() and not complete:
+        print(f"record: stopped by {stopping.received()}: kept {recorder.count} joint states over "
+              f"{recorder.recorded_seconds():.3f} s of the experiment's {sim_seconds:.3f} s of sim time "
+              f"({recorder.recorded_seconds() / sim_seconds:.0%}) in {args.output}", file=sys.stderr)
+    else:
+        print(f"recorded {recorder.count} joint states over {recorder.recorded_seconds():.2f} s of sim time "
+              f"into {args.output}")
     if lost:
         print(f"error: {lost} joint states were lost (the recorder fell behind); the recording has gaps, "
               "record again on a less loaded machine", file=sys.stderr)
@@ -142,6 +154,8 @@ def run(args):
         with open(os.path.join(log_dir, name + '.log')) as f:
             tail = f.read().strip().splitlines()[-10:]
         print(f"{name} exited with {code}; last lines of its log:\n  " + '\n  '.join(tail), file=sys.stderr)
+    if stopping.received() and not complete:
+        return stopping.exit_code()
     if not complete:
         print(f"error: the recording stopped before the trajectory's end ({sim_seconds:.2f} s of sim time)",
               file=sys.stderr)

@@ -13,7 +13,7 @@ from .monitor import InProcessNode
 class JointStateBagRecorder(InProcessNode):
     """Subscribes ``joint_states`` and writes each message's CDR bytes to a rosbags Writer connection, stamped
     with the receive time as ``ros2 bag record`` does; keeps the first and last header stamps (sim time).
-    States stamped zero are not written."""
+    States stamped zero, or like the state before (sent again), are not written."""
 
     def __init__(self, writer, connection):
         super().__init__('joint_state_recorder')
@@ -43,6 +43,8 @@ class JointStateBagRecorder(InProcessNode):
         stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         if stamp == 0.0:
             return  # the simulator holding before its clock starts; a reader would take the receive time
+        if stamp == self.last_stamp:
+            return  # the same state sent again (a lockstep simulator waiting for its command)
         self.writer.write(self.connection, time.time_ns(), serialize_message(msg))
         if self.last_stamp is not None:
             self.intervals.append(stamp - self.last_stamp)

@@ -4,7 +4,6 @@ warnings, and a main loop that exits 0 on SIGINT and SIGTERM with one line sayin
 Only APIs available in rclpy as shipped with Humble are used.
 """
 import re
-import signal
 import time
 
 import numpy as np
@@ -14,6 +13,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.parameter import Parameter
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 
 try:   # Jazzy and later (experimental)
     from rclpy.experimental import EventsExecutor
@@ -22,6 +22,7 @@ except ImportError:   # Humble
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
+from .. import stopping
 from ..algorithms.rnea import STANDARD_GRAVITY
 from ..model import URDFError, load_urdf
 from ..model.urdf import parse_urdf
@@ -202,21 +203,29 @@ class ModelSource:
 
 class Throttle:
     """At most one warning per key every `period` seconds; the next one says how many were suppressed.
-    `reason(error)` is a key for a rejection message: its numbers blanked, so that a stream of the same
-    fault with changing values is one key."""
+    `reason(error)` is the key for a rejection message: the kind of problem, its variable parts (numbers,
+    joint lists, quoted names) blanked, so that a stream of the same fault on varying joints or values is
+    one key."""
 
-    def __init__(self, logger, period=2.0):
+    def __init__(self, logger, period=2.0, clock=time.monotonic):
         self._logger = logger
         self._period = period
-        self._last = {}        # key -> monotonic time of the last logged warning
+        self._clock = clock
+        self._last = {}        # key -> clock time of the last logged warning
         self._suppressed = {}  # key -> warnings dropped since then
 
     @staticmethod
     def reason(error):
-        return re.sub(r'\d+(\.\d*)?(e[-+]?\d+)?', '#', str(error))[:200]
+        text = re.sub(r"'[^']*'|\"[^\"]*\"", '#', str(error))
+        while True:   # innermost lists and sets first
+            blanked = re.sub(r'\[[^\[\]]*\]|\{[^{}]*\}|\([^()]*\)', '#', text)
+            if blanked == text:
+                break
+            text = blanked
+        return re.sub(r'[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?|nan|inf', '#', text)[:200]
 
     def warn(self, key, message):
-        now = time.monotonic()
+        now = self._clock()
         if now - self._last.get(key, -np.inf) < self._period:
             self._suppressed[key] = self._suppressed.get(key, 0) + 1
             return
@@ -249,43 +258,35 @@ def make_executor(node):
 
 
 def run(node_class, name, args=None):
-    """Create the node, spin it, and return the exit code: 0 when stopped by SIGINT, SIGTERM or an
-    external shutdown, 1 on a configuration error. Logs one line saying why it stopped, followed by the
-    node's `summary()` if it has one.
+    """Create the node, spin it, and return the exit code: 0 when stopped by SIGINT, SIGTERM (at any moment,
+    start-up included) or an external shutdown, 1 on a configuration error. Logs one line saying why it
+    stopped, followed by the node's `summary()` if it has one.
 
-    Our handlers replace rclpy's for SIGINT and SIGTERM. They only record the signal and wake the
-    executor (raising from a handler could land in any callback); the spin loop then ends cleanly, before
-    the context is shut down, so no callback runs into a shut-down context.
+    SIGINT and SIGTERM are ours (`stopping`; rclpy installs no handler): the handler only records the signal
+    and wakes the executor (raising from a handler could land in any callback); the spin loop then ends
+    cleanly, before the context is shut down, so no callback runs into a shut-down context.
     """
-    rclpy.init(args=args)
-    stop = []
-
-    def on_signal(signum, frame):
-        stop.append(signal.Signals(signum).name)
-        if wake_up is not None:
-            wake_up()
-
-    wake_up = None
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
+    stopping.catch()   # the entry point (nodes/__main__.py) did so before the imports; here for other callers
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     code = 0
+    reason = 'rclpy was shut down'
     try:
-        node = node_class()
-        executor, wake_up = make_executor(node)
-        executor.add_node(node)
-        while not stop and rclpy.ok():
-            executor.spin_once(timeout_sec=WAKE_UP_PERIOD)
-        reason = 'rclpy was shut down'
+        if not stopping.received():   # else a signal came during the imports: stop before building the node
+            node = node_class()
+            executor, wake_up = make_executor(node)
+            stopping.catch(wake_up)
+            executor.add_node(node)
+            while not stopping.received() and rclpy.ok():
+                executor.spin_once(timeout_sec=WAKE_UP_PERIOD)
     except ExternalShutdownException:
         reason = 'external shutdown'
     except ConfigurationError as e:
         reason = str(e)
         code = 1
-    if stop and code == 0:
-        reason = stop[0]
-    for sig in (signal.SIGINT, signal.SIGTERM):  # a second signal must not interrupt the clean-up
-        signal.signal(sig, signal.SIG_IGN)
+    stopping.ignore()   # a second signal must not interrupt the clean-up
+    if stopping.received() and code == 0:
+        reason = stopping.received() + (' during start-up' if node is None else '')
     logger = node.get_logger() if node is not None else rclpy.logging.get_logger(name)
     summary = getattr(node, 'summary', lambda: '')()
     line = f"stopping ({reason})" + (f": {summary}" if summary else "")

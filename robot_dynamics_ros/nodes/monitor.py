@@ -4,6 +4,7 @@ import time
 import numpy as np
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 
@@ -14,7 +15,7 @@ class InProcessNode:
     """An rclpy node in the command's own process, spun by the command while it waits."""
 
     def __init__(self, name):
-        rclpy.init(args=[])
+        rclpy.init(args=[], signal_handler_options=SignalHandlerOptions.NO)   # the command's own handlers
         self.node = rclpy.create_node(name)
         # One executor for the node's life (rclpy.spin_once adds and removes the node on every call, too slow
         # for 1 kHz of joint states), the EventsExecutor where rclpy has it, as the nodes use.

@@ -10,15 +10,24 @@ File formats:
 - rosbag2: a bag directory (or its ``.mcap`` / ``.db3`` file) with ``sensor_msgs/msg/JointState`` on
   a topic (default ``/joint_states``); position and effort per message, mapped by name per message.
   Read with the pure-Python ``rosbags`` package (no ROS install needed). Time is the header stamp, or
-  the bag's receive time where the stamp is zero.
+  the bag's receive time where the stamp is zero. A bag ``robot-dynamics record`` wrote says in its
+  metadata (custom data ``EXPERIMENT_SECONDS``) how long the full experiment is: ``expected_duration``.
+
+A recording needs two samples or more at distinct times; a sample sent again (same time, same values, as a
+lockstep simulator does while it waits) is kept once, different samples at one time are an error. A file that
+cannot be read raises ValueError (or OSError) with one line saying why.
 """
 import csv
+import dataclasses
 import os
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import yaml
 
+EXPERIMENT_SECONDS = 'robot_dynamics_ros.experiment_seconds'  # rosbag2 custom data: sim seconds a full recording spans
 
 @dataclass(frozen=True, eq=False)
 class Recording:
@@ -27,6 +36,15 @@ class Recording:
     q: np.ndarray          # (N, n)
     tau: np.ndarray        # (N, n)
     qd: np.ndarray = None  # (N, n) or None
+    expected_duration: float = None  # s the full experiment spans, where the recording says (record's bags)
+
+    @property
+    def duration(self):
+        return float(self.t[-1] - self.t[0])
+
+    def covered_fraction(self):
+        """duration / expected_duration, or None where the recording does not say how long it should be."""
+        return None if self.expected_duration is None else self.duration / self.expected_duration
 
     def for_model(self, model):
         """The same samples with columns in the model's DOF order; raises naming any missing joint."""
@@ -35,7 +53,7 @@ class Recording:
             raise ValueError(f"the recording has no data for joints {missing} (it has {list(self.joint_names)})")
         cols = [self.joint_names.index(name) for name in model.joint_names]
         return Recording(self.t, tuple(model.joint_names), self.q[:, cols], self.tau[:, cols],
-                         None if self.qd is None else self.qd[:, cols])
+                         None if self.qd is None else self.qd[:, cols], self.expected_duration)
 
     def save(self, path):
         """Write as CSV or npz, by the file extension."""
@@ -100,15 +118,30 @@ def _load_csv(path):
 def load_rosbag(path, topic='/joint_states'):
     """Recording from the sensor_msgs/msg/JointState messages on ``topic`` of a rosbag2 recording."""
     try:
-        from rosbags.highlevel import AnyReader
+        from rosbags.highlevel import AnyReader, AnyReaderError
         from rosbags.typesys import Stores, get_typestore
     except ImportError:
         raise ImportError("reading rosbag2 recordings needs rosbags: pip install 'robot_dynamics_ros[bag]'") from None
 
     path = Path(path)
     bag = path.parent if path.is_file() else path
+    try:
+        names, stamps, positions, velocities, efforts = _read_joint_states(AnyReader, get_typestore(Stores.ROS2_HUMBLE),
+                                                                           bag, topic)
+    except (AnyReaderError, struct.error, EOFError, KeyError) as e:   # a damaged file, e.g. a writer killed
+        raise ValueError(f"{bag.name}: unreadable rosbag2 recording ({type(e).__name__}: "
+                         f"{str(e).strip().splitlines()[0] if str(e).strip() else 'no detail'})") from None
+    if not stamps:
+        raise ValueError(f"{bag.name}: no usable JointState messages on {topic!r}")
+    qd = np.array(velocities)
+    recording = _checked(np.array(stamps), names, np.array(positions), np.array(efforts),
+                         None if np.isnan(qd).any() else qd, bag.name)
+    return dataclasses.replace(recording, expected_duration=_expected_duration(bag))
+
+
+def _read_joint_states(AnyReader, typestore, bag, topic):
     names, stamps, positions, velocities, efforts = None, [], [], [], []
-    with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_HUMBLE)) as reader:
+    with AnyReader([bag], default_typestore=typestore) as reader:
         connections = [c for c in reader.connections if c.topic == topic]
         if not connections:
             topics = sorted({c.topic for c in reader.connections})
@@ -127,11 +160,15 @@ def load_rosbag(path, topic='/joint_states'):
                            else np.full(len(names), np.nan))
             velocities.append(np.asarray(msg.velocity, dtype=float)[order] if len(msg.velocity) == len(msg.name)
                               else np.full(len(names), np.nan))
-    if not stamps:
-        raise ValueError(f"{bag.name}: no usable JointState messages on {topic!r}")
-    qd = np.array(velocities)
-    return _checked(np.array(stamps), names, np.array(positions), np.array(efforts),
-                    None if np.isnan(qd).any() else qd, bag.name)
+    return names, stamps, positions, velocities, efforts
+
+
+def _expected_duration(bag):
+    """The experiment's length that record wrote into the bag's metadata.yaml, or None."""
+    with open(bag / 'metadata.yaml', encoding='utf-8') as f:
+        info = yaml.safe_load(f).get('rosbag2_bagfile_information', {})
+    value = (info.get('custom_data') or {}).get(EXPERIMENT_SECONDS)
+    return None if value is None else float(value)
 
 
 def _message_order(message_names, names):
@@ -151,4 +188,16 @@ def _checked(t, names, q, tau, qd, source):
     if not (np.all(np.isfinite(t)) and np.all(np.isfinite(q)) and np.all(np.isfinite(tau))):
         raise ValueError(f"{source}: non-finite times, positions or efforts (missing effort field?)")
     order = np.argsort(t, kind='stable')
-    return Recording(t[order], tuple(names), q[order], tau[order], None if qd is None else np.asarray(qd, float)[order])
+    t, q, tau = t[order], q[order], tau[order]
+    qd = None if qd is None else np.asarray(qd, float)[order]
+    same_time = np.flatnonzero(np.diff(t) == 0)
+    resent = np.all(np.hstack([q, tau] + ([] if qd is None else [qd]))[same_time]
+                    == np.hstack([q, tau] + ([] if qd is None else [qd]))[same_time + 1], axis=1)
+    if not np.all(resent):
+        raise ValueError(f"{source}: different samples at the same time ({t[same_time[~resent][0]]:.9g} s); "
+                         "each sample needs its own time")
+    keep = np.setdiff1d(np.arange(len(t)), same_time + 1)   # a sample sent again (same time, same values) once
+    if len(keep) < 2:
+        raise ValueError(f"{source}: {len(keep)} sample{'' if len(keep) == 1 else 's'} at distinct times; "
+                         "a recording needs two or more")
+    return Recording(t[keep], tuple(names), q[keep], tau[keep], None if qd is None else qd[keep])

@@ -1,0 +1,210 @@
+"""Issue 17: a signal to `record` keeps a readable recording and says how much; identify says when a
+recording is shorter than its experiment; bad recordings are one-line errors (exit 2); warnings are
+throttled by kind of problem; nodes exit 0 on a signal at any moment of start-up; strings from the topic
+never go through xacro."""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from conftest import BUNDLED_URDF, ROOT
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.control import JointStateMapper
+from robot_dynamics_ros.parameters.recordings import Recording, load_recording
+
+ARM = load_urdf(BUNDLED_URDF)
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', *args], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def assert_one_line_error(result, *words):
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and 'Traceback' not in result.stderr, result.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+def recording(n, t0=0.0):
+    rng = np.random.default_rng(0)
+    return Recording(t0 + 1e-3 * np.arange(n), ARM.joint_names, rng.normal(size=(n, ARM.nv)),
+                     rng.normal(size=(n, ARM.nv)))
+
+
+# --- bad recordings: one line, exit 2 ------------------------------------------------------------------------
+
+def test_one_row_csv_is_a_one_line_error(tmp_path):
+    recording(1).save(tmp_path / 'one.csv')
+    assert_one_line_error(cli('identify', BUNDLED_URDF, str(tmp_path / 'one.csv'), '-o', str(tmp_path / 'p.yaml')),
+                          'one.csv', 'two or more')
+
+
+def test_two_different_samples_at_one_time_are_a_one_line_error(tmp_path):
+    r = recording(2)
+    Recording(np.ones(2), r.joint_names, r.q, r.tau).save(tmp_path / 'same.csv')
+    assert_one_line_error(cli('identify', BUNDLED_URDF, str(tmp_path / 'same.csv'), '-o', str(tmp_path / 'p.yaml')),
+                          'same.csv', 'same time')
+
+
+def test_a_sample_sent_again_is_kept_once():
+    r = recording(5)
+    again = [0, 1, 1, 1, 2, 3, 4]    # sample 1 re-sent twice, same time and values (a waiting lockstep simulator)
+    from robot_dynamics_ros.parameters.recordings import _checked
+    kept = _checked(r.t[again], list(r.joint_names), r.q[again], r.tau[again], None, 'resent')
+    np.testing.assert_array_equal(kept.t, r.t)
+    np.testing.assert_array_equal(kept.q, r.q)
+
+
+# --- throttled warnings: one per kind of problem -----------------------------------------------------------
+
+class Logger:
+    def __init__(self):
+        self.lines = []
+
+    def warning(self, message):
+        self.lines.append(message)
+
+
+def varied_bad_joint_states(count, seed=0):
+    """The controller's rejection reasons for a stream of bad joint states, each on different joints/values."""
+    from robot_dynamics_ros.nodes.common import Throttle
+    rng = np.random.default_rng(seed)
+    names = list(ARM.joint_names)
+    lower, upper = ARM.lower, ARM.upper
+    mapper = JointStateMapper(names, bounds=(lower - 0.5, upper + 0.5, 10 * ARM.velocity_limit))
+    reasons = []
+    for k in range(count):
+        q, qd, message_names = ARM.neutral(), np.zeros(ARM.nv), list(names)
+        joints = rng.choice(ARM.nv, size=rng.integers(1, ARM.nv + 1), replace=False)
+        kind = k % 3
+        if kind == 0:
+            for j in joints:
+                message_names[j] = f'stray_{k}_{j}'
+        elif kind == 1:
+            q[joints] = np.nan
+        else:
+            q[joints] = upper[joints] + 1.0 + rng.random(joints.size)
+        with pytest.raises(ValueError) as error:
+            mapper.map(message_names, q, qd)
+        reasons.append((Throttle.reason(error.value), str(error.value)))
+    return reasons
+
+
+def test_warnings_are_throttled_by_kind_of_problem_with_a_count_of_the_suppressed():
+    from robot_dynamics_ros.nodes.common import Throttle
+    now = [0.0]
+    logger = Logger()
+    throttle = Throttle(logger, period=2.0, clock=lambda: now[0])
+    stream = varied_bad_joint_states(3000)   # 3 kinds, each on varying joints
+    assert len({message for _, message in stream}) > 100   # the messages themselves vary
+    for k, (key, message) in enumerate(stream[:1500]):        # 1500 messages within one period
+        now[0] = k * 1e-3
+        throttle.warn(key, message)
+    assert len(logger.lines) == 3                              # one line per kind of problem
+    now[0] = 2.5                                               # the next period: each kind once more, with its count
+    for key, message in stream[1500:1503]:
+        throttle.warn(key, message)
+    assert len(logger.lines) == 6
+    assert sorted(line.rsplit('(', 1)[1] for line in logger.lines[3:]) == ['499 similar suppressed)'] * 3
+
+
+# --- xacro: a URDF string is never run through xacro -------------------------------------------------------
+
+def test_a_urdf_string_is_never_xacro_processed(monkeypatch, tmp_path):
+    """load_urdf and the nodes' topic path (parse_urdf) take a string as URDF XML as it is: xacro is never
+    called, and a link named by a xacro expression that would run a command keeps that name, unevaluated."""
+    from robot_dynamics_ros.model import parse_urdf
+    xacro = pytest.importorskip('xacro')
+    marker = tmp_path / 'ran'
+    name = f"${{__import__('os').system('touch {marker}')}}"
+    evil = (f'<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro"><link name="base"/>'
+            f'<joint name="j" type="revolute"><parent link="base"/><child link="{name}"/><axis xyz="0 0 1"/>'
+            f'<limit effort="1" velocity="1" lower="-1" upper="1"/></joint><link name="{name}"><inertial>'
+            f'<mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/></inertial></link></robot>')
+    calls = []
+    for function in ('process_file', 'process_doc', 'parse', 'main'):
+        monkeypatch.setattr(xacro, function, lambda *a, **k: calls.append(a), raising=False)
+    for load in (load_urdf, parse_urdf):
+        assert name in load(evil).body_names
+    assert calls == [] and not marker.exists()
+
+
+# --- processes and signals (over DDS: marked ros by conftest through the rclpy import) ---------------------
+
+rclpy = pytest.importorskip('rclpy')
+from ros_helpers import domain_id  # noqa: E402
+from robot_dynamics_ros.commands.bringup import isolated_ros_env, start_node  # noqa: E402
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+def test_node_exits_0_on_a_signal_at_any_moment_of_start_up(sig, tmp_path):
+    env = isolated_ros_env(domain_id(41))
+    for delay in (0.0, 0.1, 0.3, 0.6, 1.0):
+        log = tmp_path / f'{sig.name}_{delay}.log'
+        process = start_node('simulator', ['-p', f'urdf_file:={BUNDLED_URDF}'], env, str(log))
+        time.sleep(delay)
+        process.send_signal(sig)
+        assert process.wait(60) == 0, (delay, log.read_text())
+        text = log.read_text()
+        assert 'Traceback' not in text and f'stopping ({sig.name}' in text, (delay, text)
+
+
+def test_the_cli_stops_with_one_line_on_a_signal_while_it_loads(tmp_path):
+    for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
+        process = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.cli', 'demo'], cwd=ROOT, text=True,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.15)   # after the interpreter's own start, while the commands import
+        process.send_signal(sig)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == code and 'Traceback' not in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.fixture(scope='module')
+def trajectory(tmp_path_factory):
+    path = tmp_path_factory.mktemp('traj') / 'traj.yaml'
+    assert cli('excite', BUNDLED_URDF, '-o', str(path), '--duration', '6', '--harmonics', '2', '--budget', '30',
+               '--max-evaluations', '50').returncode == 0
+    return path
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+def test_record_on_a_signal_keeps_a_readable_recording_and_says_how_much(sig, trajectory, tmp_path):
+    bag = tmp_path / 'rec'
+    process = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.cli', 'record', str(trajectory), '-o',
+                                str(bag), '--domain-id', str(domain_id(42))], cwd=ROOT, text=True,
+                               env=isolated_ros_env(domain_id(42)), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (bag / 'rec.mcap').exists() or os.path.getsize(bag / 'rec.mcap') < 100_000:   # some states written
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(sig)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + sig.value, err
+    assert 'Traceback' not in err
+    line = [line for line in err.splitlines() if f'stopped by {sig.name}: kept' in line]
+    assert len(line) == 1, err
+    kept, seconds, experiment = map(float, re.search(r'kept (\d+) joint states over ([\d.]+) s of the '
+                                                      r"experiment's ([\d.]+) s", line[0]).groups())
+    recording = load_recording(bag)                                # the project's reader
+    assert len(recording.t) == kept > 0
+    assert recording.duration == pytest.approx(seconds, abs=1e-3)
+    assert recording.expected_duration == pytest.approx(experiment, abs=1e-3) and seconds < experiment
+    identify = cli('identify', BUNDLED_URDF, str(bag), '-o', str(tmp_path / 'p.yaml'))
+    assert identify.returncode == 0, identify.stderr
+    warning = [line for line in identify.stderr.splitlines() if 'shorter than its experiment' in line]
+    assert len(warning) == 1 and f"({seconds / experiment:.0%};" in warning[0], identify.stderr
+    # the same real recording with its MCAP cut in half (metadata.yaml kept): unreadable, said in one line
+    cut = tmp_path / 'cut'
+    shutil.copytree(bag, cut)
+    os.truncate(cut / 'rec.mcap', os.path.getsize(cut / 'rec.mcap') // 2)
+    assert_one_line_error(cli('identify', BUNDLED_URDF, str(cut), '-o', str(tmp_path / 'q.yaml')),
+                          'cut', 'unreadable rosbag2 recording')
