@@ -1,12 +1,13 @@
 """Per-call microseconds of RNEA, CRBA and ABA: the reference (plain Python), compiled fast path, Pinocchio, the ratio
 fast / Pinocchio; batched throughput (and the batched regressor) against a Python loop over Pinocchio; the
 controller's compute time per joint-state message (the control law alone, and the node's whole update in NumPy
-and in one compiled call) and the simulator's steps/s on the bundled arm; first-call time in a fresh process,
-with a cold and a warm cache of the generated code. The "fast" columns time the default
-call (``fast.rnea(model, q, qd, qdd)``, what ``robot_dynamics_ros.rnea`` and the nodes run) once the model is hot
-and its background compilation is over; the "path" column says which code served it: per-robot generated code,
-the table kernels, or plain Python (no numba). "ref us" times the reference (``algorithms``: the same kernels as
-plain Python) and "table us" the table kernels on the same state.
+and in one compiled call) and the simulator's steps/s on the bundled arm; in a fresh process after
+``robot-dynamics compile``, the time to the first result and the per-call ratio against Pinocchio from the first
+call on. The "fast" columns time the default call (``fast.rnea(model, q, qd, qdd)``, what
+``robot_dynamics_ros.rnea`` and the nodes run) on a model whose code was compiled ahead; the "path" column says
+which code served it: per-robot generated code, the table kernels, or plain Python (no numba); "gen us" times the
+generated function alone (the rest of "fast us" is the dispatch). "ref us" times the reference (``algorithms``:
+the same kernels as plain Python) and "table us" the table kernels on the same state.
 
     python benchmarks/bench_dynamics.py [--quick]
 
@@ -87,13 +88,21 @@ def pinocchio_calls(xml, rng):
 
 
 def load_hot(xml):
-    """Load a model and use it as a program would: codegen.HOT_CALLS default calls start the background
-    compilation of its generated code (where numba runs and the model is small enough); wait until it is over."""
+    """The model as a new process sees it after ``robot-dynamics compile`` (where numba runs and the model is small
+    enough): its code compiled ahead into the disk cache, a new instance that loads it at its first call."""
+    if fast.BACKEND == 'numba' and load_urdf(xml).nv <= codegen.MAX_DOF:
+        fast.specialize(load_urdf(xml))
     model = load_urdf(xml)
-    q = model.neutral()
-    for _ in range(codegen.HOT_CALLS):
-        fast.rnea(model, q, q, q)
-    codegen.wait_for_generated(model, timeout=1800)
+    fast.path(model)   # its first use: the code that serves it is decided
+    return model
+
+
+def table_instance(xml):
+    """An instance of the model that the table kernels serve (its first call made with generated code disabled)."""
+    fast.ENABLE, enabled = False, fast.ENABLE
+    model = load_urdf(xml)
+    fast.path(model)
+    fast.ENABLE = enabled
     return model
 
 
@@ -103,16 +112,20 @@ def calls(model, q, qd, x):
 
 
 def per_call_table(number):
-    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"ref us":>10}{"table us":>10}{"fast us":>10}'
-          f'{"pin us":>10}{"fast/pin":>10}')
+    print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"ref us":>10}{"table us":>10}{"gen us":>10}'
+          f'{"fast us":>10}{"pin us":>10}{"fast/pin":>10}')
     for name, xml in robots():
         model = load_hot(xml)
         rng = np.random.default_rng(0)
         q, qd, x = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
         references = {'RNEA': lambda: algorithms.rnea(model, q, qd, x), 'CRBA': lambda: algorithms.crba(model, q),
                       'ABA': lambda: algorithms.aba(model, q, qd, x)}
-        codegen.ENABLE, enabled = False, codegen.ENABLE    # a second instance that stays on the table kernels
-        table = calls(load_urdf(xml), q, qd, x)
+        table = calls(table_instance(xml), q, qd, x)
+        generated = model._cache.get('generated') or {}
+        out = {'RNEA': np.empty(model.nv), 'CRBA': np.empty((model.nv, model.nv)), 'ABA': np.empty(model.nv)}
+        alone = {'RNEA': lambda: generated['rnea'](q, qd, x, out['RNEA']),
+                 'CRBA': lambda: generated['crba'](q, out['CRBA']),
+                 'ABA': lambda: generated['aba'](q, qd, x, out['ABA'])}
         theirs = pinocchio_calls(xml, rng)[0] if pin else {}
         for algorithm, compiled in calls(model, q, qd, x).items():
             compiled()
@@ -120,13 +133,13 @@ def per_call_table(number):
             t_ref = per_call_us(references[algorithm], max(1, number // 200))
             t_table = per_call_us(table[algorithm], number)
             t_fast = per_call_us(compiled, number)
-            row = (f'{name:<13}{model.nv:>4} {algorithm:<6}{fast.path(model):>10}{t_ref:>10.1f}{t_table:>10.2f}'
-                   f'{t_fast:>10.2f}')
+            t_alone = f'{per_call_us(alone[algorithm], number):>10.2f}' if generated else f'{"-":>10}'
+            row = (f'{name:<13}{model.nv:>4} {algorithm:<6}{fast.path(model, algorithm=algorithm.lower()):>10}'
+                   f'{t_ref:>10.1f}{t_table:>10.2f}{t_alone}{t_fast:>10.2f}')
             if algorithm in theirs:
                 t_pin = per_call_us(theirs[algorithm], number)
                 row += f'{t_pin:>10.2f}{t_fast / t_pin:>10.2f}'
             print(row)
-        codegen.ENABLE = enabled
 
 
 def batch_table(n_states):
@@ -193,50 +206,65 @@ def loop_table(number):
 
 
 FIRST_CALL = """
-import time
+import sys, time
 t0 = time.perf_counter()
-from robot_dynamics_ros import fast, load_urdf, resources
-model = load_urdf(resources.bundled_urdf())
+import numpy as np
+import pinocchio as pin
+from robot_dynamics_ros import fast, load_urdf
+xml = open(sys.argv[1]).read()
+model = load_urdf(xml)
+pm = pin.buildModelFromXML(xml)
+data = pm.createData()
+rng = np.random.default_rng(0)
+q, qd, x = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+pq = pin.randomConfiguration(pm)
+ours = {'RNEA': lambda: fast.rnea(model, q, qd, x), 'CRBA': lambda: fast.crba(model, q),
+        'ABA': lambda: fast.aba(model, q, qd, x)}
+theirs = {'RNEA': lambda: pin.rnea(pm, data, pq, qd, x), 'CRBA': lambda: pin.crba(pm, data, pq),
+          'ABA': lambda: pin.aba(pm, data, pq, qd, x)}
 t1 = time.perf_counter()
-q = model.neutral()
-fast.rnea(model, q, q, q); t2 = time.perf_counter(); first_result = time.time()
-fast.crba(model, q); fast.aba(model, q, q, q); t3 = time.perf_counter()
-fast.rnea_batch(model, q[None], q[None], q[None]); t4 = time.perf_counter()
-slowest = 0.0
-while fast.path(model) != 'generated' and time.perf_counter() - t4 < 1800:   # calls go on while it compiles
-    t = time.perf_counter()
-    fast.rnea(model, q, q, q)
-    slowest = max(slowest, time.perf_counter() - t)
-print(f'{t1 - t0:.3f} {t2 - t1:.3f} {t3 - t2:.3f} {t4 - t3:.3f} {time.perf_counter() - t4:.1f} {slowest * 1e3:.1f}',
-      first_result)
+ours['RNEA']()
+print(f'{time.perf_counter() - t0:.3f} {time.perf_counter() - t1:.3f} {fast.path(model)}')
+for name in ours:   # every call from the first on: the mean over the first N calls, against Pinocchio's
+    for function in (ours[name], theirs[name]):
+        start = time.perf_counter()
+        for _ in range(int(sys.argv[2])):
+            function()
+        print(f'{(time.perf_counter() - start) / int(sys.argv[2]) * 1e6:.3f}', end=' ')
+    print(name)
 """
 
 
-def first_call():
-    """Twice in fresh processes with an empty cache directory for the generated code: cold (compiles), warm."""
-    if fast.BACKEND != 'numba':
-        print('first-call timings skipped: numba is not installed (they time loading and compiling its kernels)')
+def first_call(calls):
+    """In a fresh process whose robot was compiled ahead (``fast.specialize``, as ``robot-dynamics compile``), with its
+    own cache directory: time to the first rnea result, and the mean per call over the first ``calls`` calls
+    against Pinocchio's in the same process."""
+    if fast.BACKEND != 'numba' or pin is None:
+        print('first-call timings skipped: they need numba and pinocchio')
         return
-    print(f'\nfirst calls in a fresh process, arm7 (backend {fast.BACKEND}; numba import and loading the table'
-          ' kernels from the disk cache; then calls in a loop until the generated code, compiled in the background'
-          ' (cold) or loaded from the disk cache (warm), serves them):')
+    print(f'\nfresh process after compile: first rnea result (s after process start, of which the call itself),'
+          f' then the mean of the first {calls} calls against Pinocchio')
     with tempfile.TemporaryDirectory() as cache:
-        for cache_state in ('cold', 'warm'):
-            started = time.time()
-            result = subprocess.run([sys.executable, '-c', FIRST_CALL], capture_output=True, text=True, check=True,
-                                    env=dict(os.environ, XDG_CACHE_HOME=cache, ROBOT_DYNAMICS_ROS_CODEGEN='1'))
-            imports, rnea_s, crba_aba_s, batch_s, switch_s, slowest_ms, first_result = result.stdout.split()
-            print(f'  {cache_state} cache: first rnea result {float(first_result) - started:.3f} s after starting the'
-                  f' process (interpreter, imports, load_urdf, first call); of which import+load_urdf {imports} s,'
-                  f' first rnea {rnea_s} s; first crba+aba {crba_aba_s} s, first rnea_batch {batch_s} s; generated code serves after'
-                  f' {switch_s} s more, slowest call meanwhile {slowest_ms} ms')
+        env = dict(os.environ, XDG_CACHE_HOME=cache, ROBOT_DYNAMICS_ROS_CODEGEN='1')
+        for name, xml in robots():
+            path = os.path.join(cache, f'{name}.urdf')
+            with open(path, 'w') as f:
+                f.write(xml)
+            subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', 'compile', path, '--only', 'rnea', 'crba',
+                            'aba'], env=env, check=True, capture_output=True)
+            lines = subprocess.run([sys.executable, '-c', FIRST_CALL, path, str(calls)], capture_output=True, text=True,
+                                   check=True, env=env).stdout.splitlines()
+            since_start, call, served_by = lines[0].split()
+            ratios = ', '.join(f'{algorithm} {float(ours) / float(theirs):.2f}'
+                               for ours, theirs, algorithm in (line.split() for line in lines[1:]))
+            print(f'  {name:<13} first result {since_start} s (call {call} s, {served_by}); fast/pin {ratios}')
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true', help='fewer iterations (a smoke run)')
     args = parser.parse_args()
-    first_call()
+    first_call(200 if args.quick else 2000)
     per_call_table(200 if args.quick else 5000)
     batch_table(200 if args.quick else 10000)
     loop_table(200 if args.quick else 2000)

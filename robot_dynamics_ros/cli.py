@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     'identify': 'Identify base parameters from recorded joint data',
     'excite': 'Excitation trajectory for identification',
     'record': 'Record joint states while the simulated arm follows an excitation trajectory (rosbag2)',
+    'compile': "Compile a robot's per-robot generated code ahead (numba), in the foreground",
 }
 # Errors a user causes: ours, files (OSError), bad values (ValueError), a missing optional package.
 USER_ERRORS = (RobotDynamicsError, OSError, ValueError, ImportError)

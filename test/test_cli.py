@@ -53,6 +53,8 @@ CASES = {  # name -> (arguments, words the one line must contain)
     'bringup missing config': (['bringup', '--config', '/no/config.yaml'], ['config file not found']),
     'bringup invalid URDF': (['bringup', '--urdf', os.path.join(BAD_URDF_DIR, 'floating_joint.urdf')],
                              ["joint 'joint2'", "'floating'"]),
+    'compile missing file': (['compile', MISSING], ['compile: error', 'not found']),
+    'compile unknown algorithm': (['compile', '--only', 'fly'], ['--only', "invalid choice: 'fly'"]),
     'unknown subcommand': (['fly'], ["invalid choice: 'fly'"]),
 }
 
@@ -95,3 +97,17 @@ def test_bringup_names_the_first_error_of_a_node_that_failed_to_start(tmp_path):
                  '--startup-timeout', '60')
     assert_one_line_error(result, 'the simulator node failed to start', "parameter 'rate' must be positive")
     assert not plot.exists()
+
+
+def test_compile_builds_the_code_that_later_processes_load(tmp_path, monkeypatch):
+    """``robot-dynamics compile`` in the foreground, into the cache directory; a model loaded afterwards runs it."""
+    pytest.importorskip('numba')
+    from robot_dynamics_ros import fast, load_urdf
+    urdf = os.path.join(TEST_DIR, 'urdf', 'prismatic_chain.urdf')
+    monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
+    result = cli('compile', urdf, '--only', 'rnea')
+    assert result.returncode == 0, result.stderr
+    assert str(tmp_path) in result.stdout and '  rnea ' in result.stdout and 'crba' not in result.stdout
+    monkeypatch.setattr(fast, 'ENABLE', True)
+    model = load_urdf(urdf)
+    assert (fast.path(model), fast.path(model, algorithm='crba')) == ('generated', 'table')

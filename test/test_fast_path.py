@@ -3,6 +3,10 @@ results to 1e-12 (numba and the tracer must not change what the source computes)
 same answers for every kind of input the reference accepts."""
 
 import dataclasses
+import os
+import shutil
+import subprocess
+import threading
 
 import numpy as np
 import pytest
@@ -11,7 +15,8 @@ from hypothesis import given, settings
 from conftest import BUNDLED_URDF
 from random_robots import random_trees, random_urdf
 from robot_dynamics_ros import algorithms, fast, load_urdf
-from robot_dynamics_ros.fast import codegen
+from robot_dynamics_ros.algorithms.backends import hash_sources
+from robot_dynamics_ros.fast import code_cache, codegen
 
 TOL = 1e-12
 N_STATES = 8
@@ -282,37 +287,52 @@ def test_wrong_shapes_give_the_same_error_on_every_backend(served_by):
     assert message.startswith('f_ext has shape') and f'needs ({n}, 6)' in message
 
 
-def test_hot_models_switch_to_generated_code_compiled_in_the_background(monkeypatch):
-    """Tiered: the first calls run the table kernels while the code compiles in another process; once loaded,
-    the default call runs it and still equals the reference."""
+def test_no_compiler_runs_behind_the_callers_back(monkeypatch):
+    """However often a model is called, the code that serves it stays what was decided at its first call: no
+    process or thread is started to compile (the table kernels serve a model whose code was never compiled)."""
     pytest.importorskip('numba')
-    monkeypatch.setattr(codegen, 'ENABLE', True)
-    model = load_urdf(random_urdf(3, n_links=5))
+    monkeypatch.setattr(fast, 'ENABLE', True)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError('a process or thread was started')
+    monkeypatch.setattr(subprocess.Popen, '__init__', refuse)
+    monkeypatch.setattr(threading.Thread, 'start', refuse)
+    model = load_urdf(random_urdf(11, n_links=4))
     q, qd, x, _, _ = random_state(model, np.random.default_rng(5))
-    for _ in range(codegen.HOT_CALLS):
-        assert fast.path(model) == 'table'
-        fast.rnea(model, q, qd, x)
-    compiling = model._cache['compiling']
-    compiling.join(timeout=600)
-    assert not compiling.is_alive()
-    assert fast.path(model) == 'generated'
+    for _ in range(300):
+        fast.rnea(model, q, qd, x), fast.crba(model, q), fast.aba(model, q, qd, x), fast.regressor(model, q, qd, x)
+    assert all(fast.path(model, algorithm=name) == 'table' for name in codegen.ALGORITHMS)
+
+
+def test_code_compiled_ahead_serves_a_new_instance_from_its_first_call(monkeypatch):
+    """specialize (as ``robot-dynamics compile``) fills the disk cache; a model loaded afterwards runs the generated
+    code from its first call, equal to the reference."""
+    pytest.importorskip('numba')
+    monkeypatch.setattr(fast, 'ENABLE', True)
+    xml = random_urdf(12, n_links=5)
+    fast.specialize(load_urdf(xml), ('rnea', 'aba'))
+    model = load_urdf(xml)
+    assert [fast.path(model, algorithm=name) for name in codegen.ALGORITHMS] == ['generated', 'table', 'generated',
+                                                                                 'table']
     assert_fast_equals_reference(model, np.random.default_rng(6))
 
 
-def test_a_process_that_chose_its_code_never_tiers_up_and_explicit_gravity_does_not_count(monkeypatch):
-    """The nodes decide once at start (choose_code): no background compile (and no switch) mid-run; calls with an
-    explicit gravity, which generated code never serves, do not count toward compiling either."""
+def test_the_cache_key_covers_every_source(monkeypatch, tmp_path):
+    """An edit of any source the code depends on (a helper of the kernels included) gives another key, so code
+    compiled from the old sources is never loaded."""
+    package = os.path.dirname(os.path.abspath(algorithms.__file__ + '/..'))
+    copy = tmp_path / 'robot_dynamics_ros'
+    for folder in ('algorithms', 'fast'):
+        shutil.copytree(os.path.join(package, folder), copy / folder, ignore=shutil.ignore_patterns('__pycache__'))
+    shutil.copy(os.path.join(package, 'control.py'), copy / 'control.py')
+    before = hash_sources(str(copy))
+    assert before == hash_sources(package)
+    with open(copy / 'algorithms' / 'spatial_kernels.py', 'a') as f:
+        f.write('\n# an edit\n')
+    assert hash_sources(str(copy)) != before
     pytest.importorskip('numba')
-    monkeypatch.setattr(codegen, 'ENABLE', True)
-    explicit, chosen = (load_urdf(random_urdf(seed, n_links=4)) for seed in (7, 8))
-    q, qd, x, _, _ = random_state(explicit, np.random.default_rng(9))
-    for _ in range(codegen.HOT_CALLS):
-        fast.rnea(explicit, q, qd, x, gravity=[0.0, 0.0, -9.81])
-    assert 'compiling' not in explicit._cache
-    monkeypatch.setattr(codegen, 'ENABLE', False)   # choose_once: the table kernels, no compile process
-    assert fast.choose_code(chosen).startswith('table kernels')
-    monkeypatch.setattr(codegen, 'ENABLE', True)
-    q, qd, x, _, _ = random_state(chosen, np.random.default_rng(10))
-    for _ in range(codegen.HOT_CALLS):
-        fast.rnea(chosen, q, qd, x)
-    assert 'compiling' not in chosen._cache and fast.path(chosen) == 'table'
+    monkeypatch.setattr(fast, 'ENABLE', True)
+    xml = random_urdf(4, n_links=3)
+    fast.specialize(load_urdf(xml), ('rnea',))
+    monkeypatch.setattr(code_cache, 'source_hash', lambda: 'edited')
+    assert fast.path(load_urdf(xml)) == 'table'

@@ -183,9 +183,9 @@ def test_the_controller_serves_from_generated_code_once_it_is_compiled(ros_domai
     control law's, as the NumPy reference computes it."""
     pytest.importorskip('numba')
     from robot_dynamics_ros.algorithms import gravity_torques as reference_gravity
-    from robot_dynamics_ros.fast import codegen
+    from robot_dynamics_ros import fast
     env, probe = ros_domain
-    codegen.specialize(load_urdf(BUNDLED_URDF))   # fills the on-disk cache (seconds when cold) in this process
+    fast.specialize(load_urdf(BUNDLED_URDF), fast.NODE_ALGORITHMS)   # fills the disk cache (seconds when cold)
     controller = NodeProcess('computed_torque_controller', dict(env, ROBOT_DYNAMICS_ROS_CODEGEN='1'), str(tmp_path),
                              controller_params())
     try:

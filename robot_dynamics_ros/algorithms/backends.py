@@ -4,7 +4,14 @@ is a plain Python function over the packed model (``packing.py``), written once,
 numba's machine code of the same source (``fast``); ``fast/codegen.py`` runs it on symbols to write per-robot code.
 """
 import functools
+import hashlib
+import os
 import types
+
+# Each kernel's state arguments (its outputs follow them) and how many of (a0, f_ext) it takes after (table, work).
+KERNEL_STATES = {'rnea': ('q', 'qd', 'qdd'), 'aba': ('q', 'qd', 'tau'), 'crba': ('q',), 'udut': ('q',),
+                 'regressor': ('q', 'qd', 'qdd')}
+KERNEL_FORCES = {'rnea': 2, 'aba': 2, 'crba': 0, 'udut': 0, 'regressor': 1}
 
 
 def njit(*signature, cache=True):
@@ -14,6 +21,27 @@ def njit(*signature, cache=True):
         function.njit_arguments = (signature, cache)
         return function
     return mark
+
+
+@functools.cache
+def source_hash():
+    """A hash of every source the compiled kernels and the generated code depend on (``algorithms/``, ``fast/`` and
+    ``control.py``, whose constants the compiled control step reads):
+    it names their machine code in numba's disk cache, so that an edit anywhere compiles anew (numba itself checks
+    only the file of the function it compiles, not the helpers it calls)."""
+    return hash_sources(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def hash_sources(package):
+    """``source_hash`` of the package folder ``package``."""
+    digest = hashlib.sha256()
+    sources = [os.path.join(package, 'control.py')] + [
+        os.path.join(package, folder, name) for folder in ('algorithms', 'fast')
+        for name in sorted(os.listdir(os.path.join(package, folder))) if name.endswith('.py')]
+    for path in sources:
+        with open(path, 'rb') as f:
+            digest.update(os.path.basename(path).encode() + b'\0' + f.read())
+    return digest.hexdigest()[:16]
 
 
 @functools.cache
@@ -27,6 +55,8 @@ def compiled(function):
             namespace[name] = compiled(namespace[name])
     copy = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
                               function.__closure__)
-    copy.__qualname__ = function.__qualname__   # numba's disk cache is named by module and qualified name
     signature, cache = function.njit_arguments
+    # numba's disk cache names an entry by module and qualified name: with the sources' hash in it, an edit of any
+    # helper gets new machine code (old entries are left behind, unused)
+    copy.__qualname__ = f'{function.__qualname__}_{source_hash()}' if cache else function.__qualname__
     return numba_njit(*signature, cache=cache)(copy)

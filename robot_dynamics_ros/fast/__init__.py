@@ -3,39 +3,38 @@ and results, plus ``out=`` buffers and batched versions over arrays of states.
 
 Each recursion is written once, in ``algorithms/`` (``algorithms/backends.py``): ``algorithms.rnea`` runs it as
 plain Python, this module runs numba's compilation of the same source on the packed model (the table kernels),
-compiled ahead for C-contiguous float64 arrays and cached on disk; the first call of each function imports numba
-and loads (or, once, compiles) its kernel. Other inputs (lists, integer or strided arrays) are converted and
-retried. Without numba every function runs the kernels as plain Python (``BACKEND`` says which one runs).
-numba's on-disk cache checks only the source file of each entry kernel: after editing a helper
-(``algorithms/spatial_kernels.py``) delete ``__pycache__`` in ``algorithms/`` and here.
+compiled ahead for C-contiguous float64 arrays and cached on disk under a hash of the sources; the first call of
+each function imports numba and loads (or, once, compiles) its kernel. Other inputs (lists, integer or strided
+arrays) are converted and retried. Without numba every function runs the kernels as plain Python (``BACKEND``).
 
-Calls with the default gravity and no external forces run per-robot generated code (``codegen.py``: the
-kernels traced on symbols, unrolled, constants baked in) once it is ready, tiered as JIT runtimes do: a model's
-first calls run the table kernels while its code is compiled in a background process into the on-disk cache
-(``codegen.specialize_in_background``, started after ``codegen.HOT_CALLS`` calls), then calls switch to it.
-``specialize(model)`` compiles in the foreground; ``choose_code(model)`` decides once for a long-running process
-(the nodes: no tier-up mid-run); ``path`` says which code serves a call. Every function checks
-argument shapes with ``model.model.check_state``, so a wrong length gives the same error as the reference.
+Calls with the default gravity and no external forces run per-robot generated code (``codegen.py``: the kernels
+traced on symbols, unrolled, constants baked in) where it is compiled ahead in the disk cache
+(``code_cache.py``; ``robot-dynamics compile URDF`` or ``specialize(model)``). Which code serves a model is decided
+once, at its first call, and never changes by itself: no compiler runs behind the caller's back.
+``path`` says which code serves a call. Every function checks argument shapes with ``model.model.check_state``,
+so a wrong length gives the same error as the reference.
 """
 import functools
 import importlib
 import importlib.util
+import os
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..algorithms.backends import KERNEL_FORCES as FORCES
+from ..algorithms.backends import KERNEL_STATES as STATES
 from ..algorithms.backends import compiled
 from ..algorithms.packing import as_float_arrays, packed
 from ..algorithms.regressor import _extra_flags, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
 from ..model.model import Model, check_state, check_states
-from .codegen import ALGORITHMS, choose_once, count_call, specialize, specialize_in_background
+from . import code_cache
+from .codegen import ALGORITHMS, MAX_DOF
 
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
-STATES = {'rnea': ('q', 'qd', 'qdd'), 'aba': ('q', 'qd', 'tau'), 'crba': ('q',), 'udut': ('q',),
-          'regressor': ('q', 'qd', 'qdd')}   # each algorithm's state arguments; its outputs follow them
-FORCES = {'rnea': 2, 'aba': 2, 'crba': 0, 'udut': 0, 'regressor': 1}   # its table kernel takes a0 (1), f_ext (2)
+ENABLE = os.environ.get('ROBOT_DYNAMICS_ROS_CODEGEN', '1') != '0'   # '0': never load generated code by itself
 NONE = {}   # no generated code
 
 
@@ -53,39 +52,64 @@ def _compiled_kernel(name):
     return compiled(_kernel(name))
 
 
+def _generated(model):
+    """{name: function} of the generated code that serves ``model``'s default calls: decided at its first call (what
+    the disk cache holds compiled then), and kept for the life of the model unless ``specialize`` adds to it."""
+    functions = model._cache.get('generated')
+    if functions is None:
+        usable = ENABLE and BACKEND == 'numba' and model.nv <= MAX_DOF
+        functions = model._cache['generated'] = code_cache.load_compiled(model, ALGORITHMS) if usable else NONE
+    return functions
+
+
+def specialize(model: Model, algorithms: tuple[str, ...] = ALGORITHMS, progress=None) -> None:
+    """Compile ``model``'s generated code for ``algorithms`` now, in the foreground, into the disk cache (seconds
+    each when cold, well under one when already there); its default calls use it from now on, and new instances of
+    the same model (in this and later processes) from their first call. ``progress(algorithm, seconds)``."""
+    if BACKEND != 'numba':
+        raise ImportError("generated code is compiled with numba", name='numba')
+    model._cache['generated'] = {**_generated(model), **code_cache.compile(model, algorithms, progress)}
+
+
+NODE_ALGORITHMS = ('rnea', 'crba', 'aba')   # what the nodes call (not the regressor: minutes of compile at 31 DOF)
+
+
 def choose_code(model: Model) -> str:
-    """``codegen.choose_once`` where numba is installed; says what serves ``model``'s calls, for a log line."""
+    """Decide now which code serves ``model`` (as its first call would) and say which, for a node's log line."""
     if BACKEND == 'python':
         return 'the kernels as plain Python (numba is not installed)'
-    return choose_once(model)
+    if all(name in _generated(model) for name in NODE_ALGORITHMS):
+        return 'generated per-robot code (compiled ahead, loaded from the disk cache)'
+    if not ENABLE or model.nv > MAX_DOF:
+        return 'table kernels (' + ('ROBOT_DYNAMICS_ROS_CODEGEN=0' if not ENABLE else f'more than {MAX_DOF} DOF') + ')'
+    return "table kernels (per-robot code is not compiled: 'robot-dynamics compile URDF' builds it ahead)"
 
 
-def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None) -> str:
-    """Which code serves rnea/crba/aba/regressor of ``model`` with these arguments now: 'generated' (per-robot
-    code, see ``codegen.py``), 'table' (the compiled kernels on the packed model) or 'python' (the same kernels as
-    plain Python, without numba)."""
+def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None = None,
+         algorithm: str = 'rnea') -> str:
+    """Which code serves ``algorithm`` (rnea, crba, aba, regressor) of ``model`` with these arguments: 'generated'
+    (per-robot code, see ``codegen.py``), 'table' (the compiled kernels on the packed model) or 'python' (the same
+    kernels as plain Python, without numba)."""
     if BACKEND == 'python':
         return 'python'
-    return 'generated' if gravity is None and f_ext is None and model._cache.get('generated') else 'table'
+    return 'generated' if gravity is None and f_ext is None and algorithm in _generated(model) else 'table'
 
 
 def _run(model, name, arguments, gravity=None, f_ext=None):
     """Algorithm ``name`` (a _batch name: on each row of the states) on ``arguments`` (its states, then the
     arrays that receive the results), on the one backend that serves the call: the model's generated code
-    (default gravity, no external forces, once compiled), else its compiled kernel on the packed model
+    (default gravity, no external forces, where compiled ahead), else its compiled kernel on the packed model
     (``kernel(table, work, a0, f_ext, *arguments)``, the forces it takes), else (without numba) the same kernel as
     plain Python. Arguments the compiled code refuses (TypeError: not C-contiguous float64, ValueError: a wrong
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
     error); plain Python gets them checked and converted first. A zero pivot (numba's ZeroDivisionError, NumPy's
     FloatingPointError) raises the error naming the joint."""
-    function = model._cache.get('generated', NONE).get(name) if gravity is None and f_ext is None else None
+    function = _generated(model).get(name) if gravity is None and f_ext is None else None
     table, plain = (), False   # a table kernel's arguments before the states (none for generated code); plain Python
     if function is None:
         algorithm, pack, plain = name.removesuffix('_batch'), packed(model), BACKEND == 'python'
         if not plain:
             function, work = _compiled_kernel(name), pack.data.work
-            if gravity is None and f_ext is None and algorithm in ALGORITHMS:
-                count_call(model)   # calls the generated code would serve count toward compiling it
         else:   # plain Python lets other threads run in between: a work array of its own
             function, work = _kernel(name), pack.work()
         f_ext = pack.no_external_force if f_ext is None else f_ext
@@ -220,5 +244,5 @@ def regressor_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, g
     return _regressor(model, (Q, QD, QDD), gravity, _extra_flags(rotor_inertia, viscous, coulomb, offset), True)
 
 
-__all__ = ['BACKEND', 'path', 'specialize', 'specialize_in_background', 'rnea', 'crba', 'aba', 'gravity_torques',
+__all__ = ['BACKEND', 'path', 'specialize', 'choose_code', 'rnea', 'crba', 'aba', 'gravity_torques',
            'bias_torques', 'rnea_batch', 'crba_batch', 'aba_batch', 'udut', 'regressor', 'regressor_batch']
