@@ -3,7 +3,8 @@ demo trajectory, all from one config file. `robot-dynamics bringup` runs the sam
 installed.
 
 ros2 launch robot_dynamics_ros closed_loop.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
-                                                     [sync:=realtime|lockstep]
+                                                     [sync:=realtime|lockstep] [namespace:=arm1] [prefix:=arm1_]
+`namespace` and `prefix` as in simulator.launch.py: two_arms.launch.py runs two of these loops in one graph.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
@@ -16,7 +17,8 @@ PACKAGE = 'robot_dynamics_ros'
 
 def generate_launch_description():
     share = FindPackageShare(PACKAGE)
-    arguments = {name: LaunchConfiguration(name) for name in ('urdf_file', 'config_file', 'use_sim_time', 'sync')}
+    arguments = {name: LaunchConfiguration(name) for name in ('urdf_file', 'config_file', 'use_sim_time', 'sync',
+                                                                  'namespace', 'prefix')}
 
     def include(launch_file):
         source = PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch', launch_file]))
@@ -32,6 +34,8 @@ def generate_launch_description():
                               description='simulator publishes /clock and the other nodes use it'),
         DeclareLaunchArgument('sync', default_value='realtime',
                               description="simulator: 'realtime' or 'lockstep' (step when the controller has answered)"),
+        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
+        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
         include('simulator.launch.py'),
         include('computed_torque.launch.py'),
     ])

@@ -1,23 +1,36 @@
 """The computed-torque controller and the demo trajectory publisher, for a robot (or simulator) that
-publishes /joint_states and takes /effort_controller/commands.
+publishes joint_states and takes effort_controller/commands.
 
 ros2 launch robot_dynamics_ros computed_torque.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
+                                                         [namespace:=arm1] [prefix:=arm1_]
+`namespace` and `prefix` as in simulator.launch.py (the robot's joint names carry the prefix). The URDF is read,
+prefixed and checked before any node starts.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
+from robot_dynamics_ros.nodes.launch_support import node_parameters, robot_description
+
 PACKAGE = 'robot_dynamics_ros'
+
+
+def start_nodes(context):
+    def argument(name):
+        return LaunchConfiguration(name).perform(context)
+    common = {'robot_description': ParameterValue(robot_description(argument('urdf_file'), argument('prefix')),
+                                                  value_type=str),
+              'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
+    return [Node(package=PACKAGE, executable=name, name=name, namespace=argument('namespace'), output='screen',
+                 parameters=[node_parameters(argument('config_file'), name), common])
+            for name in ('computed_torque_controller', 'trajectory_publisher')]
 
 
 def generate_launch_description():
     share = FindPackageShare(PACKAGE)
-    parameters = [LaunchConfiguration('config_file'),
-                  {'urdf_file': ParameterValue(LaunchConfiguration('urdf_file'), value_type=str),
-                   'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}]
     return LaunchDescription([
         DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
                               description='URDF (or xacro) of the robot'),
@@ -25,8 +38,7 @@ def generate_launch_description():
                               description='ROS 2 parameters YAML (computed_torque_controller / '
                                           'trajectory_publisher sections)'),
         DeclareLaunchArgument('use_sim_time', default_value='true', description='follow /clock'),
-        Node(package=PACKAGE, executable='computed_torque_controller', name='computed_torque_controller',
-             output='screen', parameters=parameters),
-        Node(package=PACKAGE, executable='trajectory_publisher', name='trajectory_publisher',
-             output='screen', parameters=parameters),
+        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
+        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+        OpaqueFunction(function=start_nodes),
     ])

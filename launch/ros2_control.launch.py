@@ -5,7 +5,9 @@ trajectories; with command_interface:=effort spawn an effort controller of yours
 
 ros2 launch robot_dynamics_ros ros2_control.launch.py [command_interface:=position|effort]
 Needs ros2_control, ros2_controllers and topic_based_hardware_interfaces installed
-(e.g. ros-$ROS_DISTRO-ros2-control ros-$ROS_DISTRO-ros2-controllers ros-$ROS_DISTRO-joint-state-topic-hardware-interface).
+(e.g. ros-$ROS_DISTRO-ros2-control ros-$ROS_DISTRO-ros2-controllers ros-$ROS_DISTRO-joint-state-topic-hardware-interface):
+without one of them it stops with one line naming the missing packages, before it starts any process.
+One robot per graph: its hardware topics and controller manager have fixed names (no namespace or prefix).
 """
 import os
 
@@ -17,10 +19,17 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
+from robot_dynamics_ros.nodes.launch_support import require_packages
+
 PACKAGE = 'robot_dynamics_ros'
+NEEDED = ('controller_manager', 'joint_state_broadcaster', 'joint_trajectory_controller',
+          'joint_state_topic_hardware_interface', 'robot_state_publisher', 'xacro')
 
 
 def generate_launch_description():
+    require_packages('ros2_control.launch.py', NEEDED,
+                     'install ros-$ROS_DISTRO-ros2-control ros-$ROS_DISTRO-ros2-controllers '
+                     'ros-$ROS_DISTRO-joint-state-topic-hardware-interface ros-$ROS_DISTRO-xacro')
     share = FindPackageShare(PACKAGE)
     command_interface = LaunchConfiguration('command_interface')
     description = ParameterValue(Command([

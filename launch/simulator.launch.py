@@ -1,33 +1,46 @@
 """The simulator node (a stand-in robot) and, where it is installed, robot_state_publisher.
 
 ros2 launch robot_dynamics_ros simulator.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
-                                                   [sync:=realtime|lockstep]
+                                                   [sync:=realtime|lockstep] [namespace:=arm1] [prefix:=arm1_]
 With use_sim_time the simulator publishes /clock (publish_clock) and robot_state_publisher follows it.
+`namespace` puts the nodes and their relative topics (joint_states, effort_controller/commands, ...) under it;
+`prefix` goes before every joint and link name of the URDF (as ur_description's tf_prefix), so that two robots
+in one graph have distinct joint names and TF frames. The URDF is read (xacro expanded), prefixed and checked
+before any node starts; an invalid one stops the launch with one line.
 """
-from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
+from robot_dynamics_ros.nodes.launch_support import is_installed, node_parameters, robot_description
+
 PACKAGE = 'robot_dynamics_ros'
 
 
-def is_installed(package):
-    try:
-        get_package_share_directory(package)
-        return True
-    except PackageNotFoundError:
-        return False
+def start_nodes(context):
+    def argument(name):
+        return LaunchConfiguration(name).perform(context)
+    description = ParameterValue(robot_description(argument('urdf_file'), argument('prefix')), value_type=str)
+    use_sim_time = ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)
+    namespace = argument('namespace')
+    actions = [Node(
+        package=PACKAGE, executable='simulator', name='simulator', namespace=namespace, output='screen',
+        parameters=[node_parameters(argument('config_file'), 'simulator'),
+                    {'robot_description': description, 'publish_clock': use_sim_time,
+                     'sync': LaunchConfiguration('sync')}])]
+    if is_installed('robot_state_publisher'):
+        actions.append(Node(
+            package='robot_state_publisher', executable='robot_state_publisher', namespace=namespace,
+            output='screen', parameters=[{'robot_description': description, 'use_sim_time': use_sim_time}]))
+    return actions
 
 
 def generate_launch_description():
-    urdf_file = LaunchConfiguration('urdf_file')
-    use_sim_time = ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)
     share = FindPackageShare(PACKAGE)
-    actions = [
+    return LaunchDescription([
         DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
                               description='URDF (or xacro) of the robot'),
         DeclareLaunchArgument('config_file', default_value=PathJoinSubstitution([share, 'config', 'arm7.yaml']),
@@ -36,15 +49,7 @@ def generate_launch_description():
                               description='publish /clock; robot_state_publisher follows it'),
         DeclareLaunchArgument('sync', default_value='realtime',
                               description="'realtime' or 'lockstep' (step when the controller has answered)"),
-    ]
-    actions.append(Node(
-        package=PACKAGE, executable='simulator', name='simulator', output='screen',
-        parameters=[LaunchConfiguration('config_file'),
-                    {'urdf_file': ParameterValue(urdf_file, value_type=str), 'publish_clock': use_sim_time,
-                     'sync': LaunchConfiguration('sync')}]))
-    if is_installed('robot_state_publisher'):
-        description = ParameterValue(Command(['xacro ', urdf_file]), value_type=str)
-        actions.append(Node(
-            package='robot_state_publisher', executable='robot_state_publisher', output='screen',
-            parameters=[{'robot_description': description, 'use_sim_time': use_sim_time}]))
-    return LaunchDescription(actions)
+        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
+        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+        OpaqueFunction(function=start_nodes),
+    ])

@@ -44,13 +44,17 @@ class ConfigurationError(Exception):
 def declare(node, name, default, description, dynamic_typing=False, read_only=True):
     """Declare a parameter and return its value.
 
-    Typed by the default, or by a Parameter.Type for lists that default to empty (their value is then
-    [] when not given). Integers given for a floating-point parameter are taken as floats (YAML writes
-    1000 for 1000.0). `dynamic_typing` only where a value may be a number or a list (per-joint gains).
-    Read-only unless the node can take changes at run time (see RuntimeParameters).
+    Typed by the default, or by a Parameter.Type for lists that default to empty: their value is then an
+    empty list of that type (not "uninitialized", which makes rclpy answer a whole get_parameters request,
+    `ros2 param dump`, with nothing). Integers given for a floating-point parameter are taken as floats
+    (YAML writes 1000 for 1000.0). `dynamic_typing` only where a value may be a number or a list (per-joint
+    gains). Read-only unless the node can take changes at run time (see RuntimeParameters).
     """
     descriptor = ParameterDescriptor(description=description, dynamic_typing=dynamic_typing,
                                      read_only=read_only)
+    unset = isinstance(default, Parameter.Type) and name not in node._parameter_overrides
+    if unset:   # writable until it has its empty value
+        descriptor.read_only = False
     try:
         value = node.declare_parameter(name, default, descriptor).value
     except InvalidParameterTypeException as e:
@@ -59,7 +63,12 @@ def declare(node, name, default, description, dynamic_typing=False, read_only=Tr
             raise ConfigurationError(str(e)) from None
         as_floats = float(given) if isinstance(given, int) else [float(v) for v in given]
         value = node.declare_parameter(name, as_floats, descriptor, ignore_override=True).value
-    return [] if value is None and isinstance(default, Parameter.Type) else value
+    if unset:
+        node.set_parameters([Parameter(name, default, [])])
+        node.set_descriptor(name, ParameterDescriptor(description=description, type=default.value,
+                                                      read_only=read_only))
+        value = []
+    return value
 
 
 def _is_float_type(default):
@@ -157,17 +166,19 @@ def joint_order(model, joints):
 
 
 class ModelSource:
-    """Declares `robot_description` and `urdf_file` and calls on_model(model) once: right away from the
-    parameter (URDF XML) or the file, else with the first URDF on the `robot_description` topic that the
-    node can run with. A URDF on the topic that is invalid, or that on_model refuses (ConfigurationError:
-    e.g. joints the configuration does not name), is logged and the node keeps waiting; once a model
-    runs, later URDFs on the topic are ignored (restart the node to change robots). An invalid URDF from
-    a parameter is a ConfigurationError."""
+    """Declares `robot_description` and `urdf_file` and calls on_model(model): once, right away, with the
+    parameter (URDF XML) or the file; else with each URDF on the `robot_description` topic that the node
+    can run, the latest winning, as with robot_state_publisher and ros2_control's controller manager.
+    on_model builds everything the node needs for the model before it changes any of the node's state
+    (the executor thread runs it between two callbacks, so none sees half a switch), or raises
+    ConfigurationError (e.g. joints the configuration does not name): that URDF, like an invalid one, is
+    logged and skipped, and the node keeps the model it runs. An invalid URDF from a parameter is a
+    ConfigurationError."""
 
     def __init__(self, node, on_model):
         self._node = node
         self._on_model = on_model
-        self._subscription = None
+        self._running = None   # (URDF XML, model) the node runs, when it came from the topic
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
         if xml or path:
@@ -183,22 +194,26 @@ class ModelSource:
         node.get_logger().info(f"waiting for a URDF on {self._subscription.topic_name}")
 
     def _on_message(self, msg):
-        if self._subscription is None:
-            return
+        if self._running is not None and msg.data == self._running[0]:
+            return   # the same URDF again (a publisher restarted)
         topic = self._subscription.topic_name
+        keeping = (f"keeping robot model {self._running[1].name!r}" if self._running is not None
+                   else "waiting for another one")
         try:
             model = parse_urdf(msg.data)
         except URDFError as e:
-            self._node.get_logger().error(f"invalid URDF on {topic}: {e}; waiting for a valid one")
+            self._node.get_logger().error(f"invalid URDF on {topic}: {e}; {keeping}")
             return
         try:
             self._on_model(model)
         except ConfigurationError as e:
-            self._node.get_logger().error(f"cannot run with the URDF on {topic}: {e}; waiting for another one")
+            self._node.get_logger().error(f"cannot run with the URDF on {topic}: {e}; {keeping}")
             return
-        self._node.destroy_subscription(self._subscription)
-        self._subscription = None
-        self._node.get_logger().info(f"robot model {model.name!r} ({model.nv} DOF) from {topic}")
+        line = f"robot model {model.name!r} ({model.nv} DOF) from {topic}"
+        if self._running is not None:
+            line = f"switched to {line}, replacing {self._running[1].name!r}"
+        self._running = (msg.data, model)
+        self._node.get_logger().info(line)
 
 
 class Throttle:

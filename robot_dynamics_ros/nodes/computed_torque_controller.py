@@ -14,6 +14,7 @@ trajectory stamped zero starts at the last joint state's stamp (one that comes b
 state waits for it), so the controller follows the simulator's clock without use_sim_time.
 """
 import sys
+import threading
 import time
 from array import array
 from concurrent.futures import ThreadPoolExecutor
@@ -78,6 +79,13 @@ class ControllerNode(Node):
         }
         self._apply_settings({})
         self.throttle = Throttle(self.get_logger())
+        # Trajectories are deserialized and turned into a reference on a worker thread, so that joint
+        # states never wait behind a big one; it hands over (reference, stamp ns) in `incoming` and the
+        # joint-state callback swaps it in. The hand-over and a model switch take `handover`: a reference
+        # built for an older trajectory or model is dropped.
+        self.trajectory_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix='trajectory')
+        self.handover = threading.Lock()
+        self.trajectories_received = 0
         ModelSource(self, self._start)
 
     def _apply_settings(self, changes):
@@ -89,11 +97,11 @@ class ControllerNode(Node):
         for gain in ('kp', 'kd'):
             as_vector(gain, settings[gain], np.size(settings[gain]))  # numbers; their count needs the model
         if self.model is not None:
-            self.controller = self._make_controller(self.model, settings)
+            self.controller = self._make_controller(self.model, self.index, settings)
         self.settings = settings
 
-    def _make_controller(self, model, settings):
-        order = self._model_order()
+    def _make_controller(self, model, index, settings):
+        order = np.argsort(index)   # per-joint lists: `joints` order -> model order
         kp, kd = (as_vector(gain, settings[gain], model.nv)[order] for gain in ('kp', 'kd'))
         try:
             return ComputedTorqueController(model, kp, kd, settings['mode'], self.gravity,
@@ -102,32 +110,35 @@ class ControllerNode(Node):
             raise ConfigurationError(str(e)) from None
 
     def _start(self, model):
-        self.joint_names, self.index = joint_order(model, self.joints_param)
+        """Build the controller for the model (ConfigurationError if it cannot run it), then switch to it: the
+        first model creates the ROS interfaces; a later one (a new /robot_description) restarts the
+        controller on it: it holds the next joint state until a trajectory comes, those for the old model
+        are dropped."""
+        joint_names, index = joint_order(model, self.joints_param)
         self.gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
-        controller = self._make_controller(model, self.settings)
+        controller = self._make_controller(model, index, self.settings)
         rest = np.zeros(model.nv)
         try:
             controller.compute(model.neutral(), rest, model.neutral(), rest, rest)  # warm-up (compiled paths)
         except (ValueError, ArithmeticError, RobotDynamicsError) as e:
             raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
-        self.model, self.controller = model, controller
-        self.bounds = plausibility_bounds(model)
-        self.mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown, bounds=self.bounds)
-        self.step = None   # ControlStep for self.controller, with numba
+        bounds = plausibility_bounds(model)
+        mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown, bounds=bounds)
+        step = None   # ControlStep for the controller, with numba
         if fast.BACKEND == 'numba':   # warm-up: load (once: compile) the kernel for rclpy's array('d') fields
-            self.step = ControlStep(self.mapper, controller, self.index)
+            step = ControlStep(mapper, controller, index)
             q, qd = array('d', model.neutral().tobytes()), array('d', bytes(8 * model.nv))
-            self.step(list(model.joint_names), q, qd, TrajectoryReference.hold(model.neutral()), 0.0)
+            step(list(model.joint_names), q, qd, TrajectoryReference.hold(model.neutral()), 0.0)
+        first = self.model is None
+        with self.handover:
+            self.trajectories_received += 1   # a trajectory in the worker is for the old model
+            self.incoming = self.applied = None
+        self.model, self.controller, self.joint_names, self.index = model, controller, joint_names, index
+        self.bounds, self.mapper, self.step = bounds, mapper, step
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
         self.reference_start = None  # ns: time at which the reference's t = 0
         self.pending_trajectory = None  # a trajectory (serialized) that came before the first joint state
-        # Trajectories are deserialized and turned into a reference on a worker thread, so that joint
-        # states never wait behind a big one; it hands over (reference, stamp ns) in `incoming` and the
-        # joint-state callback swaps it in.
-        self.trajectory_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix='trajectory')
-        self.trajectories_received = 0
-        self.incoming = self.applied = None
         # Messages are built once and refilled (rclpy serializes on publish).
         self.command_msg = Float64MultiArray()
         self.error_msg = JointState(name=list(model.joint_names))
@@ -135,6 +146,13 @@ class ControllerNode(Node):
         self.state_time = None       # ns: stamp of the last valid joint state
         self.last_state = None       # (monotonic receipt time, q) of the last valid joint state
         self.stale = False
+        if first:
+            self._create_interfaces()
+        self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), "
+                               f"state timeout {self.state_timeout:g} s, on stale: {self.settings['stale_behavior']}")
+
+    def _create_interfaces(self):
+        """Publishers, subscriptions and the stale-state timer: once, for every model."""
         self.commands = 0
         self.rejected = 0
         self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
@@ -147,12 +165,6 @@ class ControllerNode(Node):
         # Raw: the worker thread deserializes it (see _on_trajectory).
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
         self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
-        self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), "
-                               f"state timeout {self.state_timeout:g} s, on stale: {self.settings['stale_behavior']}")
-
-    def _model_order(self):
-        """Permutation taking per-joint parameter lists from `joints` order to model order."""
-        return np.argsort(self.index)
 
     def _reference_time(self):
         """Reference time of the last joint state: the reference is evaluated at the measurement's stamp,
@@ -264,22 +276,27 @@ class ControllerNode(Node):
     def _build_reference(self, raw, number):
         """On the worker thread: read, check and convert; hand the reference over in `incoming`."""
         if number != self.trajectories_received:
-            return   # a newer trajectory has arrived
+            return   # a newer trajectory or model has arrived
         switch_interval = sys.getswitchinterval()
         sys.setswitchinterval(WORKER_SWITCH_INTERVAL)
         try:
             stamp, names, times, fields = trajectory_fields(raw)
             reference = self._trajectory_reference(names, times, fields)
-        except ValueError as e:
-            self.throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
-            return
         except Exception as e:   # noqa: BLE001  (a worker must not die silently)
-            self.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
+            if number != self.trajectories_received:
+                pass   # the model changed under it: dropped
+            elif isinstance(e, ValueError):
+                self.throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
+            else:
+                self.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
             return
         finally:
             sys.setswitchinterval(switch_interval)
-        if number == self.trajectories_received:
-            self.incoming = (reference, stamp)
+        with self.handover:
+            current = number == self.trajectories_received
+            if current:
+                self.incoming = (reference, stamp)
+        if current:
             self.get_logger().info(f"following a trajectory of {len(times)} points, {reference.duration:.2f} s "
                                    "(from the next joint state)")
 

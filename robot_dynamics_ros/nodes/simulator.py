@@ -86,23 +86,44 @@ class SimulatorNode(Node):
         ModelSource(self, self._start)
 
     def _start(self, model):
-        """Build the Simulator and the ROS interfaces once the model is known."""
-        self.joint_names, self.index = joint_order(model, self.joints_param)
+        """Build a Simulator for the model (ConfigurationError if it cannot run it), then switch to it: the
+        first model creates the ROS interfaces; a later one (a new /robot_description) restarts the node from
+        its initial state on the new model, sim time running on."""
+        joint_names, index = joint_order(model, self.joints_param)
         gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
-        initial, kp, kd = (self._in_model_order(model, name, values) for name, values in (
+        initial, kp, kd = (self._in_model_order(model, index, name, values) for name, values in (
             ('initial_positions', self.initial_positions), ('position_gains', self.position_gains),
             ('velocity_gains', self.velocity_gains)))
         try:
-            self.sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
-                                 initial_positions=initial, apply_damping=self.apply_damping,
-                                 apply_friction=self.apply_friction, command_timeout=self.command_timeout,
-                                 on_command_timeout=self.on_command_timeout, position_gains=kp, velocity_gains=kd)
+            sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
+                            initial_positions=initial, apply_damping=self.apply_damping,
+                            apply_friction=self.apply_friction, command_timeout=self.command_timeout,
+                            on_command_timeout=self.on_command_timeout, position_gains=kp, velocity_gains=kd)
         except (ValueError, RobotDynamicsError) as e:
             raise ConfigurationError(str(e)) from None
+        sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
+        sim.reset()
+        if self.sim is not None:
+            sim.t = self.sim.t   # a clock that jumps back upsets ROS time users
+        first = self.sim is None
+        self.sim, self.joint_names, self.index = sim, joint_names, index
         self.model_index = {name: i for i, name in enumerate(model.joint_names)}
-        self.sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
-        self.sim.reset()
+        self.state_msg = JointState(name=list(joint_names))   # filled and published again and again
+        self.waiting = self.wait_for_command
+        self.answered = True       # lockstep: the command answering the last state has arrived
+        if first:
+            self._create_interfaces()
+        self._anchor()
+        self.get_logger().info(
+            f"simulating {model.name!r} ({model.nv} DOF), {self.integrator} at {self.rate:g} Hz, "
+            f"joint_states every {self.steps_per_publish} steps, "
+            + ("lockstep with the controller" if self.sync == 'lockstep' else "real-time factor "
+               f"{'max' if self.real_time_factor <= 0 else f'{self.real_time_factor:g}'}"))
+        self._publish()
+
+    def _create_interfaces(self):
+        """Publishers, subscriptions, services and the stepping timer: once, for every model."""
         # Depth 100: a reliable subscriber that falls behind (a recorder) has 0.1 s at 1 kHz to catch up.
         self.state_pub = self.create_publisher(JointState, 'joint_states', 100)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if self.publish_clock else None
@@ -113,11 +134,9 @@ class SimulatorNode(Node):
         self.steps_per_publish = max(1, round(self.rate / self.publish_rate))
         as_fast_as_possible = self.real_time_factor <= 0 or self.sync == 'lockstep'
         period = 0.0 if as_fast_as_possible else self.steps_per_publish / (self.rate * self.real_time_factor)
-        self.state_msg = JointState(name=list(self.joint_names))   # filled and published again and again
         self.clock_msg = Clock()
         self.clock_period_ns = int(1e9 / self.clock_rate) if self.clock_rate > 0 else 0
         self.clock_published_ns = None   # sim time of the last /clock message
-        self.answered = True       # lockstep: the command answering the last state has arrived
         self.published_at = 0.0    # lockstep: wall time of the last state
         self._anchor()
         self.wall_start = self.anchor[0]
@@ -128,19 +147,14 @@ class SimulatorNode(Node):
             self.create_timer(LOCKSTEP_REPUBLISH / 10, self._on_lockstep_timer, clock=STEADY_CLOCK)
         else:
             self.create_timer(period, self._on_timer, clock=STEADY_CLOCK)
-        self.get_logger().info(
-            f"simulating {model.name!r} ({model.nv} DOF), {self.integrator} at {self.rate:g} Hz, "
-            f"joint_states every {self.steps_per_publish} steps, "
-            + ("lockstep with the controller" if self.sync == 'lockstep' else "real-time factor "
-               f"{'max' if self.real_time_factor <= 0 else f'{self.real_time_factor:g}'}"))
-        self._publish()
 
-    def _in_model_order(self, model, name, values):
-        """A per-joint list parameter in `joints` order -> model order; None when empty."""
+    def _in_model_order(self, model, index, name, values):
+        """A per-joint list parameter in `joints` order (`index`: their model indices) -> model order; None
+        when empty."""
         if not len(values):
             return None
         result = np.zeros(model.nv)
-        result[self.index] = as_vector(name, values, model.nv, allow_scalar=False)
+        result[index] = as_vector(name, values, model.nv, allow_scalar=False)
         return result
 
     def _anchor(self):

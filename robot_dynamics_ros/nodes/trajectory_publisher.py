@@ -52,9 +52,12 @@ class TrajectoryPublisherNode(Node):
         self.publisher = self.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory', 10)
         self.message = None
         self.subscribers = 0
+        self.loop_timer = None
         ModelSource(self, self._start)
 
     def _start(self, model):
+        """Build the trajectory for the model (ConfigurationError if it cannot), then publish it: to each new
+        subscriber, and with a later model (a new /robot_description) at once to those there are."""
         names, index = joint_order(model, self.joints_param)
         n = model.nv
         order = np.argsort(index)  # `joints` order -> model order
@@ -74,14 +77,20 @@ class TrajectoryPublisherNode(Node):
                 raise ConfigurationError("parameter 'waypoint_times' must be non-empty, non-negative and "
                                          f"strictly increasing, got {list(times)}")
             qd = qdd = None
+        first = self.message is None
         self.message = trajectory_message(names, times + max(self.start_time, 0.0), q, qd, qdd)
         self.get_logger().info(f"publishing a {self.mode} trajectory: {len(times)} points, {times[-1]:.2f} s, "
                                f"on {self.publisher.topic_name} to each subscriber")
-        # Wall time: a subscriber can appear while sim time stands still (paused, or before the first step).
-        self.create_timer(NEW_SUBSCRIBER_CHECK_PERIOD, self._publish_to_new_subscribers, clock=STEADY_CLOCK)
+        if first:
+            # Wall time: a subscriber can appear while sim time stands still (paused, or before the first step).
+            self.create_timer(NEW_SUBSCRIBER_CHECK_PERIOD, self._publish_to_new_subscribers, clock=STEADY_CLOCK)
+        elif self.subscribers:
+            self.publisher.publish(self.message)
         if self.loop:
+            if self.loop_timer is not None:
+                self.destroy_timer(self.loop_timer)
             period = max(self.start_time, 0.0) + times[-1]
-            self.create_timer(max(period, 0.1), lambda: self.publisher.publish(self.message))
+            self.loop_timer = self.create_timer(max(period, 0.1), lambda: self.publisher.publish(self.message))
 
     def _publish_to_new_subscribers(self):
         """A volatile topic reaches only the subscribers matched at the time: publish when the first appears."""

@@ -1,0 +1,35 @@
+"""Two robots in one ROS graph: the closed loop (simulator, controller, demo trajectory) twice, in the
+namespaces arm1 and arm2 with the joint-name prefixes arm1_ and arm2_. Each loop's topics live under its
+namespace (/arm1/joint_states, /arm1/effort_controller/commands, ...), so neither hears the other.
+
+ros2 launch robot_dynamics_ros two_arms.launch.py [urdf_file:=...] [config_file:=...] [sync:=realtime|lockstep]
+No /clock (use_sim_time false): two simulators would both publish it; the controllers follow their joint states'
+stamps without it.
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, GroupAction, IncludeLaunchDescription
+from launch.launch_description_sources import PythonLaunchDescriptionSource
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.substitutions import FindPackageShare
+
+PACKAGE = 'robot_dynamics_ros'
+ARMS = ('arm1', 'arm2')
+
+
+def generate_launch_description():
+    share = FindPackageShare(PACKAGE)
+    closed_loop = PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch', 'closed_loop.launch.py']))
+
+    def arm(name):
+        arguments = {key: LaunchConfiguration(key) for key in ('urdf_file', 'config_file', 'sync')}
+        arguments.update(namespace=name, prefix=name + '_', use_sim_time='false')
+        return GroupAction([IncludeLaunchDescription(closed_loop, launch_arguments=arguments.items())], scoped=True)
+
+    return LaunchDescription([
+        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
+                              description='URDF (or xacro) of both robots'),
+        DeclareLaunchArgument('config_file', default_value=PathJoinSubstitution([share, 'config', 'arm7.yaml']),
+                              description='ROS 2 parameters YAML, for both robots'),
+        DeclareLaunchArgument('sync', default_value='realtime', description="'realtime' or 'lockstep'"),
+        *(arm(name) for name in ARMS),
+    ])

@@ -1,0 +1,85 @@
+"""What the launch files (launch/*.launch.py) do before they start any node, without the launch stack itself:
+check the packages they need, build the robot description (xacro expanded, joint and link names prefixed,
+checked by the loader), and read a node's section of a parameters file whatever its namespace.
+
+A launch file that raises LaunchCheckError from these stops with that one line, before any process runs.
+"""
+import os
+import xml.etree.ElementTree as ET
+
+import yaml
+
+from ..model import URDFError, load_urdf
+from ..model.urdf import _read_xml
+
+
+class LaunchCheckError(RuntimeError):
+    """Something a launch file needs is missing or invalid; nothing was started."""
+
+
+def is_installed(package):
+    """Whether a ROS package is in the ament index (ROS sourced)."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    try:
+        get_package_share_directory(package)
+        return True
+    except (PackageNotFoundError, OSError):   # OSError: AMENT_PREFIX_PATH unset
+        return False
+
+
+def require_packages(launch_file, packages, hint=''):
+    """LaunchCheckError naming every package of `packages` that is not installed."""
+    missing = [package for package in packages if not is_installed(package)]
+    if missing:
+        raise LaunchCheckError(f"{launch_file} needs the ROS packages {missing}, not installed (or not sourced)"
+                               + (f"; {hint}" if hint else ""))
+
+
+def robot_description(urdf_file, prefix=''):
+    """URDF XML of `urdf_file` (.xacro expanded) with `prefix` before every joint and link name, checked by
+    the loader: a ROS graph can then hold two robots with distinct joint names and TF frames (ur_description's
+    tf_prefix). LaunchCheckError for a missing or invalid file, or a .xacro without xacro installed."""
+    try:
+        xml = prefixed(_read_xml(urdf_file), prefix)
+        load_urdf(xml)
+    except (URDFError, ET.ParseError) as e:
+        raise LaunchCheckError(f"robot description {urdf_file!r}: {e}") from None
+    return xml
+
+
+def prefixed(xml, prefix):
+    """URDF XML with `prefix` before the names of links and joints and every reference to them (joint
+    parent/child and mimic, transmission and ros2_control joints, gazebo references)."""
+    if not prefix:
+        return xml
+    robot = ET.fromstring(xml)
+    renames = [('link', 'name'), ('joint', 'name'), ('joint/parent', 'link'), ('joint/child', 'link'),
+               ('joint/mimic', 'joint'), ('transmission/joint', 'name'), ('ros2_control/joint', 'name'),
+               ('gazebo', 'reference')]
+    for path, attribute in renames:
+        for element in robot.findall(path):
+            if element.get(attribute):
+                element.set(attribute, prefix + element.get(attribute))
+    return ET.tostring(robot, encoding='unicode')
+
+
+def node_parameters(parameters_file, node_name):
+    """The parameters a node named `node_name` takes from a ROS 2 parameters YAML, in any namespace: the
+    sections '/**', `node_name`, '/node_name' and '/**/node_name', later ones overriding. (rcl reads a
+    plain `node_name:` section only for a node in the root namespace.)"""
+    if not os.path.isfile(parameters_file):
+        raise LaunchCheckError(f"parameters file not found: {parameters_file!r}")
+    with open(parameters_file) as f:
+        try:
+            sections = yaml.safe_load(f) or {}
+        except yaml.YAMLError as e:
+            raise LaunchCheckError(f"parameters file {parameters_file!r}: {e}") from None
+    result = {}
+    for key in ('/**', node_name, '/' + node_name, '/**/' + node_name):
+        section = sections.get(key) if isinstance(sections, dict) else None
+        if section is not None:
+            if not isinstance(section, dict) or not isinstance(section.get('ros__parameters'), dict):
+                raise LaunchCheckError(f"parameters file {parameters_file!r}: section {key!r} has no "
+                                       "ros__parameters mapping")
+            result.update(section['ros__parameters'])
+    return result

@@ -1,0 +1,84 @@
+"""What the launch files check and build before they start a node (nodes/launch_support.py), and the launch
+files themselves where the launch stack is installed (real ROS installs; skipped here)."""
+import importlib.util
+import os
+
+import pytest
+import yaml
+
+from conftest import BUNDLED_URDF, ROOT, TEST_URDFS
+
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.nodes.launch_support import (LaunchCheckError, node_parameters, prefixed, require_packages,
+                                                     robot_description)
+
+LAUNCH_DIR = os.path.join(ROOT, 'launch')
+
+
+@pytest.mark.parametrize('name', ['arm7', 'two_arm_tree'])
+def test_a_prefix_renames_every_joint_and_link_and_keeps_the_dynamics(name):
+    original = load_urdf(TEST_URDFS[name])
+    model = load_urdf(robot_description(TEST_URDFS[name], 'left_'))
+    assert list(model.joint_names) == ['left_' + joint for joint in original.joint_names]
+    assert set(model.frames) == {'left_' + frame for frame in original.frames}
+    assert model.parent.tolist() == original.parent.tolist()
+    assert (model.inertia == original.inertia).all() and (model.upper == original.upper).all()
+
+
+def test_no_prefix_leaves_the_urdf_as_it_is():
+    with open(BUNDLED_URDF) as f:
+        xml = f.read()
+    assert prefixed(xml, '') is xml
+    assert robot_description(BUNDLED_URDF) == xml
+
+
+def test_an_invalid_or_missing_urdf_is_one_clear_error(tmp_path):
+    with pytest.raises(LaunchCheckError, match='not found'):
+        robot_description(str(tmp_path / 'missing.urdf'))
+    broken = tmp_path / 'broken.urdf'
+    broken.write_text('<robot name="r"><link name="a"/><joint name="j" type="revolute"/></robot>')
+    with pytest.raises(LaunchCheckError, match='broken.urdf'):
+        robot_description(str(broken), 'p_')
+
+
+def test_missing_packages_are_named_before_anything_starts():
+    pytest.importorskip('ament_index_python')
+    with pytest.raises(LaunchCheckError, match=r"x\.launch\.py needs the ROS packages \['no_such_package_xyz'\]"):
+        require_packages('x.launch.py', ['no_such_package_xyz'], 'install it')
+
+
+def test_a_node_takes_its_section_of_a_parameters_file_in_any_namespace(tmp_path):
+    path = tmp_path / 'params.yaml'
+    path.write_text(yaml.safe_dump({'/**': {'ros__parameters': {'a': 1, 'b': 1}},
+                                    'simulator': {'ros__parameters': {'b': 2, 'c': 2}},
+                                    '/**/simulator': {'ros__parameters': {'c': 3}},
+                                    'computed_torque_controller': {'ros__parameters': {'d': 4}}}))
+    assert node_parameters(str(path), 'simulator') == {'a': 1, 'b': 2, 'c': 3}
+    with pytest.raises(LaunchCheckError, match='not found'):
+        node_parameters(str(tmp_path / 'missing.yaml'), 'simulator')
+
+
+def load_launch_file(name):
+    spec = importlib.util.spec_from_file_location(name.replace('.', '_'), os.path.join(LAUNCH_DIR, name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize('name', sorted(f for f in os.listdir(LAUNCH_DIR)
+                                        if f.endswith('.launch.py') and f != 'ros2_control.launch.py'))
+def test_each_launch_file_builds_its_description(name):
+    pytest.importorskip('launch')
+    pytest.importorskip('launch_ros')
+    from launch import LaunchDescription
+    assert isinstance(load_launch_file(name).generate_launch_description(), LaunchDescription)
+
+
+def test_ros2_control_launch_stops_up_front_without_ros2_control():
+    pytest.importorskip('launch')
+    pytest.importorskip('launch_ros')
+    from robot_dynamics_ros.nodes.launch_support import is_installed
+    if is_installed('controller_manager'):
+        pytest.skip('ros2_control is installed')
+    with pytest.raises(LaunchCheckError, match='controller_manager'):
+        load_launch_file('ros2_control.launch.py').generate_launch_description()
