@@ -58,12 +58,8 @@ def _main(argv):
     parser.add_argument('--debug', action='store_true', help='show the traceback of an error')
     sub = parser.add_subparsers(dest='command', required=True)
     modules = {}
-    for name, help_text in SUBCOMMANDS.items():
-        try:
-            module = importlib.import_module('robot_dynamics_ros.commands.' + name.replace('-', '_'))
-        except ModuleNotFoundError:
-            continue
-        modules[name] = module
+    for name, help_text in SUBCOMMANDS.items():   # each imports only the core: optional packages load in run()
+        module = modules[name] = importlib.import_module('robot_dynamics_ros.commands.' + name.replace('-', '_'))
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     args = parser.parse_args(argv)
     warnings.formatwarning = lambda message, category, *_, **__: f"{parser.prog}: warning: {message}\n"
