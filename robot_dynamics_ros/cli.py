@@ -54,7 +54,8 @@ def main(argv=None):
 
 
 def _main(argv):
-    parser = OneLineErrorParser(prog='robot-dynamics', description=__doc__.split('\n')[0])
+    parser = OneLineErrorParser(prog='robot-dynamics', description='Rigid-body dynamics of a URDF robot: '
+                               'dynamics, a closed loop over ROS 2, identification.')
     parser.add_argument('--debug', action='store_true', help='show the traceback of an error')
     sub = parser.add_subparsers(dest='command', required=True)
     modules = {}
