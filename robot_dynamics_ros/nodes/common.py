@@ -281,7 +281,7 @@ def run(node_class, name, args=None):
     and wakes the executor (raising from a handler could land in any callback); the spin loop then ends
     cleanly, before the context is shut down, so no callback runs into a shut-down context.
     """
-    stopping.catch()   # the entry point (nodes/__main__.py) did so before the imports; here for other callers
+    stopping.catch()   # the entry point (nodes/start.py) did so before the imports; here for other callers
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     node = None
     code = 0
