@@ -4,10 +4,10 @@ from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobia
                          frame_placements, kinetic_energy, mass_matrix_inverse, mass_matrix_log_det,
                          operational_space_inertia, potential_energy, udut)
 from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
-from .model import Model, load_urdf
+from .model import Model, difference, integrate, load_urdf, neutral, normalize, random_configuration
 from .model.mdh import MDHError
 
-__all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
+__all__ = ['load_urdf', 'Model', 'integrate', 'difference', 'neutral', 'random_configuration', 'normalize', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
            'MDHError', 'SingularTaskError',
            'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',

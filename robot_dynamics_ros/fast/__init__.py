@@ -26,9 +26,10 @@ from ..algorithms.backends import KERNEL_FORCES as FORCES
 from ..algorithms.backends import KERNEL_STATES as STATES
 from ..algorithms.backends import compiled
 from ..algorithms.packing import as_float_arrays, packed
-from ..algorithms.regressor import _extra_flags, joint_columns
+from ..algorithms.regressor import _extra_flags, body_columns, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
+from ..model.configuration import check_quaternion_rows, check_quaternions
 from ..model.model import Model, check_state, check_states
 from . import code_cache
 from .codegen import ALGORITHMS, MAX_DOF
@@ -103,7 +104,9 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
     plain Python. Arguments the compiled code refuses (TypeError: not C-contiguous float64, ValueError: a wrong
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
     error); plain Python gets them checked and converted first. A zero pivot (numba's ZeroDivisionError, NumPy's
-    FloatingPointError) raises the error naming the joint."""
+    FloatingPointError) raises the error naming the joint. A quaternion in q off unit norm is a ValueError."""
+    if model.quaternions and not name.endswith('_batch'):   # (batches: checked by _run_batch)
+        check_quaternions(model, arguments[0])
     function = _generated(model).get(name) if gravity is None and f_ext is None else None
     table, plain = (), False   # a table kernel's arguments before the states (none for generated code); plain Python
     if function is None:
@@ -112,10 +115,12 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
             function, work = _compiled_kernel(name), pack.data.work
         else:   # plain Python lets other threads run in between: a work array of its own
             function, work = _kernel(name), pack.work()
-        f_ext = pack.no_external_force if f_ext is None else f_ext
+        if f_ext is not None and not pack.rows_are_bodies and not name.endswith('_batch'):
+            check_state(model, f_ext=f_ext)   # before it is spread over the rows (batches: checked by _run_batch)
+        f_rows = pack.external_force(f_ext)   # one force per row of the packed model
         if name.endswith('_batch'):   # one (nv, 6) block for all states, or one per state
-            f_ext = np.reshape(np.asarray(f_ext, dtype=float), (-1,) + np.shape(f_ext)[-2:])
-        table = (pack.table, work, pack.base_acceleration(gravity), f_ext)[:2 + FORCES[algorithm]]
+            f_rows = np.reshape(np.asarray(f_rows, dtype=float), (-1,) + np.shape(f_rows)[-2:])
+        table = (pack.table, work, pack.base_acceleration(gravity), f_rows)[:2 + FORCES[algorithm]]
         arguments = (*table, *arguments)
     try:
         if plain:
@@ -145,13 +150,15 @@ def _checked(model, name, start, arguments, f_ext):
 def _run_batch(model, name, states, out, gravity=None, f_ext=None):
     """``_run`` for batches: the states are checked and converted first (rows of each array are states)."""
     check_states(model, **dict(zip(STATES[name], states)), f_ext=f_ext)
+    if model.quaternions:
+        check_quaternion_rows(model, states[0])
     _run(model, f'{name}_batch', (*as_float_arrays(*states), out), gravity, f_ext)
     return out
 
 
 def _singular(model, states):
     """The named error for a zero pivot D in a kernel: the reference factorisation of the states finds the joint."""
-    for q in np.reshape(np.asarray(states, dtype=float), (-1, model.nv)):
+    for q in np.reshape(np.asarray(states, dtype=float), (-1, model.nq)):
         innovations_factors(model, q)  # raises SingularMassMatrixError naming the joint
     return SingularMassMatrixError("forward dynamics is undefined: a zero articulated inertia at this configuration")
 
@@ -222,12 +229,13 @@ def _regressor(model, states, gravity, flags, batch):
     per-joint columns as ``algorithms.regressor``."""
     n = model.nv
     (check_states if batch else check_state)(model, **dict(zip(STATES['regressor'], states)))
-    Y = np.zeros(np.shape(states[0])[:-1] + (n, (10 + sum(flags)) * n))   # generated code writes the nonzeros only
+    Y = np.zeros(np.shape(states[1])[:-1] + (n, (10 + sum(flags)) * n))   # generated code writes the nonzeros only
     if batch:
         _run_batch(model, 'regressor', states, Y, gravity)
     else:
         _run(model, 'regressor', (*states, Y), gravity)
-    return joint_columns(Y, flags, np.asarray(states[1], dtype=float), np.asarray(states[2], dtype=float))
+    return joint_columns(body_columns(packed(model), Y, flags), flags, np.asarray(states[1], dtype=float),
+                         np.asarray(states[2], dtype=float))
 
 
 def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,

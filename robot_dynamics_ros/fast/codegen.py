@@ -33,7 +33,7 @@ def trace_body(model, algorithm):
     kernel = getattr(importlib.import_module(f'robot_dynamics_ros.algorithms.{algorithm}'), f'{algorithm}_kernel')
     pack, trace, n = packed(model), Trace(), model.nv
     work = np.full(pack.data.work.shape, 0.0, dtype=object)
-    states = [trace.inputs(name, n) for name in KERNEL_STATES[algorithm]]
+    states = [trace.inputs(name, model.nq if name == 'q' else n) for name in KERNEL_STATES[algorithm]]
     forces = (pack.default_base_acceleration, pack.no_external_force)[:KERNEL_FORCES[algorithm]]
     out = np.full(OUTPUTS[algorithm][0](n), 0.0, dtype=object)
     try:
@@ -63,9 +63,10 @@ import numpy as np
 from robot_dynamics_ros.fast.trig import cos_sin, sin_cos
 
 N = {n}
+NQ = {nq}
 
 
-@njit('void({types}, UniTuple(f8, {n}), UniTuple(f8, {n}), {out_type})', cache=True, fastmath={{'contract'}})
+@njit('void({types}, UniTuple(f8, {nq}), UniTuple(f8, {nq}), {out_type})', cache=True, fastmath={{'contract'}})
 def {algorithm}_given_trig({states}, cos_q, sin_q, out):
 {body}
 
@@ -97,26 +98,31 @@ def module_source(model, algorithm):
     """The Python source of the generated module of ``algorithm`` (one of ALGORITHMS) for ``model``."""
     names = KERNEL_STATES[algorithm]
     batch_names = [name.upper() for name in names]
+    angles = packed(model).angles   # cos and sin of the revolute joints' coordinates (0.0 for the others: unused)
+    trig = {k: j for j, k in enumerate(angles)}
     out_type = OUTPUTS[algorithm][1]
     lines = trace_body(model, algorithm) or ['pass']   # (a model without joints)
     return TEMPLATE.format(
         algorithm=algorithm, name=model.name, n=model.nv, body='\n'.join('    ' + line for line in lines),
         parallel_states=PARALLEL_STATES, states=', '.join(names), types=', '.join(['f8[::1]'] * len(names)),
-        out_type=out_type, checks=' or '.join(f'{name}.shape[0] != N' for name in names),
+        out_type=out_type, nq=model.nq,
+        checks=' or '.join(f'{name}.shape[0] != {"NQ" if name == "q" else "N"}' for name in names),
         out_check=OUTPUTS[algorithm][2], batch_states=', '.join(batch_names),
         batch_types=', '.join(['f8[:, ::1]'] * len(names)), batch_out_type=out_type.replace('f8[', 'f8[:, '),
-        batch_checks=' or '.join(f'{name}.shape[0] != OUT.shape[0] or {name}.shape[1] != N' for name in batch_names),
+        batch_checks=' or '.join(f'{name}.shape[0] != OUT.shape[0] or {name}.shape[1] != {"NQ" if name == "Q" else "N"}'
+                                 for name in batch_names),
         batch_out_check=OUTPUTS[algorithm][2].replace('out.shape[1]', 'OUT.shape[2]').replace('out.shape[0]',
                                                                                              'OUT.shape[1]'),
         rows=', '.join(f'{name}[s]' for name in batch_names),
-        cos_sin_q=_tuple('cos_sin(q[{}])', model.nv), cos_q=_tuple('trig[{}][0]', model.nv),
-        sin_q=_tuple('trig[{}][1]', model.nv),
-        cos_row=_tuple('COS_Q[s, {}]', model.nv), sin_row=_tuple('SIN_Q[s, {}]', model.nv))
+        cos_sin_q=_tuple('cos_sin(q[{}])', angles),
+        cos_q=_tuple('trig[{}][0]', [trig.get(k) for k in range(model.nq)]),
+        sin_q=_tuple('trig[{}][1]', [trig.get(k) for k in range(model.nq)]),
+        cos_row=_tuple('COS_Q[s, {}]', range(model.nq)), sin_row=_tuple('SIN_Q[s, {}]', range(model.nq)))
 
 
-def _tuple(element, n):
-    """The source of the tuple (element.format(0), ..., element.format(n - 1))."""
-    return '(' + ''.join(element.format(k) + ', ' for k in range(n)) + ')'
+def _tuple(element, indices):
+    """The source of the tuple (element.format(k) for k in indices; 0.0 where k is None)."""
+    return '(' + ''.join((element.format(k) if k is not None else '0.0') + ', ' for k in indices) + ')'
 
 
 MAX_DOF = 32   # compile time grows with the code (cold cache, loaded machine): rnea, crba, aba 10-40 s for 7 DOF,
