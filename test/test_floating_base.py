@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 
 import robot_dynamics_ros
 from conftest import BUNDLED_URDF, TEST_DIR
-from robot_dynamics_ros import (algorithms, difference, integrate, load_urdf, neutral, normalize,
+from robot_dynamics_ros import (algorithms, difference, spatial, integrate, load_urdf, neutral, normalize,
                                 random_configuration)
 from robot_dynamics_ros.model import FREE_FLYER, PLANAR, URDFError
 
@@ -170,3 +170,80 @@ def test_hypothesis_floating_trees_match_pinocchio(xml):
 def test_planar_joint_must_lie_in_the_xy_plane():
     with pytest.raises(URDFError, match="planar joint 'joint2'.*axis 0 0 1"):
         load_urdf(os.path.join(TEST_DIR, 'urdf', 'bad', 'planar_axis.urdf'))
+
+
+def test_center_of_mass_jacobian_and_centroidal_map_match_pinocchio(robot):
+    xml, root_joint, model = robot
+    oracle = BlockOracle(xml, model, root_joint)
+    for q, qd, _ in random_states(model, seed=5, n=5):
+        pq = oracle.q(q)
+        np.testing.assert_allclose(algorithms.center_of_mass(model, q), pin.centerOfMass(oracle.pin_model, oracle.data,
+                                                                                          pq), atol=1e-12)
+        J = pin.jacobianCenterOfMass(oracle.pin_model, oracle.data, pq)[:, oracle.v_index]
+        np.testing.assert_allclose(algorithms.center_of_mass_jacobian(model, q), J, atol=1e-12)
+        A = pin.computeCentroidalMap(oracle.pin_model, oracle.data, pq)[:, oracle.v_index]
+        np.testing.assert_allclose(algorithms.centroidal_momentum_matrix(model, q), np.vstack([A[3:], A[:3]]),
+                                   atol=1e-11)
+
+
+def configuration_rate(model, q, v):
+    """dq/dt for free-flyer and 1-DOF joints: position rate R v_linear, quaternion rate 1/2 quat (x) [omega; 0]."""
+    rate = np.empty(model.nq)
+    for kind, qs, vs in zip(model.joint_type, model.idx_q, model.idx_v):
+        if kind == FREE_FLYER:
+            x, y, z, w = q[qs + 3:qs + 7]
+            omega = v[vs + 3:vs + 6]
+            rate[qs:qs + 3] = spatial.quaternion_to_matrix(q[qs + 3:qs + 7]) @ v[vs:vs + 3]
+            rate[qs + 3:qs + 6] = 0.5 * (w * omega + np.cross([x, y, z], omega))
+            rate[qs + 6] = -0.5 * np.dot([x, y, z], omega)
+        else:
+            rate[qs] = v[vs]
+    return rate
+
+
+def rk4(model, q, v, dt, steps, gravity):
+    """Classical RK4 on (q, v), zero joint torques; yields the state after every step."""
+    tau = np.zeros(model.nv)
+
+    def f(q, v):
+        return configuration_rate(model, q, v), robot_dynamics_ros.aba(model, q, v, tau, gravity)
+    for _ in range(steps):
+        k1 = f(q, v)
+        k2 = f(q + dt / 2 * k1[0], v + dt / 2 * k1[1])
+        k3 = f(q + dt / 2 * k2[0], v + dt / 2 * k2[1])
+        k4 = f(q + dt * k3[0], v + dt * k3[1])
+        q = q + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+        v = v + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+        yield q, v
+
+
+CONSERVATION_ROBOTS = ('quadruped', 'floating_random_tree')
+
+
+@pytest.mark.parametrize('name', CONSERVATION_ROBOTS)
+def test_free_floating_robot_conserves_momentum_and_energy(name):
+    """Zero gravity, zero torque, 1 s of RK4 at 1 ms: linear and angular momentum (about the centre of mass) and
+    kinetic energy stay within 1e-9."""
+    xml, root_joint = ROBOTS[name]
+    model = load_urdf(xml, root_joint=root_joint)
+    rng = np.random.default_rng(2)
+    q, v = random_configuration(model, rng), rng.normal(size=model.nv)
+
+    def conserved(q, v):
+        return np.concatenate([algorithms.centroidal_momentum(model, q, v), [algorithms.kinetic_energy(model, q, v)]])
+    start = conserved(q, v)
+    drift = max(np.max(np.abs(conserved(q_t, v_t) - start)) for q_t, v_t in rk4(model, q, v, 1e-3, 1000, np.zeros(3)))
+    assert drift < 1e-9 * max(1.0, np.max(np.abs(start)))
+
+
+@pytest.mark.parametrize('name', CONSERVATION_ROBOTS)
+def test_centre_of_mass_of_a_free_robot_falls_at_g(name):
+    xml, root_joint = ROBOTS[name]
+    model = load_urdf(xml, root_joint=root_joint)
+    rng = np.random.default_rng(4)
+    q, v = random_configuration(model, rng), rng.normal(size=model.nv)
+    g = np.array([0.0, 0.0, -9.81])
+    c0, vc0 = algorithms.center_of_mass(model, q), algorithms.center_of_mass_jacobian(model, q) @ v
+    for step, (q_t, _) in enumerate(rk4(model, q, v, 1e-3, 500, g), start=1):
+        t = 1e-3 * step
+        np.testing.assert_allclose(algorithms.center_of_mass(model, q_t), c0 + vc0 * t + 0.5 * g * t * t, atol=1e-9)

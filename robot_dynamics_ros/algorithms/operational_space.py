@@ -42,7 +42,7 @@ def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[s
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
     frames = [link_frame(model, name) for name in link_names]
-    rows = [packed(model).body_row[frame.body] if frame.body >= 0 else -1 for frame in frames]
+    body_rows = [packed(model).body_row[frame.body] if frame.body >= 0 else -1 for frame in frames]
     f = innovations_factors(model, q)
     psi_projected = _articulated_force_transforms(model, f)
     Omega_diag = _compliance_diagonal(model, f, psi_projected)
@@ -52,7 +52,7 @@ def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[s
     compliance = np.zeros((6 * m, 6 * m))
     for a in range(m):
         for b in range(a, m):
-            block = T[a] @ _compliance(f, psi_projected, Omega_diag, rows[a], rows[b]) @ T[b].T
+            block = T[a] @ _compliance(f, psi_projected, Omega_diag, body_rows[a], body_rows[b]) @ T[b].T
             compliance[6 * a:6 * a + 6, 6 * b:6 * b + 6] = block
             compliance[6 * b:6 * b + 6, 6 * a:6 * a + 6] = block.T
     if rows is not None:

@@ -74,7 +74,7 @@ def {algorithm}_given_trig({states}, cos_q, sin_q, out):
 @njit('void({types}, {out_type})', cache=True)
 def {algorithm}({states}, out):
     if {checks} or {out_check}:
-        raise ValueError('{algorithm}: {states} need length nv and out the shape of the result')
+        raise ValueError('{algorithm}: {states} need lengths nq (q) and nv, and out the shape of the result')
     trig = {cos_sin_q}
     {algorithm}_given_trig({states}, {cos_q}, {sin_q}, out)
 
