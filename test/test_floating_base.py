@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 
 import robot_dynamics_ros
 from conftest import BUNDLED_URDF, TEST_DIR
-from robot_dynamics_ros import (algorithms, difference, spatial, integrate, load_urdf, neutral, normalize,
+from robot_dynamics_ros import (algorithms, difference, fast, spatial, integrate, load_urdf, neutral, normalize,
                                 random_configuration)
 from robot_dynamics_ros.model import FREE_FLYER, PLANAR, URDFError
 
@@ -247,3 +247,63 @@ def test_centre_of_mass_of_a_free_robot_falls_at_g(name):
     for step, (q_t, _) in enumerate(rk4(model, q, v, 1e-3, 500, g), start=1):
         t = 1e-3 * step
         np.testing.assert_allclose(algorithms.center_of_mass(model, q_t), c0 + vc0 * t + 0.5 * g * t * t, atol=1e-9)
+
+
+FAST_ROBOTS = {'floating_small_tree': (random_urdf(5, 2), 'floating'), 'planar_mid_tree': ROBOTS['planar_mid_tree']}
+
+
+def assert_fast_equals_reference(model, rng):
+    q, qd, x = random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    f_ext, gravity = rng.normal(size=(model.nb, 6)), rng.normal(size=3) * 10.0
+    close = dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fast.rnea(model, q, qd, x), algorithms.rnea(model, q, qd, x), **close)
+    np.testing.assert_allclose(fast.rnea(model, q, qd, x, gravity, f_ext), algorithms.rnea(model, q, qd, x, gravity,
+                                                                                           f_ext), **close)
+    np.testing.assert_allclose(fast.crba(model, q), algorithms.crba(model, q), **close)
+    np.testing.assert_allclose(fast.aba(model, q, qd, x), algorithms.aba(model, q, qd, x), **close)
+    np.testing.assert_allclose(fast.aba(model, q, qd, x, gravity, f_ext), algorithms.aba(model, q, qd, x, gravity,
+                                                                                         f_ext), **close)
+    for ours, reference in zip(fast.udut(model, q), algorithms.udut(model, q)):
+        np.testing.assert_allclose(ours, reference, **close)
+    np.testing.assert_allclose(fast.regressor(model, q, qd, x, viscous=True),
+                               algorithms.regressor(model, q, qd, x, viscous=True), **close)
+    Q = np.array([random_configuration(model, rng) for _ in range(3)])
+    QD, X = rng.normal(size=(3, model.nv)), rng.normal(size=(3, model.nv))
+    np.testing.assert_allclose(fast.aba_batch(model, Q, QD, X),
+                               [algorithms.aba(model, *state) for state in zip(Q, QD, X)], **close)
+
+
+@pytest.mark.parametrize('name', sorted(FAST_ROBOTS))
+def test_table_kernels_and_generated_code_equal_the_reference(name):
+    """The fast path on floating-base models: the table kernels, then (compiled here: seconds per algorithm on a
+    cold cache) the generated code, give the reference's results."""
+    numba = pytest.importorskip('numba')
+    xml, root_joint = FAST_ROBOTS[name]
+    model = load_urdf(xml, root_joint=root_joint)
+    assert fast.path(model) == 'table' and numba
+    assert_fast_equals_reference(model, np.random.default_rng(0))
+    fast.specialize(model)
+    assert all(fast.path(model, algorithm=a) == 'generated' for a in ('rnea', 'crba', 'aba', 'regressor'))
+    assert_fast_equals_reference(model, np.random.default_rng(1))
+
+
+def test_regressor_has_the_base_wrench_rows_and_one_block_per_body(robot):
+    """tau = Y pi with 10 parameters per body; on a floating base the first rows are the base wrench, which gravity
+    alone makes nonzero (the weight of the robot), so identification needs no joint torque sensor there."""
+    _, root_joint, model = robot
+    rng = np.random.default_rng(6)
+    q, qd, qdd = random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    Y = algorithms.regressor(model, q, qd, qdd, viscous=True)
+    assert Y.shape == (model.nv, 10 * model.nb + model.nv)
+    pi = algorithms.standard_parameters(model, viscous=True)
+    np.testing.assert_allclose(Y @ pi, algorithms.rnea(model, q, qd, qdd) + model.damping * qd, rtol=1e-10, atol=1e-10)
+    assert len(algorithms.parameter_names(model, viscous=True)) == Y.shape[1]
+
+
+def test_numeric_base_parameters_of_a_free_body_are_all_ten():
+    """A free rigid body's wrench, f = m a_o + ([alpha]x + [omega]x^2) h and n = Ibar alpha + omega x Ibar omega -
+    a_o x h (the base-wrench rows of the regressor), determines all 10 of its parameters when a_o, alpha, omega
+    vary freely: a floating base identifies them all."""
+    from robot_dynamics_ros.parameters.base_numeric import numeric_base_parameters
+    xml = random_urdf(9, 1).replace('type="revolute"', 'type="fixed"')
+    assert len(numeric_base_parameters(load_urdf(xml, root_joint='floating')).names) == 10

@@ -87,6 +87,21 @@ def joint_pose_transform(P, i, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, 
         X[9 + k3] = P[i, R0 + k3] + P[i, t + k3] * p0 + P[i, t + 3 + k3] * p1 + P[i, t + 6 + k3] * p2
 
 
+@njit('b1(f8[:, ::1], f8[::1], f8)')
+def unit_quaternions(P, q, tolerance):
+    """Whether every floating joint's quaternion in q has unit norm within ``tolerance`` (False for a q of the wrong
+    length). Called by the dispatcher before a table kernel (the generated code checks in its own preamble)."""
+    if q.shape[0] != configuration_size(P):
+        return False
+    for i in range(P.shape[0]):
+        if P[i, TRANSFORM] == FREE_FLYER:
+            k = int(P[i, Q_INDEX]) + 3
+            norm = np.sqrt(q[k] * q[k] + q[k + 1] * q[k + 1] + q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3])
+            if not abs(norm - 1.0) <= tolerance:
+                return False
+    return True
+
+
 @njit()
 def configuration_size(P):
     """nq of the packed model: where the last row's joint coordinates end."""

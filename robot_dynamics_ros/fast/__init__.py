@@ -29,7 +29,8 @@ from ..algorithms.packing import as_float_arrays, packed
 from ..algorithms.regressor import _extra_flags, body_columns, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
-from ..model.configuration import check_quaternion_rows, check_quaternions
+from ..algorithms.spatial_kernels import unit_quaternions
+from ..model.configuration import QUATERNION_TOLERANCE, check_quaternion_rows, check_quaternions
 from ..model.model import Model, check_state, check_states
 from . import code_cache
 from .codegen import ALGORITHMS, MAX_DOF
@@ -104,13 +105,14 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
     plain Python. Arguments the compiled code refuses (TypeError: not C-contiguous float64, ValueError: a wrong
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
     error); plain Python gets them checked and converted first. A zero pivot (numba's ZeroDivisionError, NumPy's
-    FloatingPointError) raises the error naming the joint. A quaternion in q off unit norm is a ValueError."""
-    if model.quaternions and not name.endswith('_batch'):   # (batches: checked by _run_batch)
-        check_quaternions(model, arguments[0])
+    FloatingPointError) raises the error naming the joint. A quaternion in q off unit norm is a ValueError naming
+    its joint (the generated code checks the norms itself, compiled, and refuses q; the error is made here)."""
     function = _generated(model).get(name) if gravity is None and f_ext is None else None
     table, plain = (), False   # a table kernel's arguments before the states (none for generated code); plain Python
     if function is None:
         algorithm, pack, plain = name.removesuffix('_batch'), packed(model), BACKEND == 'python'
+        if model.quaternions and not name.endswith('_batch'):   # (batches: checked by _run_batch)
+            _check_quaternions(model, pack, arguments[0], plain)
         if not plain:
             function, work = _compiled_kernel(name), pack.data.work
         else:   # plain Python lets other threads run in between: a work array of its own
@@ -139,11 +141,29 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
         raise _singular(model, arguments[len(table)]) from None
 
 
+@functools.cache
+def _unit_quaternions():
+    return compiled(unit_quaternions)
+
+
+def _check_quaternions(model, pack, q, plain):
+    """``check_quaternions`` for the table kernels: a compiled test first (the error, naming the joint, only when it
+    fails or cannot take q)."""
+    if not plain:
+        try:
+            if _unit_quaternions()(pack.table, q, QUATERNION_TOLERANCE):
+                return
+        except TypeError:   # not a C-contiguous float64 array
+            pass
+    check_quaternions(model, q)
+
+
 def _checked(model, name, start, arguments, f_ext):
     """``arguments`` with the states (from ``start`` on) through the shared shape check, and everything before the
     outputs as C-contiguous float64 arrays."""
     inputs = start + len(STATES[name])
     check_state(model, **dict(zip(STATES[name], arguments[start:inputs])), f_ext=f_ext)
+    check_quaternions(model, arguments[start])
     return (*as_float_arrays(*arguments[:inputs]), *arguments[inputs:])
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..algorithms.backends import KERNEL_FORCES, KERNEL_STATES
 from ..algorithms.packing import packed
+from ..model.configuration import QUATERNION_TOLERANCE
 from .tracer import Symbol, Trace
 
 ALGORITHMS = ('rnea', 'crba', 'aba', 'regressor')   # those with generated code
@@ -74,7 +75,7 @@ def {algorithm}_given_trig({states}, cos_q, sin_q, out):
 @njit('void({types}, {out_type})', cache=True)
 def {algorithm}({states}, out):
     if {checks} or {out_check}:
-        raise ValueError('{algorithm}: {states} need lengths nq (q) and nv, and out the shape of the result')
+        raise ValueError('{algorithm}: {states} need lengths nq (q) and nv, and out the shape of the result'){quaternion_check}
     trig = {cos_sin_q}
     {algorithm}_given_trig({states}, {cos_q}, {sin_q}, out)
 
@@ -105,7 +106,7 @@ def module_source(model, algorithm):
     return TEMPLATE.format(
         algorithm=algorithm, name=model.name, n=model.nv, body='\n'.join('    ' + line for line in lines),
         parallel_states=PARALLEL_STATES, states=', '.join(names), types=', '.join(['f8[::1]'] * len(names)),
-        out_type=out_type, nq=model.nq,
+        out_type=out_type, nq=model.nq, quaternion_check=_quaternion_check(model, algorithm),
         checks=' or '.join(f'{name}.shape[0] != {"NQ" if name == "q" else "N"}' for name in names),
         out_check=OUTPUTS[algorithm][2], batch_states=', '.join(batch_names),
         batch_types=', '.join(['f8[:, ::1]'] * len(names)), batch_out_type=out_type.replace('f8[', 'f8[:, '),
@@ -118,6 +119,15 @@ def module_source(model, algorithm):
         cos_q=_tuple('trig[{}][0]', [trig.get(k) for k in range(model.nq)]),
         sin_q=_tuple('trig[{}][1]', [trig.get(k) for k in range(model.nq)]),
         cos_row=_tuple('COS_Q[s, {}]', range(model.nq)), sin_row=_tuple('SIN_Q[s, {}]', range(model.nq)))
+
+
+def _quaternion_check(model, algorithm):
+    """The lines of the single call that refuse a quaternion in q off unit norm (the dispatcher names the joint)."""
+    if not model.quaternions:
+        return ''
+    norms = ' or '.join(f'not abs(np.sqrt(q[{k}]*q[{k}] + q[{k + 1}]*q[{k + 1}] + q[{k + 2}]*q[{k + 2}] + '
+                        f'q[{k + 3}]*q[{k + 3}]) - 1.0) <= {QUATERNION_TOLERANCE!r}' for _, k in model.quaternions)
+    return f"\n    if {norms}:\n        raise ValueError('{algorithm}: a quaternion in q is off unit norm')"
 
 
 def _tuple(element, indices):

@@ -155,6 +155,17 @@ def joint_order(model, joints):
     return names, np.array([model.joint_names.index(name) for name in names])
 
 
+def _fixed_base_only(on_model):
+    """on_model, refusing (ConfigurationError) a model with a floating or planar joint: running one needs ground
+    contact, which the nodes do not model yet."""
+    def accept(model):
+        if not model.fixed_base:
+            raise ConfigurationError(f"robot {model.name!r} has a floating or planar joint: the nodes need ground "
+                                     "contact to run it, which they do not model yet")
+        on_model(model)
+    return accept
+
+
 class ModelSource:
     """Declares `robot_description` and `urdf_file` and calls on_model(model) once: right away from the
     parameter (URDF XML) or the file, else with the first URDF on the `robot_description` topic that the
@@ -165,7 +176,7 @@ class ModelSource:
 
     def __init__(self, node, on_model):
         self._node = node
-        self._on_model = on_model
+        self._on_model = on_model = _fixed_base_only(on_model)
         self._subscription = None
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
