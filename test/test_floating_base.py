@@ -307,3 +307,20 @@ def test_numeric_base_parameters_of_a_free_body_are_all_ten():
     from robot_dynamics_ros.parameters.base_numeric import numeric_base_parameters
     xml = random_urdf(9, 1).replace('type="revolute"', 'type="fixed"')
     assert len(numeric_base_parameters(load_urdf(xml, root_joint='floating')).names) == 10
+
+
+def test_frame_placements_and_jacobians_match_pinocchio(robot):
+    xml, root_joint, model = robot
+    oracle = BlockOracle(xml, model, root_joint)
+    pm, data = oracle.pin_model, oracle.data
+    for q, _, _ in random_states(model, seed=8, n=3):
+        pq = oracle.q(q)
+        pin.framesForwardKinematics(pm, data, pq)
+        placements = algorithms.frame_placements(model, q)
+        for link in model.frames:
+            frame = pm.getFrameId(link)
+            np.testing.assert_allclose(placements[link].R, data.oMf[frame].rotation, atol=1e-12)
+            np.testing.assert_allclose(placements[link].p, data.oMf[frame].translation, atol=1e-12)
+            J = pin.computeFrameJacobian(pm, data, pq, frame, pin.LOCAL_WORLD_ALIGNED)[:, oracle.v_index]
+            np.testing.assert_allclose(algorithms.frame_jacobian(model, q, link), np.vstack([J[3:], J[:3]]),
+                                       atol=1e-12)
