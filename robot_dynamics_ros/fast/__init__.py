@@ -220,7 +220,7 @@ def bias_torques(model: Model, q: ArrayLike, qd: ArrayLike, gravity: ArrayLike |
 def rnea_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, gravity: ArrayLike | None = None,
                f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """rnea on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
-    out = np.empty(np.shape(Q)) if out is None else out
+    out = np.empty((len(Q), model.nv)) if out is None else out
     return _run_batch(model, 'rnea', (Q, QD, QDD), out, gravity, f_ext)
 
 
@@ -233,7 +233,7 @@ def crba_batch(model: Model, Q: ArrayLike, out: NDArray[np.float64] | None = Non
 def aba_batch(model: Model, Q: ArrayLike, QD: ArrayLike, TAU: ArrayLike, gravity: ArrayLike | None = None,
               f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """aba on each row of the (N, nv) arrays Q, QD, TAU, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
-    out = np.empty(np.shape(Q)) if out is None else out
+    out = np.empty((len(Q), model.nv)) if out is None else out
     return _run_batch(model, 'aba', (Q, QD, TAU), out, gravity, f_ext)
 
 
