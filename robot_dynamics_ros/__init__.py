@@ -13,11 +13,13 @@ _EXPORTS = {
                      'frame_placements', 'kinetic_energy', 'mass_matrix_inverse', 'mass_matrix_log_det',
                      'operational_space_inertia', 'potential_energy', 'udut'], 'algorithms'),
     **dict.fromkeys(['RobotDynamicsError', 'SingularMassMatrixError', 'URDFError', 'URDFWarning'], 'errors'),
-    **dict.fromkeys(['Model', 'load_urdf'], 'model'),
+    **dict.fromkeys(['Model', 'difference', 'integrate', 'load_urdf', 'neutral', 'normalize',
+                     'random_configuration'], 'model'),
     'MDHError': 'model.mdh',
 }
 
-__all__ = ['load_urdf', 'Model', 'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
+__all__ = ['load_urdf', 'Model', 'integrate', 'difference', 'neutral', 'random_configuration', 'normalize',
+           'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
            'MDHError', 'SingularTaskError',
            'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
                              operational_space_inertia, potential_energy, udut)
     from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
     from .fast import aba, bias_torques, crba, gravity_torques, rnea
-    from .model import Model, load_urdf
+    from .model import Model, difference, integrate, load_urdf, neutral, normalize, random_configuration
     from .model.mdh import MDHError
 
 

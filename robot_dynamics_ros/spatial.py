@@ -29,6 +29,34 @@ def rpy_to_matrix(rpy):
     ])
 
 
+def quaternion_to_matrix(quaternion):
+    """Rotation matrix of the unit quaternion [x, y, z, w] (ROS and Pinocchio order)."""
+    x, y, z, w = quaternion
+    return np.array([
+        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+        [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+        [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)],
+    ])
+
+
+def matrix_to_quaternion(R):
+    """The unit quaternion [x, y, z, w] with w >= 0 of a rotation matrix (Shepperd's method)."""
+    trace = np.trace(R)
+    k = int(np.argmax([R[0, 0], R[1, 1], R[2, 2], trace]))
+    if k == 3:
+        w = 0.5 * np.sqrt(1.0 + trace)
+        q = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1], 0.0]) / (4.0 * w)
+        q[3] = w
+    else:
+        i, j, m = k, (k + 1) % 3, (k + 2) % 3
+        q = np.zeros(4)
+        q[i] = 0.5 * np.sqrt(max(1.0 + R[i, i] - R[j, j] - R[m, m], 0.0))
+        q[j] = (R[j, i] + R[i, j]) / (4.0 * q[i])
+        q[m] = (R[m, i] + R[i, m]) / (4.0 * q[i])
+        q[3] = (R[m, j] - R[j, m]) / (4.0 * q[i])
+    return q if q[3] >= 0.0 else -q
+
+
 def plucker(E, r):
     """Motion transform B_X_A = [[E, 0], [-E skew(r), E]]."""
     X = np.zeros((6, 6))

@@ -37,3 +37,30 @@ def random_urdf(seed, n_links):
 
 
 random_trees = st.builds(random_urdf, seed=st.integers(0, 2**32 - 1), n_links=st.integers(1, 12))
+
+
+def _box_inertial(mass, size, com=(0.0, 0.0, 0.0)):
+    a, b, c = size
+    ixx, iyy, izz = (mass * (b * b + c * c) / 12, mass * (a * a + c * c) / 12, mass * (a * a + b * b) / 12)
+    return (f'<inertial><origin xyz="{_triple(com)}"/><mass value="{mass}"/><inertia ixx="{ixx:.17g}" ixy="0" '
+            f'ixz="0" iyy="{iyy:.17g}" iyz="0" izz="{izz:.17g}"/></inertial>')
+
+
+def quadruped_urdf():
+    """A 12-DOF quadruped-like tree (a trunk; four legs of hip abduction, hip and knee pitch), for a floating root."""
+    links = [f'<link name="trunk">{_box_inertial(12.0, (0.5, 0.3, 0.15))}</link>']
+    joints = []
+    for leg, (x, y) in {'FL': (0.2, 0.1), 'FR': (0.2, -0.1), 'RL': (-0.2, 0.1), 'RR': (-0.2, -0.1)}.items():
+        parent = 'trunk'
+        for name, axis, origin, mass, size in (('hip', '1 0 0', (x, y, 0.0), 1.0, (0.08, 0.08, 0.08)),
+                                               ('thigh', '0 1 0', (0.0, 0.08 if y > 0 else -0.08, 0.0), 1.0,
+                                                (0.04, 0.04, 0.2)),
+                                               ('calf', '0 1 0', (0.0, 0.0, -0.2), 0.2, (0.03, 0.03, 0.2))):
+            child = f'{leg}_{name}'
+            com = (0.0, 0.0, -0.1) if name != 'hip' else (0.0, 0.0, 0.0)
+            links.append(f'<link name="{child}">{_box_inertial(mass, size, com)}</link>')
+            joints.append(f'<joint name="{child}_joint" type="revolute"><parent link="{parent}"/><child link="{child}"/>'
+                          f'<origin xyz="{_triple(origin)}"/><axis xyz="{axis}"/>'
+                          '<limit lower="-3" upper="3" effort="40" velocity="20"/></joint>')
+            parent = child
+    return f'<robot name="quadruped12">{"".join(links)}{"".join(joints)}</robot>'

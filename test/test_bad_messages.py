@@ -196,7 +196,7 @@ def test_invalid_urdf_on_topic_then_a_valid_one(ros_domain, start):
 
     description.publish(String(data='this is not a URDF'))
     assert controller.wait_for_log('invalid URDF on /robot_description', STARTUP), controller.log()
-    with open(os.path.join(BAD_URDF_DIR, 'floating_joint.urdf')) as f:
+    with open(os.path.join(BAD_URDF_DIR, 'unsupported_joint.urdf')) as f:
         description.publish(String(data=f.read()))
     assert controller.wait_for_log("joint 'joint2'", STARTUP), controller.log()   # names the element
     assert controller.alive()

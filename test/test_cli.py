@@ -28,8 +28,8 @@ def assert_one_line_error(result, *words):
 MISSING = '/no/such/robot.urdf'
 CASES = {  # name -> (arguments, words the one line must contain)
     'demo missing file': (['demo', MISSING], ['demo: error', 'not found', MISSING]),
-    'demo invalid URDF': (['demo', os.path.join(BAD_URDF_DIR, 'floating_joint.urdf')],
-                          ["joint 'joint2'", "'floating'"]),
+    'demo invalid URDF': (['demo', os.path.join(BAD_URDF_DIR, 'unsupported_joint.urdf')],
+                          ["joint 'joint2'", "'spherical'"]),
     'demo broken XML': (['demo', os.path.join(BAD_URDF_DIR, 'malformed.urdf')], ['malformed URDF XML']),
     'demo bad seed': (['demo', '--seed', '-1'], ['--seed', "'-1' must be at least 0"]),
     'base-params missing file': (['base-params', MISSING], ['base-params: error', 'not found']),
@@ -51,8 +51,8 @@ CASES = {  # name -> (arguments, words the one line must contain)
     'bringup zero startup timeout': (['bringup', '--startup-timeout', '0'], ['--startup-timeout']),
     'bringup domain id': (['bringup', '--domain-id', '300'], ['--domain-id', 'must lie in [0, 232]']),
     'bringup missing config': (['bringup', '--config', '/no/config.yaml'], ['config file not found']),
-    'bringup invalid URDF': (['bringup', '--urdf', os.path.join(BAD_URDF_DIR, 'floating_joint.urdf')],
-                             ["joint 'joint2'", "'floating'"]),
+    'bringup invalid URDF': (['bringup', '--urdf', os.path.join(BAD_URDF_DIR, 'unsupported_joint.urdf')],
+                             ["joint 'joint2'", "'spherical'"]),
     'compile missing file': (['compile', MISSING], ['compile: error', 'not found']),
     'compile unknown algorithm': (['compile', '--only', 'fly'], ['--only', "invalid choice: 'fly'"]),
     'unknown subcommand': (['fly'], ["invalid choice: 'fly'"]),

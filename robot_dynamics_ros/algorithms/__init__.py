@@ -1,4 +1,5 @@
 from .aba import aba
+from .centroidal import center_of_mass, center_of_mass_jacobian, centroidal_momentum, centroidal_momentum_matrix
 from .crba import crba
 from .energy import kinetic_energy, potential_energy
 from .kinematics import frame_jacobian, frame_placement, frame_placements
@@ -12,4 +13,5 @@ __all__ = ['rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
            'operational_space_inertia', 'SingularTaskError', 'frame_placements', 'frame_placement',
            'frame_jacobian', 'kinetic_energy', 'potential_energy',
-           'regressor', 'standard_parameters', 'parameter_names']
+           'regressor', 'standard_parameters', 'parameter_names',
+           'center_of_mass', 'center_of_mass_jacobian', 'centroidal_momentum', 'centroidal_momentum_matrix']

@@ -8,16 +8,17 @@ as plain Python.
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..model.configuration import check_quaternions
 from ..model.model import Model, check_state
 from .backends import njit
 from .packing import ABA, MASS, PARENT, SPATIAL_INERTIA, as_float_arrays, packed
-from .spatial_kernels import add_transposed_force, cross_force_add, cross_motion_add, inertia_times, joint_motion, \
-    parent_transform, project_on_joint, transform_motion
+from .spatial_kernels import add_transposed_force, configuration_size, cross_force_add, cross_motion_add, inertia_times, joint_motion, \
+    keep_incoming_velocity, parent_transform, project_on_joint, transform_motion
 from .udut import articulated_inertia_gather, run_with_pivots
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])'
 X_, V_, C_, PA_, IA_, U_, D_, u_ = ABA['X'], ABA['v'], ABA['c'], ABA['pA'], ABA['IA'], ABA['U'], ABA['D'], ABA['u']
-A_, VJ_, IV_, PA_CHILD_, SCRATCH_ = ABA['a'], ABA['vJ'], ABA['Iv'], ABA['pa'], ABA['scratch']
+A_, VJ_, IV_, PA_CHILD_, VIN_, SCRATCH_ = ABA['a'], ABA['vJ'], ABA['Iv'], ABA['pa'], ABA['vin'], ABA['scratch']
 
 
 @njit(SIGNATURE)
@@ -25,9 +26,9 @@ def aba_kernel(P, W, a0, f_ext, q, qd, tau, qdd):
     """qdd = M^-1 (tau - h + sum J^T f_ext); P is PackedModel.table, W its Data.work (overwritten), a0 the base
     acceleration -[0; g]."""
     n = P.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n or f_ext.shape[0] != n \
-            or f_ext.shape[1] != 6 or a0.shape[0] != 6:
-        raise ValueError('aba: q, qd, tau, out need length nv and f_ext shape (nv, 6)')
+    if q.shape[0] != configuration_size(P) or qd.shape[0] != n or tau.shape[0] != n or qdd.shape[0] != n \
+            or f_ext.shape[0] != n or f_ext.shape[1] != 6 or a0.shape[0] != 6:
+        raise ValueError('aba: q needs length nq, qd, tau, out length nv and f_ext shape (nv, 6)')
     X, v, c, pA = W[:, X_:X_ + 12], W[:, V_:V_ + 6], W[:, C_:C_ + 6], W[:, PA_:PA_ + 6]
     IA, U, D, u = W[:, IA_:IA_ + 36], W[:, U_:U_ + 6], W[:, D_], W[:, u_]
     a, vJ, Iv, pa = W[:, A_:A_ + 6], W[:, VJ_:VJ_ + 6], W[:, IV_:IV_ + 6], W[:, PA_CHILD_:PA_CHILD_ + 6]
@@ -35,16 +36,17 @@ def aba_kernel(P, W, a0, f_ext, q, qd, tau, qdd):
     # Scatter, base to tips (pass 1): velocities, velocity-product accelerations and bias forces.
     for i in range(n):
         p = int(P[i, PARENT])
-        parent_transform(P, i, q[i], X[i])
+        parent_transform(P, i, q, X[i])
         joint_motion(P, i, qd[i], vJ[i])
         if p >= 0:
             transform_motion(X[i], v[p], v[i])
         else:
             v[i, :] = 0.0
+        keep_incoming_velocity(P, W, i, p, VIN_, v[i])
         for k in range(6):
             v[i, k] += vJ[i, k]                                        # v_i = Xup_i v_p + S_i qd_i
         c[i, :] = 0.0
-        cross_motion_add(v[i], vJ[i], c[i])                            # c_i = v_i x S_i qd_i
+        cross_motion_add(W[i, VIN_:VIN_ + 6], vJ[i], c[i])            # c_i = v_i x S_i qd_i
         inertia_times(P, i, MASS, v[i], Iv[i])
         for k in range(6):
             pA[i, k] = -f_ext[i, k]
@@ -79,6 +81,7 @@ def aba(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: Arra
         f_ext: ArrayLike | None = None) -> NDArray[np.float64]:
     """Joint accelerations qdd = M(q)^{-1} (tau - h(q, qd) + sum J^T f_ext). Arguments as in ``rnea``."""
     check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    check_quaternions(model, q)
     pack, qdd = packed(model), np.empty(model.nv)
     W, a0 = pack.work(), pack.base_acceleration(gravity)
     f_ext, q, qd, tau = as_float_arrays(pack.external_force(f_ext), q, qd, tau)

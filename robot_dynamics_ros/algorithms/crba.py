@@ -3,11 +3,12 @@
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..model.configuration import check_quaternions
 from ..model.model import Model, check_state
 from .backends import njit
 from .packing import CRBA, IBAR, MASS, PARENT, as_float_arrays, packed
-from .spatial_kernels import add_transformed_rigid_inertia, add_transposed_force, inertia_times, joint_motion, \
-    parent_transform, project_on_joint
+from .spatial_kernels import add_transformed_rigid_inertia, add_transposed_force, configuration_size, inertia_times, \
+    joint_motion, parent_transform, project_on_joint
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1])'
 RIGID = IBAR.stop - MASS     # [mass, h, Ibar]
@@ -20,12 +21,12 @@ def crba_kernel(P, W, q, M):
     are rigid-body inertias, so they are kept as [mass, h, Ibar] rows. Entries of bodies on unrelated branches
     are zero (Jain Sec. 4.2) and never visited."""
     n = P.shape[0]
-    if q.shape[0] != n or M.shape[0] != n or M.shape[1] != n:
-        raise ValueError('crba: q needs length nv and out shape (nv, nv)')
+    if q.shape[0] != configuration_size(P) or M.shape[0] != n or M.shape[1] != n:
+        raise ValueError('crba: q needs length nq and out shape (nv, nv)')
     X, Ic = W[:, X_:X_ + 12], W[:, IC_:IC_ + RIGID]
     F, F_parent, T = W[:, F_:F_ + 6], W[:, F_PARENT_:F_PARENT_ + 6], W[:, T_:T_ + 18]
     for i in range(n):
-        parent_transform(P, i, q[i], X[i])
+        parent_transform(P, i, q, X[i])
         for k in range(RIGID):
             Ic[i, k] = P[i, MASS + k]
     # Gather, tips to base: composite inertia of each subtree (Jain Alg. 4.1, eq. 20; Saha eq. 7:
@@ -53,6 +54,7 @@ def crba_kernel(P, W, q, M):
 def crba(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """Joint-space mass matrix M(q)."""
     check_state(model, q=q)
+    check_quaternions(model, q)
     pack, M = packed(model), np.empty((model.nv, model.nv))
     crba_kernel(pack.table, pack.work(), *as_float_arrays(q), M)
     return M

@@ -2,7 +2,8 @@
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ..model.model import Model, check_state
+from ..model.configuration import check_quaternions
+from ..model.model import NV, Model, check_state
 from .kinematics import body_transforms, placement_from_transform
 from .rnea import STANDARD_GRAVITY
 
@@ -10,14 +11,16 @@ from .rnea import STANDARD_GRAVITY
 def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike) -> float:
     """T = 1/2 sum_i v_i^T I_i v_i = 1/2 qd^T M(q) qd."""
     check_state(model, q=q, qd=qd)
-    S = model.motion_subspace
+    check_quaternions(model, q)
+    S, qd = model.motion_subspace, np.asarray(qd, dtype=float)
     Xup = model.parent_transforms(q)
-    v = np.zeros((model.nv, 6))
+    v = np.zeros((model.nb, 6))
     energy = 0.0
     # Scatter, base to tips: body velocities v_i = i_X_p v_p + S_i qd_i.
-    for i in range(model.nv):
+    for i in range(model.nb):
         p = model.parent[i]
-        v[i] = (Xup[i] @ v[p] if p >= 0 else 0.0) + S[i] * qd[i]
+        columns = slice(model.idx_v[i], model.idx_v[i] + NV[model.joint_type[i]])
+        v[i] = (Xup[i] @ v[p] if p >= 0 else 0.0) + qd[columns] @ S[columns]
         energy += 0.5 * v[i] @ model.inertia[i] @ v[i]
     return energy
 

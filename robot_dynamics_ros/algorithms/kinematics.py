@@ -5,7 +5,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import spatial
-from ..model.model import Model
+from ..model.configuration import check_quaternions
+from ..model.model import NV, Model
 from ..spatial import inverse
 
 REFERENCES = ('local', 'world', 'local_world_aligned')
@@ -18,11 +19,12 @@ class Placement(NamedTuple):
 
 
 def body_transforms(model, q):
-    """(n, 6, 6) motion transforms i_X_0 from the root frame to each body frame."""
+    """(nb, 6, 6) motion transforms i_X_0 from the root frame to each body frame."""
+    check_quaternions(model, q)
     Xup = model.parent_transforms(q)
     X0 = np.empty_like(Xup)
     # Scatter, base to tips: i_X_0 = i_X_p p_X_0.
-    for i in range(model.nv):
+    for i in range(model.nb):
         p = model.parent[i]
         X0[i] = Xup[i] @ X0[p] if p >= 0 else Xup[i]
     return X0
@@ -54,10 +56,12 @@ def frame_jacobian(model: Model, q: ArrayLike, link_name: str,
     F_X_0 = _frame_X_root(model, X0, link_name)
     S = model.motion_subspace
     J = np.zeros((6, model.nv))
-    # Columns of the joints between the frame's body and the root: 0_X_j S_j.
+    # Columns of the joints between the frame's body and the root: 0_X_j S_j (every column of joint j is in body j's
+    # frame).
     j = link_frame(model, link_name).body
     while j >= 0:
-        J[:, j] = inverse(X0[j]) @ S[j]
+        columns = slice(model.idx_v[j], model.idx_v[j] + NV[model.joint_type[j]])
+        J[:, columns] = inverse(X0[j]) @ S[columns].T
         j = model.parent[j]
     if reference == 'world':
         return J

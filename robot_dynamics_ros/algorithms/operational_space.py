@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..spatial import inverse
+from .packing import packed
 from .kinematics import REFERENCES, body_transforms, link_frame, placement_from_transform
 from .udut import innovations_factors
 
@@ -41,6 +42,7 @@ def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[s
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
     frames = [link_frame(model, name) for name in link_names]
+    body_rows = [packed(model).body_row[frame.body] if frame.body >= 0 else -1 for frame in frames]
     f = innovations_factors(model, q)
     psi_projected = _articulated_force_transforms(model, f)
     Omega_diag = _compliance_diagonal(model, f, psi_projected)
@@ -50,7 +52,7 @@ def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[s
     compliance = np.zeros((6 * m, 6 * m))
     for a in range(m):
         for b in range(a, m):
-            block = T[a] @ _compliance(model, psi_projected, Omega_diag, frames[a].body, frames[b].body) @ T[b].T
+            block = T[a] @ _compliance(f, psi_projected, Omega_diag, body_rows[a], body_rows[b]) @ T[b].T
             compliance[6 * a:6 * a + 6, 6 * b:6 * b + 6] = block
             compliance[6 * b:6 * b + 6, 6 * a:6 * a + 6] = block.T
     if rows is not None:
@@ -65,39 +67,39 @@ def _articulated_force_transforms(model, f):
 
 
 def _compliance_diagonal(model, f, psi_projected):
-    """(n, 6, 6) Omega(k, k), scatter base to tips (Jain Lemma 5, eq. 24)."""
+    """(n, 6, 6) Omega(k, k), scatter base to tips (Jain Lemma 5, eq. 24), per row of the packed model."""
     Omega = np.zeros((model.nv, 6, 6))
     for k in range(model.nv):
-        p = model.parent[k]
+        p = f.parent[k]
         Omega[k] = np.outer(f.S[k], f.S[k]) / f.D[k]
         if p >= 0:
             Omega[k] += psi_projected[k].T @ Omega[p] @ psi_projected[k]
     return Omega
 
 
-def _compliance(model, psi_projected, Omega_diag, a, b):
-    """Omega(a, b) = psi(c, a)^* Omega(c, c) psi(c, b), c the nearest common ancestor (Jain eq. 25)."""
-    ancestors_of_a = _path_to_root(model, a)
-    c = next((k for k in _path_to_root(model, b) if k in ancestors_of_a), -1)
+def _compliance(f, psi_projected, Omega_diag, a, b):
+    """Omega(a, b) = psi(c, a)^* Omega(c, c) psi(c, b), c the nearest common ancestor row (Jain eq. 25)."""
+    ancestors_of_a = _path_to_root(f, a)
+    c = next((k for k in _path_to_root(f, b) if k in ancestors_of_a), -1)
     if c < 0:
         return np.zeros((6, 6))  # a frame on the fixed root, or bodies on independent trees
-    return _psi(model, psi_projected, c, a).T @ Omega_diag[c] @ _psi(model, psi_projected, c, b)
+    return _psi(f, psi_projected, c, a).T @ Omega_diag[c] @ _psi(f, psi_projected, c, b)
 
 
-def _path_to_root(model, k):
+def _path_to_root(f, k):
     path = []
     while k >= 0:
         path.append(k)
-        k = model.parent[k]
+        k = f.parent[k]
     return path
 
 
-def _psi(model, psi_projected, ancestor, k):
+def _psi(f, psi_projected, ancestor, k):
     """psi(ancestor, k): the product of psi(p, k) along the path from k up to its ancestor."""
     transform = np.eye(6)
     while k != ancestor:
         transform = psi_projected[k] @ transform
-        k = model.parent[k]
+        k = f.parent[k]
     return transform
 
 

@@ -1,6 +1,8 @@
 """Inertial-parameter regressor: tau = Y(q, qd, qdd) @ pi, linear in the standard parameters.
 
-Standard parameters of body i (Gautier-Khalil eq. 1), about the origin of body i's frame (its joint frame):
+Rows: the velocity coordinates (for a floating base, its first six rows are the base wrench [force; moment], which
+is what makes floating-base identification work without joint torques). Standard parameters of body i
+(Gautier-Khalil eq. 1), about the origin of body i's frame (its joint frame):
 XX, XY, XZ, YY, YZ, ZZ (rotational inertia about the origin), MX, MY, MZ (first moments m c), M (mass).
 After the 10 n body columns come the optional per-joint columns, grouped per joint in the order
 Ia (rotor inertia, Y = qdd_j), Fv (viscous, qd_j), Fc (Coulomb, sign qd_j), off (offset, 1).
@@ -9,11 +11,12 @@ Ia (rotor inertia, Y = qdd_j), Fv (viscous, qd_j), Fc (Coulomb, sign qd_j), off 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..model.configuration import check_quaternions
 from ..model.model import Model, check_state
 from .backends import njit
 from .packing import PARENT, REGRESSOR, as_float_arrays, packed
 from .rnea import kinematic_scatter
-from .spatial_kernels import joint_motion, transform_motion
+from .spatial_kernels import configuration_size, joint_motion, transform_motion
 
 BODY_PARAMETERS = ('XX', 'XY', 'XZ', 'YY', 'YZ', 'ZZ', 'MX', 'MY', 'MZ', 'M')
 JOINT_PARAMETERS = ('Ia', 'Fv', 'Fc', 'off')
@@ -98,9 +101,9 @@ def regressor_kernel(P, W, a0, q, qd, qdd, Y):
     (O(n^2) blocks): joint j's axis is carried down to body i, one motion transform per ancestor, instead of
     the ten columns of A_i carried up."""
     n = P.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or Y.shape[0] != n or Y.shape[1] < 10 * n \
-            or a0.shape[0] != 6:
-        raise ValueError('regressor: q, qd, qdd need length nv and out shape (nv, >= 10 nv)')
+    if q.shape[0] != configuration_size(P) or qd.shape[0] != n or qdd.shape[0] != n or Y.shape[0] != n \
+            or Y.shape[1] < 10 * n or a0.shape[0] != 6:
+        raise ValueError('regressor: q needs length nq, qd, qdd length nv and out shape (nv, >= 10 nv)')
     kinematic_scatter(P, W, q, qd, qdd, a0)
     X, v, a = W[:, X_:X_ + 12], W[:, V_:V_ + 6], W[:, A_:A_ + 6]
     for j in range(n):
@@ -135,22 +138,35 @@ def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity
               offset: bool = False) -> NDArray[np.float64]:
     """(n, 10 n + k n) joint-torque regressor Y with tau = Y @ pi (pi from ``standard_parameters``)."""
     check_state(model, q=q, qd=qd, qdd=qdd)
+    check_quaternions(model, q)
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
     pack, n = packed(model), model.nv
     q, qd, qdd = as_float_arrays(q, qd, qdd)
-    Y = np.zeros((n, (10 + sum(flags)) * n))
+    Y = np.zeros((n, 10 * n + sum(flags) * n))
     regressor_kernel(pack.table, pack.work(), pack.base_acceleration(gravity), q, qd, qdd, Y)
-    return joint_columns(Y, flags, qd, qdd)
+    return joint_columns(body_columns(pack, Y, flags), flags, qd, qdd)
+
+
+def body_columns(pack, Y, flags):
+    """Y (rows: velocity coordinates; 10 columns per row of the packed model, then room for the per-joint columns)
+    with 10 columns per body: the rows that continue a multi-DOF joint carry no inertia (``packing``), so their
+    columns are left out; Y itself where every row is a body."""
+    if pack.rows_are_bodies:
+        return Y
+    n = pack.nv
+    columns = (10 * pack.body_row[:, None] + np.arange(10)).ravel()
+    return np.concatenate([Y[..., columns], np.zeros(Y.shape[:-1] + (sum(flags) * n,))], axis=-1)
 
 
 def joint_columns(Y, flags, qd, qdd):
-    """Y (one state, or rows of states) with its per-joint columns after the 10 n body columns filled: Ia
-    (qdd_j), Fv (qd_j), Fc (sign qd_j), off (1), those enabled in ``flags``, grouped per joint."""
+    """Y (one state, or rows of states) with its per-joint columns after the 10 nb body columns filled: Ia
+    (qdd_j), Fv (qd_j), Fc (sign qd_j), off (1), those enabled in ``flags``, grouped per velocity coordinate."""
     n = qd.shape[-1]
+    start = Y.shape[-1] - sum(flags) * n
     columns = [c for c, on in zip((qdd, qd, np.sign(qd), np.ones_like(qd)), flags) if on]
     joints = np.arange(n)
     for k, column in enumerate(columns):
-        Y[..., joints, 10 * n + len(columns) * joints + k] = column
+        Y[..., joints, start + len(columns) * joints + k] = column
     return Y
 
 
@@ -161,7 +177,7 @@ def standard_parameters(model, rotor_inertia=None, viscous=None, coulomb=None, o
     zero for Ia and off) or an array of n values.
     """
     n = model.nv
-    body = np.concatenate([inertia_parameters(I) for I in model.inertia]) if n else np.zeros(0)
+    body = np.concatenate([inertia_parameters(I) for I in model.inertia]) if model.nb else np.zeros(0)
     defaults = (np.zeros(n), model.damping, model.friction, np.zeros(n))
     extras = [np.broadcast_to(np.asarray(d if x is True else x, dtype=float), (n,))
               for x, d in zip((rotor_inertia, viscous, coulomb, offset), defaults) if x is not None and x is not False]
@@ -171,13 +187,14 @@ def standard_parameters(model, rotor_inertia=None, viscous=None, coulomb=None, o
 
 
 def parameter_names(model, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
-    """Names of the columns of ``regressor``: 'XX1', ..., 'M1', 'XX2', ..., then 'Ia1', 'Fv1', ... (1-based)."""
-    return chain_parameter_names(model.nv, rotor_inertia, viscous, coulomb, offset)
+    """Names of the columns of ``regressor``: 'XX1', ..., 'M1', 'XX2', ..., then 'Ia1', 'Fv1', ... (1-based: bodies,
+    then velocity coordinates)."""
+    return chain_parameter_names(model.nb, rotor_inertia, viscous, coulomb, offset, model.nv)
 
 
-def chain_parameter_names(n, rotor_inertia=False, viscous=False, coulomb=False, offset=False):
-    """``parameter_names`` for n joints."""
+def chain_parameter_names(n, rotor_inertia=False, viscous=False, coulomb=False, offset=False, nv=None):
+    """``parameter_names`` for n bodies and nv (default n) velocity coordinates."""
     flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
     enabled = [name for name, on in zip(JOINT_PARAMETERS, flags) if on]
     names = [f'{p}{i + 1}' for i in range(n) for p in BODY_PARAMETERS]
-    return names + [f'{p}{j + 1}' for j in range(n) for p in enabled]
+    return names + [f'{p}{j + 1}' for j in range(n if nv is None else nv) for p in enabled]

@@ -8,25 +8,29 @@ plain Python.
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ..model.configuration import check_quaternions
 from ..model.model import Model, check_state
 from .backends import njit
 from .packing import MASS, PARENT, RNEA, STANDARD_GRAVITY, as_float_arrays, packed  # noqa: F401 (re-exported)
-from .spatial_kernels import (add_transposed_force, cross_force_add, cross_motion_add, inertia_times, joint_motion,
-                              parent_transform, project_on_joint, transform_motion)
+from .spatial_kernels import (add_transposed_force, configuration_size, cross_force_add, cross_motion_add, inertia_times,
+                              joint_motion, keep_incoming_velocity, parent_transform, project_on_joint,
+                              transform_motion)
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])'
-# Work fields (row slices of a C-contiguous array stay contiguous for the compiler): Xup, v, a, S qd, S qdd, I v, f.
+# Work fields (row slices of a C-contiguous array stay contiguous for the compiler): Xup, v, a, S qd, S qdd, I v, f,
+# and the velocity a joint's first row receives from its parent (``packing``).
 X_, V_, A_, VJ_, AJ_, IV_, F_ = RNEA['X'], RNEA['v'], RNEA['a'], RNEA['vJ'], RNEA['aJ'], RNEA['Iv'], RNEA['f']
+VIN_ = RNEA['vin']
 
 
 @njit()
 def kinematic_scatter(P, W, q, qd, qdd, a0):
     """Base to tips (Jain Lemma 2, eq. 8; Alg. 3.1, eq. 10): Xup_i and the velocity v_i and acceleration a_i of
-    every body into the work fields X, v, a, vJ (= S qd) of W. Shared by RNEA and the regressor."""
+    every row into the work fields X, v, a, vJ (= S qd) of W. Shared by RNEA and the regressor."""
     for i in range(P.shape[0]):
         p = int(P[i, PARENT])
         X, v, a, vJ, aJ = W[i, X_:X_ + 12], W[i, V_:V_ + 6], W[i, A_:A_ + 6], W[i, VJ_:VJ_ + 6], W[i, AJ_:AJ_ + 6]
-        parent_transform(P, i, q[i], X)
+        parent_transform(P, i, q, X)
         joint_motion(P, i, qd[i], vJ)
         if p >= 0:
             transform_motion(X, W[p, V_:V_ + 6], v)
@@ -34,12 +38,13 @@ def kinematic_scatter(P, W, q, qd, qdd, a0):
         else:
             v[:] = 0.0
             transform_motion(X, a0, a)
+        keep_incoming_velocity(P, W, i, p, VIN_, v)
         for k in range(6):
             v[k] += vJ[k]                          # v_i = Xup_i v_p + S_i qd_i       V(k) = phi^* V(k+1) + H^* qd(k)
         joint_motion(P, i, qdd[i], aJ)
         for k in range(6):
             a[k] += aJ[k]                          # a_i = Xup_i a_p + S_i qdd_i      alpha(k) = phi^* alpha(k+1)
-        cross_motion_add(v, vJ, a)                 #       + v_i x S_i qd_i                      + H^* qdd(k) + a(k)
+        cross_motion_add(W[i, VIN_:VIN_ + 6], vJ, a)   # + v_i x S_i qd_i             + H^* qdd(k) + a(k)
 
 
 @njit(SIGNATURE)
@@ -47,9 +52,9 @@ def rnea_kernel(P, W, a0, f_ext, q, qd, qdd, tau):
     """tau = M qdd + h - sum J^T f_ext; P is PackedModel.table, W its Data.work (overwritten), a0 the base
     acceleration -[0; g]."""
     n = P.shape[0]
-    if q.shape[0] != n or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n or f_ext.shape[0] != n \
-            or f_ext.shape[1] != 6 or a0.shape[0] != 6:
-        raise ValueError('rnea: q, qd, qdd, out need length nv and f_ext shape (nv, 6)')
+    if q.shape[0] != configuration_size(P) or qd.shape[0] != n or qdd.shape[0] != n or tau.shape[0] != n \
+            or f_ext.shape[0] != n or f_ext.shape[1] != 6 or a0.shape[0] != 6:
+        raise ValueError('rnea: q needs length nq, qd, qdd, out length nv and f_ext shape (nv, 6)')
     kinematic_scatter(P, W, q, qd, qdd, a0)
     # The net force on each body, Jain's M(k) alpha(k) + b(k) (Alg. 3.1, eq. 10), b(k) = v x* I v.
     for i in range(n):
@@ -72,9 +77,10 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
     """Joint forces tau = M(q) qdd + C(q, qd) qd + g(q) - sum J^T f_ext.
 
     gravity: 3-vector in the root frame (default 9.81 m/s^2 along -z).
-    f_ext: optional (n, 6) spatial forces [moment; force] acting on each body, in the body's frame.
+    f_ext: optional (nb, 6) spatial forces [moment; force] acting on each body, in the body's frame.
     """
     check_state(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+    check_quaternions(model, q)
     pack, tau = packed(model), np.empty(model.nv)
     f_ext, q, qd, qdd = as_float_arrays(pack.external_force(f_ext), q, qd, qdd)
     rnea_kernel(pack.table, pack.work(), pack.base_acceleration(gravity), f_ext, q, qd, qdd, tau)

@@ -6,22 +6,25 @@ as in ``spatial.py``.
 import numpy as np
 
 from .backends import njit
-from .packing import AXIS, AXIS_INDEX, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, R_TREE
+from .packing import AXIS, AXIS_INDEX, CONTINUED, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, Q_END, Q_INDEX, R_TREE, \
+    TRANSFORM
 
 AXIS0, E0, R0, H0, IBAR0 = AXIS.start, E_TREE.start, R_TREE.start, FIRST_MOMENT.start, IBAR.start
 
-REVOLUTE = 0
+REVOLUTE, PRISMATIC, FREE_FLYER, PLANAR = 0, 1, 2, 3   # as model.model
 
 
 @njit()
-def parent_transform(P, i, qi, X):
-    """Xup_i = X_J(q_i) X_tree,i into X = [E (9, row-major); r (3)]: E rotates parent coordinates into body
+def parent_transform(P, i, q, X):
+    """Xup_i = X_J(q) X_tree,i of row i into X = [E (9, row-major); r (3)]: E rotates parent coordinates into body
     coordinates, r is the body origin in the parent frame. plucker(E1, r1) plucker(E2, r2) =
-    plucker(E1 E2, r2 + E2^T r1)."""
+    plucker(E1 E2, r2 + E2^T r1). The row's joint coordinates are q[Q_INDEX:Q_END]."""
+    kind = P[i, TRANSFORM]
     k = int(P[i, AXIS_INDEX])
     t = E0
-    if P[i, JOINT_TYPE] == REVOLUTE and k >= 0:
+    if kind == REVOLUTE and k >= 0:
         # about +-e_k: R^T keeps row k of E_tree and turns rows k1, k2 by the angle +-q_i
+        qi = q[int(P[i, Q_INDEX])]
         c, s = np.cos(qi), P[i, AXIS0 + k] * np.sin(qi)
         k1, k2 = (k + 1) % 3, (k + 2) % 3
         for col in range(3):
@@ -31,29 +34,91 @@ def parent_transform(P, i, qi, X):
             X[3 * k2 + col] = c * e2 - s * e1
         for k3 in range(3):
             X[9 + k3] = P[i, R0 + k3]
-    elif P[i, JOINT_TYPE] == REVOLUTE:
-        # X_J = plucker(R^T, 0), R^T = c 1 - s [a]x + (1 - c) a a^T (Rodrigues, transposed)
+    elif kind == REVOLUTE:
+        # X_J = plucker(R^T, 0), R = c 1 + s [a]x + (1 - c) a a^T (Rodrigues)
+        qi = q[int(P[i, Q_INDEX])]
         ax, ay, az = P[i, AXIS0], P[i, AXIS0 + 1], P[i, AXIS0 + 2]
         c, s = np.cos(qi), np.sin(qi)
         k = 1.0 - c
-        R00, R01, R02 = c + k * ax * ax, s * az + k * ax * ay, -s * ay + k * ax * az
-        R10, R11, R12 = -s * az + k * ay * ax, c + k * ay * ay, s * ax + k * ay * az
-        R20, R21, R22 = s * ay + k * az * ax, -s * ax + k * az * ay, c + k * az * az
-        for col in range(3):
-            e0, e1, e2 = P[i, t + col], P[i, t + 3 + col], P[i, t + 6 + col]
-            X[col] = R00 * e0 + R01 * e1 + R02 * e2
-            X[3 + col] = R10 * e0 + R11 * e1 + R12 * e2
-            X[6 + col] = R20 * e0 + R21 * e1 + R22 * e2
-        for k3 in range(3):
-            X[9 + k3] = P[i, R0 + k3]
-    else:
+        joint_pose_transform(P, i, c + k * ax * ax, -s * az + k * ax * ay, s * ay + k * ax * az,
+                             s * az + k * ay * ax, c + k * ay * ay, -s * ax + k * ay * az,
+                             -s * ay + k * az * ax, s * ax + k * az * ay, c + k * az * az, 0.0, 0.0, 0.0, X)
+    elif kind == PRISMATIC:
         # X_J = plucker(1, a q): r = r_tree + E_tree^T a q
+        qi = q[int(P[i, Q_INDEX])]
         ax, ay, az = P[i, AXIS0], P[i, AXIS0 + 1], P[i, AXIS0 + 2]
         for k9 in range(9):
             X[k9] = P[i, t + k9]
         for k3 in range(3):
             X[9 + k3] = P[i, R0 + k3] + qi * (P[i, t + k3] * ax + P[i, t + 3 + k3] * ay
                                                          + P[i, t + 6 + k3] * az)
+    elif kind == FREE_FLYER:
+        # X_J = plucker(R^T, p), R from the unit quaternion [x y z w] at q[Q_INDEX + 3]
+        j = int(P[i, Q_INDEX])
+        x, y, z, w = q[j + 3], q[j + 4], q[j + 5], q[j + 6]
+        joint_pose_transform(P, i, 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+                             2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+                             2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y),
+                             q[j], q[j + 1], q[j + 2], X)
+    elif kind == PLANAR:
+        # X_J = plucker(Rz^T, [x y 0]), q = [x y cos sin]
+        j = int(P[i, Q_INDEX])
+        c, s = q[j + 2], q[j + 3]
+        joint_pose_transform(P, i, c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0, q[j], q[j + 1], 0.0, X)
+    else:
+        # CONTINUED: the rows after the first of a multi-DOF joint share its frame (X = 1)
+        for k9 in range(9):
+            X[k9] = P[i, t + k9]
+        for k3 in range(3):
+            X[9 + k3] = P[i, R0 + k3]
+
+
+@njit()
+def joint_pose_transform(P, i, R00, R01, R02, R10, R11, R12, R20, R21, R22, p0, p1, p2, X):
+    """X = plucker(R^T, p) X_tree,i = plucker(R^T E_tree, r_tree + E_tree^T p) for the joint pose (R row-major, p)
+    of the body in the joint frame."""
+    t = E0
+    for col in range(3):
+        e0, e1, e2 = P[i, t + col], P[i, t + 3 + col], P[i, t + 6 + col]
+        X[col] = R00 * e0 + R10 * e1 + R20 * e2
+        X[3 + col] = R01 * e0 + R11 * e1 + R21 * e2
+        X[6 + col] = R02 * e0 + R12 * e1 + R22 * e2
+    for k3 in range(3):
+        X[9 + k3] = P[i, R0 + k3] + P[i, t + k3] * p0 + P[i, t + 3 + k3] * p1 + P[i, t + 6 + k3] * p2
+
+
+@njit('b1(f8[:, ::1], f8[::1], f8)')
+def unit_quaternions(P, q, tolerance):
+    """Whether every floating joint's quaternion in q has unit norm within ``tolerance`` (False for a q of the wrong
+    length). Called by the dispatcher before a table kernel (the generated code checks in its own preamble)."""
+    if q.shape[0] != configuration_size(P):
+        return False
+    for i in range(P.shape[0]):
+        if P[i, TRANSFORM] == FREE_FLYER:
+            k = int(P[i, Q_INDEX]) + 3
+            norm = np.sqrt(q[k] * q[k] + q[k + 1] * q[k + 1] + q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3])
+            if not abs(norm - 1.0) <= tolerance:
+                return False
+    return True
+
+
+@njit()
+def configuration_size(P):
+    """nq of the packed model: where the last row's joint coordinates end."""
+    return int(P[P.shape[0] - 1, Q_END]) if P.shape[0] > 0 else 0
+
+
+@njit()
+def keep_incoming_velocity(P, W, i, p, VIN, v):
+    """Work field VIN of row i = v_in,i, the velocity the first row of its joint receives from the parent (v, before
+    S_i qd_i is added), shared by the rows that continue the joint; the velocity-product term of the row is then
+    v_in,i x S_i qd_i (see ``packing``)."""
+    if P[i, TRANSFORM] == CONTINUED:
+        for k in range(6):
+            W[i, VIN + k] = W[p, VIN + k]
+    else:
+        for k in range(6):
+            W[i, VIN + k] = v[k]
 
 
 @njit()

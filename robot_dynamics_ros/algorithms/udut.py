@@ -20,11 +20,14 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..errors import SingularMassMatrixError
+from ..model.configuration import check_quaternions
 from ..model.model import Model, check_state
 from .backends import njit
-from .packing import AXIS, AXIS_INDEX, JOINT_TYPE, PARENT, SPATIAL_INERTIA, UDUT, as_float_arrays, packed
+from .packing import AXIS, AXIS_INDEX, JOINT_TYPE, PARENT, SPATIAL_INERTIA, UDUT, as_float_arrays, packed, \
+    transforms_6x6
 from .rnea import rnea
-from .spatial_kernels import REVOLUTE, add_congruence, add_transposed_force, parent_transform, project_on_joint
+from .spatial_kernels import REVOLUTE, add_congruence, add_transposed_force, configuration_size, parent_transform, \
+    project_on_joint
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
 X_, IA_, PSI_, FORCE_, CARRIED_, SCRATCH_ = UDUT['X'], UDUT['IA'], UDUT['psi'], UDUT['force'], UDUT['carried'], \
@@ -67,7 +70,7 @@ def innovations_gather(P, W, q, D):
     """Xup_k, psi_k (work fields X, psi of W) and the pivots D_k, tips to base (Jain Lemma 7, eq. 33)."""
     X, IA, psi, scratch = W[:, X_:X_ + 12], W[:, IA_:IA_ + 36], W[:, PSI_:PSI_ + 6], W[:, SCRATCH_:SCRATCH_ + 45]
     for k in range(P.shape[0]):
-        parent_transform(P, k, q[k], X[k])
+        parent_transform(P, k, q, X[k])
         IA[k, :] = P[k, SPATIAL_INERTIA.start:SPATIAL_INERTIA.stop]
     for k in range(P.shape[0] - 1, -1, -1):
         D[k] = articulated_inertia_gather(P, k, X, IA, psi, scratch)  # psi^_k, m^_k (eq. 25); M^_p (eq. 27)
@@ -79,8 +82,8 @@ def innovations_gather(P, W, q, D):
 def udut_kernel(P, W, q, U, D):
     """U (unit upper triangular) and D with M(q) = U diag(D) U^T; P is PackedModel.table, W its Data.work."""
     n = P.shape[0]
-    if q.shape[0] != n or U.shape[0] != n or U.shape[1] != n or D.shape[0] != n:
-        raise ValueError('udut: q and D need length nv and U shape (nv, nv)')
+    if q.shape[0] != configuration_size(P) or U.shape[0] != n or U.shape[1] != n or D.shape[0] != n:
+        raise ValueError('udut: q needs length nq, D length nv and U shape (nv, nv)')
     innovations_gather(P, W, q, D)
     X, psi, force, carried = W[:, X_:X_ + 12], W[:, PSI_:PSI_ + 6], W[:, FORCE_:FORCE_ + 6], W[:, CARRIED_:CARRIED_ + 6]
     # Column k: carry psi_k to each ancestor i with force transforms, then project on joint i (eq. 24).
@@ -98,13 +101,15 @@ def udut_kernel(P, W, q, U, D):
             U[i, k] = project_on_joint(P, i, f)
 
 
-def singular_mass_matrix(model, k, D_k):
-    """The error for a pivot D_k <= 0 (joint k's articulated inertia): M(q) is not positive definite."""
-    name = model.joint_names[k]
+def singular_mass_matrix(model, row, D_k):
+    """The error for a pivot D_k <= 0 (of velocity coordinate ``row``, the articulated inertia of its joint): M(q) is
+    not positive definite."""
+    k = packed(model).row_body[row]
+    name = model.body_joint_names[k]
     if name in model.massless_joints:
-        while model.parent[k] >= 0 and model.joint_names[model.parent[k]] in model.massless_joints:
+        while model.parent[k] >= 0 and model.body_joint_names[model.parent[k]] in model.massless_joints:
             k = model.parent[k]  # name the joint at the top of the massless subtree
-        name = model.joint_names[k]
+        name = model.body_joint_names[k]
         return SingularMassMatrixError(
             f"forward dynamics is undefined: joint {name!r} moves no mass or inertia (every link from it to "
             "the leaves is massless), so the mass matrix is singular; give those links an <inertial>")
@@ -124,7 +129,9 @@ def run_with_pivots(model, kernel, arguments, D):
 
 
 class InnovationsFactors(NamedTuple):
-    """The articulated-body quantities of Saha eqs. 25-27 (Jain Lemma 7) at one configuration."""
+    """The articulated-body quantities of Saha eqs. 25-27 (Jain Lemma 7) at one configuration, per row of the packed
+    model (per velocity coordinate: a multi-DOF joint is a chain of rows in its body frame, see ``packing``)."""
+    parent: np.ndarray     # (n,) the parent row, -1 at the root
     Xup: np.ndarray        # (n, 6, 6) parent -> body motion transforms
     S: np.ndarray          # (n, 6) joint motion subspaces (Saha's p_k, Jain's H^*)
     psi: np.ndarray        # (n, 6) I^A_k S_k / D_k (Saha's psi_k, eq. 26): the Kalman gain before it is carried
@@ -135,15 +142,20 @@ def innovations_factors(model, q):
     """The factors at q for Jain's operators (``udut_solve``, the operational-space inertia): ``innovations_gather``
     run as plain Python, with 6x6 parent transforms."""
     check_state(model, q=q)
+    check_quaternions(model, q)
     pack, D = packed(model), np.empty(model.nv)
     W = pack.work()
     run_with_pivots(model, innovations_gather, (pack.table, W, *as_float_arrays(q), D), D)
-    return InnovationsFactors(model.parent_transforms(q), model.motion_subspace, W[:, PSI_:PSI_ + 6].copy(), D)
+    return InnovationsFactors(pack.table[:, PARENT].astype(int), transforms_6x6(W[:, X_:X_ + 12]),
+                              model.motion_subspace, W[:, PSI_:PSI_ + 6].copy(), D)
 
 
 def udut(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """(U, D) with M(q) = U diag(D) U^T, U unit upper triangular, D > 0 (Saha eqs. 12-13, 24-27)."""
+    """(U, D) with M(q) = U diag(D) U^T, U unit upper triangular, D > 0 (Saha eqs. 12-13, 24-27). A joint of w
+    degrees of freedom has a w x w pivot block S^T IA S; it is factored here as its own L D L^T (w scalar pivots,
+    see ``packing``), so D is diagonal for every model."""
     check_state(model, q=q)
+    check_quaternions(model, q)
     pack, U, D = packed(model), np.empty((model.nv, model.nv)), np.empty(model.nv)
     run_with_pivots(model, udut_kernel, (pack.table, pack.work(), *as_float_arrays(q), U, D), D)
     return U, D
@@ -164,7 +176,7 @@ def udut_solve(model, factors, rhs):
     tau_hat = np.zeros((n, m))
     for i in reversed(range(n)):
         tau_hat[i] = columns[i] - f.S[i] @ eta_from_children[i]
-        p = model.parent[i]
+        p = f.parent[i]
         if p >= 0:
             eta_from_children[p] += f.Xup[i].T @ (np.outer(f.psi[i], tau_hat[i]) + eta_from_children[i])
     # 2) D tau^^ = tau^.
@@ -174,7 +186,7 @@ def udut_solve(model, factors, rhs):
     mu = np.zeros((n, 6, m))
     qdd = np.zeros((n, m))
     for i in range(n):
-        p = model.parent[i]
+        p = f.parent[i]
         mu_from_parent = f.Xup[i] @ mu[p] if p >= 0 else np.zeros((6, m))
         qdd[i] = tau_hat_hat[i] - f.psi[i] @ mu_from_parent
         mu[i] = np.outer(f.S[i], qdd[i]) + mu_from_parent
@@ -188,5 +200,6 @@ def forward_dynamics_udut(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayL
     h comes from RNEA with qdd = 0 (Saha Sec. IV); arguments as in ``aba``, and the result equals ABA's.
     """
     check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
+    check_quaternions(model, q)
     h = rnea(model, q, qd, np.zeros(model.nv), gravity, f_ext)
     return udut_solve(model, innovations_factors(model, q), np.asarray(tau, dtype=float) - h)

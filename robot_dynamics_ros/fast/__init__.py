@@ -26,9 +26,11 @@ from ..algorithms.backends import KERNEL_FORCES as FORCES
 from ..algorithms.backends import KERNEL_STATES as STATES
 from ..algorithms.backends import compiled
 from ..algorithms.packing import as_float_arrays, packed
-from ..algorithms.regressor import _extra_flags, joint_columns
+from ..algorithms.regressor import _extra_flags, body_columns, joint_columns
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
+from ..algorithms.spatial_kernels import unit_quaternions
+from ..model.configuration import QUATERNION_TOLERANCE, check_quaternion_rows, check_quaternions
 from ..model.model import Model, check_state, check_states
 from . import code_cache
 from .codegen import ALGORITHMS, MAX_DOF
@@ -103,19 +105,24 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
     plain Python. Arguments the compiled code refuses (TypeError: not C-contiguous float64, ValueError: a wrong
     shape) get the shared shape check, then the call is retried on converted copies (a wrong-type out= stays an
     error); plain Python gets them checked and converted first. A zero pivot (numba's ZeroDivisionError, NumPy's
-    FloatingPointError) raises the error naming the joint."""
+    FloatingPointError) raises the error naming the joint. A quaternion in q off unit norm is a ValueError naming
+    its joint (the generated code checks the norms itself, compiled, and refuses q; the error is made here)."""
     function = _generated(model).get(name) if gravity is None and f_ext is None else None
     table, plain = (), False   # a table kernel's arguments before the states (none for generated code); plain Python
     if function is None:
         algorithm, pack, plain = name.removesuffix('_batch'), packed(model), BACKEND == 'python'
+        if model.quaternions and not name.endswith('_batch'):   # (batches: checked by _run_batch)
+            _check_quaternions(model, pack, arguments[0], plain)
         if not plain:
             function, work = _compiled_kernel(name), pack.data.work
         else:   # plain Python lets other threads run in between: a work array of its own
             function, work = _kernel(name), pack.work()
-        f_ext = pack.no_external_force if f_ext is None else f_ext
+        if f_ext is not None and not pack.rows_are_bodies and not name.endswith('_batch'):
+            check_state(model, f_ext=f_ext)   # before it is spread over the rows (batches: checked by _run_batch)
+        f_rows = pack.external_force(f_ext)   # one force per row of the packed model
         if name.endswith('_batch'):   # one (nv, 6) block for all states, or one per state
-            f_ext = np.reshape(np.asarray(f_ext, dtype=float), (-1,) + np.shape(f_ext)[-2:])
-        table = (pack.table, work, pack.base_acceleration(gravity), f_ext)[:2 + FORCES[algorithm]]
+            f_rows = np.reshape(np.asarray(f_rows, dtype=float), (-1,) + np.shape(f_rows)[-2:])
+        table = (pack.table, work, pack.base_acceleration(gravity), f_rows)[:2 + FORCES[algorithm]]
         arguments = (*table, *arguments)
     try:
         if plain:
@@ -134,24 +141,44 @@ def _run(model, name, arguments, gravity=None, f_ext=None):
         raise _singular(model, arguments[len(table)]) from None
 
 
+@functools.cache
+def _unit_quaternions():
+    return compiled(unit_quaternions)
+
+
+def _check_quaternions(model, pack, q, plain):
+    """``check_quaternions`` for the table kernels: a compiled test first (the error, naming the joint, only when it
+    fails or cannot take q)."""
+    if not plain:
+        try:
+            if _unit_quaternions()(pack.table, q, QUATERNION_TOLERANCE):
+                return
+        except TypeError:   # not a C-contiguous float64 array
+            pass
+    check_quaternions(model, q)
+
+
 def _checked(model, name, start, arguments, f_ext):
     """``arguments`` with the states (from ``start`` on) through the shared shape check, and everything before the
     outputs as C-contiguous float64 arrays."""
     inputs = start + len(STATES[name])
     check_state(model, **dict(zip(STATES[name], arguments[start:inputs])), f_ext=f_ext)
+    check_quaternions(model, arguments[start])
     return (*as_float_arrays(*arguments[:inputs]), *arguments[inputs:])
 
 
 def _run_batch(model, name, states, out, gravity=None, f_ext=None):
     """``_run`` for batches: the states are checked and converted first (rows of each array are states)."""
     check_states(model, **dict(zip(STATES[name], states)), f_ext=f_ext)
+    if model.quaternions:
+        check_quaternion_rows(model, states[0])
     _run(model, f'{name}_batch', (*as_float_arrays(*states), out), gravity, f_ext)
     return out
 
 
 def _singular(model, states):
     """The named error for a zero pivot D in a kernel: the reference factorisation of the states finds the joint."""
-    for q in np.reshape(np.asarray(states, dtype=float), (-1, model.nv)):
+    for q in np.reshape(np.asarray(states, dtype=float), (-1, model.nq)):
         innovations_factors(model, q)  # raises SingularMassMatrixError naming the joint
     return SingularMassMatrixError("forward dynamics is undefined: a zero articulated inertia at this configuration")
 
@@ -193,7 +220,7 @@ def bias_torques(model: Model, q: ArrayLike, qd: ArrayLike, gravity: ArrayLike |
 def rnea_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, gravity: ArrayLike | None = None,
                f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """rnea on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
-    out = np.empty(np.shape(Q)) if out is None else out
+    out = np.empty((len(Q), model.nv)) if out is None else out
     return _run_batch(model, 'rnea', (Q, QD, QDD), out, gravity, f_ext)
 
 
@@ -206,7 +233,7 @@ def crba_batch(model: Model, Q: ArrayLike, out: NDArray[np.float64] | None = Non
 def aba_batch(model: Model, Q: ArrayLike, QD: ArrayLike, TAU: ArrayLike, gravity: ArrayLike | None = None,
               f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """aba on each row of the (N, nv) arrays Q, QD, TAU, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
-    out = np.empty(np.shape(Q)) if out is None else out
+    out = np.empty((len(Q), model.nv)) if out is None else out
     return _run_batch(model, 'aba', (Q, QD, TAU), out, gravity, f_ext)
 
 
@@ -222,12 +249,13 @@ def _regressor(model, states, gravity, flags, batch):
     per-joint columns as ``algorithms.regressor``."""
     n = model.nv
     (check_states if batch else check_state)(model, **dict(zip(STATES['regressor'], states)))
-    Y = np.zeros(np.shape(states[0])[:-1] + (n, (10 + sum(flags)) * n))   # generated code writes the nonzeros only
+    Y = np.zeros(np.shape(states[1])[:-1] + (n, (10 + sum(flags)) * n))   # generated code writes the nonzeros only
     if batch:
         _run_batch(model, 'regressor', states, Y, gravity)
     else:
         _run(model, 'regressor', (*states, Y), gravity)
-    return joint_columns(Y, flags, np.asarray(states[1], dtype=float), np.asarray(states[2], dtype=float))
+    return joint_columns(body_columns(packed(model), Y, flags), flags, np.asarray(states[1], dtype=float),
+                         np.asarray(states[2], dtype=float))
 
 
 def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..algorithms.backends import KERNEL_FORCES, KERNEL_STATES
 from ..algorithms.packing import packed
+from ..model.configuration import QUATERNION_TOLERANCE
 from .tracer import Symbol, Trace
 
 ALGORITHMS = ('rnea', 'crba', 'aba', 'regressor')   # those with generated code
@@ -33,7 +34,7 @@ def trace_body(model, algorithm):
     kernel = getattr(importlib.import_module(f'robot_dynamics_ros.algorithms.{algorithm}'), f'{algorithm}_kernel')
     pack, trace, n = packed(model), Trace(), model.nv
     work = np.full(pack.data.work.shape, 0.0, dtype=object)
-    states = [trace.inputs(name, n) for name in KERNEL_STATES[algorithm]]
+    states = [trace.inputs(name, model.nq if name == 'q' else n) for name in KERNEL_STATES[algorithm]]
     forces = (pack.default_base_acceleration, pack.no_external_force)[:KERNEL_FORCES[algorithm]]
     out = np.full(OUTPUTS[algorithm][0](n), 0.0, dtype=object)
     try:
@@ -63,9 +64,10 @@ import numpy as np
 from robot_dynamics_ros.fast.trig import cos_sin, sin_cos
 
 N = {n}
+NQ = {nq}
 
 
-@njit('void({types}, UniTuple(f8, {n}), UniTuple(f8, {n}), {out_type})', cache=True, fastmath={{'contract'}})
+@njit('void({types}, UniTuple(f8, {nq}), UniTuple(f8, {nq}), {out_type})', cache=True, fastmath={{'contract'}})
 def {algorithm}_given_trig({states}, cos_q, sin_q, out):
 {body}
 
@@ -73,7 +75,7 @@ def {algorithm}_given_trig({states}, cos_q, sin_q, out):
 @njit('void({types}, {out_type})', cache=True)
 def {algorithm}({states}, out):
     if {checks} or {out_check}:
-        raise ValueError('{algorithm}: {states} need length nv and out the shape of the result')
+        raise ValueError('{algorithm}: {states} need lengths nq (q) and nv, and out the shape of the result'){quaternion_check}
     trig = {cos_sin_q}
     {algorithm}_given_trig({states}, {cos_q}, {sin_q}, out)
 
@@ -97,26 +99,40 @@ def module_source(model, algorithm):
     """The Python source of the generated module of ``algorithm`` (one of ALGORITHMS) for ``model``."""
     names = KERNEL_STATES[algorithm]
     batch_names = [name.upper() for name in names]
+    angles = packed(model).angles   # cos and sin of the revolute joints' coordinates (0.0 for the others: unused)
+    trig = {k: j for j, k in enumerate(angles)}
     out_type = OUTPUTS[algorithm][1]
     lines = trace_body(model, algorithm) or ['pass']   # (a model without joints)
     return TEMPLATE.format(
         algorithm=algorithm, name=model.name, n=model.nv, body='\n'.join('    ' + line for line in lines),
         parallel_states=PARALLEL_STATES, states=', '.join(names), types=', '.join(['f8[::1]'] * len(names)),
-        out_type=out_type, checks=' or '.join(f'{name}.shape[0] != N' for name in names),
+        out_type=out_type, nq=model.nq, quaternion_check=_quaternion_check(model, algorithm),
+        checks=' or '.join(f'{name}.shape[0] != {"NQ" if name == "q" else "N"}' for name in names),
         out_check=OUTPUTS[algorithm][2], batch_states=', '.join(batch_names),
         batch_types=', '.join(['f8[:, ::1]'] * len(names)), batch_out_type=out_type.replace('f8[', 'f8[:, '),
-        batch_checks=' or '.join(f'{name}.shape[0] != OUT.shape[0] or {name}.shape[1] != N' for name in batch_names),
+        batch_checks=' or '.join(f'{name}.shape[0] != OUT.shape[0] or {name}.shape[1] != {"NQ" if name == "Q" else "N"}'
+                                 for name in batch_names),
         batch_out_check=OUTPUTS[algorithm][2].replace('out.shape[1]', 'OUT.shape[2]').replace('out.shape[0]',
                                                                                              'OUT.shape[1]'),
         rows=', '.join(f'{name}[s]' for name in batch_names),
-        cos_sin_q=_tuple('cos_sin(q[{}])', model.nv), cos_q=_tuple('trig[{}][0]', model.nv),
-        sin_q=_tuple('trig[{}][1]', model.nv),
-        cos_row=_tuple('COS_Q[s, {}]', model.nv), sin_row=_tuple('SIN_Q[s, {}]', model.nv))
+        cos_sin_q=_tuple('cos_sin(q[{}])', angles),
+        cos_q=_tuple('trig[{}][0]', [trig.get(k) for k in range(model.nq)]),
+        sin_q=_tuple('trig[{}][1]', [trig.get(k) for k in range(model.nq)]),
+        cos_row=_tuple('COS_Q[s, {}]', range(model.nq)), sin_row=_tuple('SIN_Q[s, {}]', range(model.nq)))
 
 
-def _tuple(element, n):
-    """The source of the tuple (element.format(0), ..., element.format(n - 1))."""
-    return '(' + ''.join(element.format(k) + ', ' for k in range(n)) + ')'
+def _quaternion_check(model, algorithm):
+    """The lines of the single call that refuse a quaternion in q off unit norm (the dispatcher names the joint)."""
+    if not model.quaternions:
+        return ''
+    norms = ' or '.join(f'not abs(np.sqrt(q[{k}]*q[{k}] + q[{k + 1}]*q[{k + 1}] + q[{k + 2}]*q[{k + 2}] + '
+                        f'q[{k + 3}]*q[{k + 3}]) - 1.0) <= {QUATERNION_TOLERANCE!r}' for _, k in model.quaternions)
+    return f"\n    if {norms}:\n        raise ValueError('{algorithm}: a quaternion in q is off unit norm')"
+
+
+def _tuple(element, indices):
+    """The source of the tuple (element.format(k) for k in indices; 0.0 where k is None)."""
+    return '(' + ''.join((element.format(k) if k is not None else '0.0') + ', ' for k in indices) + ')'
 
 
 MAX_DOF = 32   # compile time grows with the code (cold cache, loaded machine): rnea, crba, aba 10-40 s for 7 DOF,

@@ -1,8 +1,10 @@
 """URDF (or xacro) -> Model.
 
-Revolute, continuous and prismatic joints are the degrees of freedom; fixed joints are merged into their
-parent body (inertia lumped) and their links stay addressable in ``model.frames``. The root link is fixed
-to the world. Mimic joints are kept as independent degrees of freedom (a warning says so) and their
+Revolute, continuous and prismatic joints are 1-DOF joints; floating joints (6 DOF) and planar joints (3 DOF, in
+the xy plane of the joint frame: the axis must be z, as Pinocchio reads them) have Pinocchio's layouts
+(``model.py``); fixed joints are merged into their parent body (inertia lumped) and their links stay addressable
+in ``model.frames``. The root link is fixed to the world, or joined to it by ``root_joint`` ('floating' or
+'planar', named 'root_joint', as Pinocchio's ``buildModelFromUrdf(filename, root_joint)``). Mimic joints are kept as independent degrees of freedom (a warning says so) and their
 mimic relation is recorded in ``model.mimic``. Anything else that cannot be modelled raises URDFError
 naming the element.
 
@@ -20,10 +22,13 @@ import numpy as np
 
 from .. import spatial
 from ..errors import URDFError, URDFWarning
-from .model import PRISMATIC, REVOLUTE, Frame, Model
+from .model import FREE_FLYER, NQ, NV, PLANAR, PRISMATIC, REVOLUTE, Frame, Model
 
-DOF_TYPES = {'revolute': REVOLUTE, 'continuous': REVOLUTE, 'prismatic': PRISMATIC}
-SUPPORTED = ('revolute', 'continuous', 'prismatic', 'fixed')
+DOF_TYPES = {'revolute': REVOLUTE, 'continuous': REVOLUTE, 'prismatic': PRISMATIC, 'floating': FREE_FLYER,
+             'planar': PLANAR}
+SUPPORTED = ('revolute', 'continuous', 'prismatic', 'fixed', 'floating', 'planar')
+ROOT_JOINTS = {None: None, 'floating': FREE_FLYER, 'planar': PLANAR}
+ROOT_JOINT_NAME = 'root_joint'   # Pinocchio's name for it
 
 # Physical bounds, far beyond any robot and far below floating-point overflow (1e308), so that products
 # such as m |r|^2 qd^2 summed over a tree stay finite.
@@ -35,13 +40,15 @@ MAX_INERTIA = MAX_MASS * MAX_LENGTH ** 2  # kg m^2
 INERTIA_RTOL = 1e-6
 
 
-def load_urdf(source: str | os.PathLike, strict: bool = False) -> Model:
+def load_urdf(source: str | os.PathLike, strict: bool = False, root_joint: str | None = None) -> Model:
     """Build a Model from a URDF file path, a ``.xacro`` file path, or a URDF XML string.
 
     strict: raise URDFError for an inertia that is not physically consistent (not positive
     semidefinite, or violating the triangle inequality) instead of loading it with a warning.
+    root_joint: None (the root link is fixed to the world), 'floating' or 'planar': the joint between the world and
+    the root link, named 'root_joint', whose coordinates come first in q and qd.
     """
-    model, messages = _parse(_read_xml(source), strict)
+    model, messages = _parse(_read_xml(source), strict, root_joint)
     for message in messages:
         warnings.warn(message, URDFWarning, stacklevel=2)
     return model
@@ -69,16 +76,18 @@ def _read_xml(source):
         raise URDFError(f"{source!r} is not UTF-8 text: {e}") from None
 
 
-def parse_urdf(xml, strict=False):
-    """Build a Model from a URDF XML string; ``strict`` as in ``load_urdf``."""
-    model, messages = _parse(xml, strict)
+def parse_urdf(xml, strict=False, root_joint=None):
+    """Build a Model from a URDF XML string; ``strict`` and ``root_joint`` as in ``load_urdf``."""
+    model, messages = _parse(xml, strict, root_joint)
     for message in messages:
         warnings.warn(message, URDFWarning, stacklevel=2)
     return model
 
 
-def _parse(xml, strict):
+def _parse(xml, strict, root_joint=None):
     """(model, warning messages) from a URDF XML string."""
+    if root_joint not in ROOT_JOINTS:
+        raise ValueError(f"root_joint must be None, 'floating' or 'planar', got {root_joint!r}")
     try:
         robot = ET.fromstring(xml)
     except ET.ParseError as e:
@@ -117,20 +126,24 @@ def _parse(xml, strict):
     if len(roots) > 1:
         raise URDFError(f"the URDF is not one tree: links {roots} have no parent joint")
     messages = []
-    model = _build(robot.get('name', ''), roots[0], links, child_joints, set(joints), strict, messages)
+    if root_joint is not None and ROOT_JOINT_NAME in joints:
+        raise URDFError(f"the URDF has a joint named {ROOT_JOINT_NAME!r}, the name of the root joint it is asked for")
+    model = _build(robot.get('name', ''), roots[0], links, child_joints, set(joints), strict, messages,
+                   ROOT_JOINTS[root_joint])
     if model.massless_joints:
+        body = model.body_joint_names.index
         top = [name for name in model.massless_joints
-               if model.parent[model.joint_index(name)] < 0
-               or model.joint_names[model.parent[model.joint_index(name)]] not in model.massless_joints]
+               if model.parent[body(name)] < 0
+               or model.body_joint_names[model.parent[body(name)]] not in model.massless_joints]
         messages.append(f"joints {top} move no mass or inertia (every link from them to the leaves is "
                         "massless): forward dynamics raises an error on this model; inverse dynamics works")
     return model, messages
 
 
-def _build(robot_name, root, links, child_joints, joint_names, strict, messages):
+def _build(robot_name, root, links, child_joints, joint_names, strict, messages, root_joint=None):
     names, bodies, parent, jtype, axis, X_tree, inertia = [], [], [], [], [], [], []
     lower, upper, effort, velocity, damping, friction = [], [], [], [], [], []
-    frames, mimic = {}, {}
+    frames, mimic, joint_names_1dof = {}, {}, []
     root_inertia = np.zeros((6, 6))
 
     def add_inertia(body, I):
@@ -140,15 +153,36 @@ def _build(robot_name, root, links, child_joints, joint_names, strict, messages)
         else:
             inertia[body] = inertia[body] + I
 
-    def add_dof(joint, child, body, X_joint):
-        name = joint.get('name')
+    def add_joint(name, kind, child, body, X_joint):
         names.append(name)
         bodies.append(child)
         parent.append(body)
-        jtype.append(DOF_TYPES[joint.get('type')])
-        axis.append(_axis(joint, name))
+        jtype.append(kind)
         X_tree.append(X_joint)
         inertia.append(np.zeros((6, 6)))
+
+    def add_multi_dof(name, kind, child, body, X_joint):
+        """A floating or planar joint: no axis, limits, damping or friction (as Pinocchio reads them)."""
+        add_joint(name, kind, child, body, X_joint)
+        axis.append(np.zeros(3))
+        for values, value, count in ((lower, -np.inf, NQ[kind]), (upper, np.inf, NQ[kind]), (effort, np.inf, NV[kind]),
+                                     (velocity, np.inf, NV[kind]), (damping, 0.0, NV[kind]), (friction, 0.0, NV[kind])):
+            values.extend([value] * count)
+
+    def add_dof(joint, child, body, X_joint):
+        name = joint.get('name')
+        kind = DOF_TYPES[joint.get('type')]
+        if kind == PLANAR:
+            a = _axis(joint, name) if joint.find('axis') is not None else np.array([0.0, 0.0, 1.0])
+            if not np.array_equal(a, [0.0, 0.0, 1.0]):
+                raise URDFError(f"planar joint {name!r} has <axis xyz={joint.find('axis').get('xyz')!r}>: the plane "
+                                "must be the xy plane of the joint frame (axis 0 0 1); rotate the joint <origin> instead")
+        if kind in (FREE_FLYER, PLANAR):
+            add_multi_dof(name, kind, child, body, X_joint)
+            return
+        joint_names_1dof.append(name)
+        add_joint(name, kind, child, body, X_joint)
+        axis.append(_axis(joint, name))
         for values, value in zip((lower, upper, effort, velocity), _limits(joint, name, messages)):
             values.append(value)
         dyn = joint.find('dynamics')
@@ -175,7 +209,10 @@ def _build(robot_name, root, links, child_joints, joint_names, strict, messages)
         if link in visited:
             raise URDFError(f"link {link!r} is reached twice: the joints form a cycle")
         visited.add(link)
-        if joint is not None and joint.get('type') != 'fixed':
+        if joint is None and root_joint is not None:
+            add_multi_dof(ROOT_JOINT_NAME, root_joint, link, -1, np.eye(6))
+            body = 0
+        elif joint is not None and joint.get('type') != 'fixed':
             add_dof(joint, link, body, X_link)
             body, X_link = len(names) - 1, np.eye(6)
         frames[link] = Frame(link, body, X_link)
@@ -193,13 +230,14 @@ def _build(robot_name, root, links, child_joints, joint_names, strict, messages)
 
     n = len(names)
     return Model(
-        name=robot_name, root_link=root, joint_names=tuple(names), body_names=tuple(bodies),
+        name=robot_name, root_link=root, joint_names=tuple(joint_names_1dof), body_names=tuple(bodies),
         parent=np.array(parent, dtype=int), joint_type=np.array(jtype, dtype=int),
         axis=np.array(axis, dtype=float).reshape(n, 3), X_tree=np.array(X_tree).reshape(n, 6, 6),
         inertia=np.array(inertia).reshape(n, 6, 6), lower=np.array(lower, dtype=float),
         upper=np.array(upper, dtype=float), effort_limit=np.array(effort, dtype=float),
         velocity_limit=np.array(velocity, dtype=float), damping=np.array(damping, dtype=float),
-        friction=np.array(friction, dtype=float), frames=frames, root_inertia=root_inertia, mimic=mimic)
+        friction=np.array(friction, dtype=float), frames=frames, root_inertia=root_inertia, mimic=mimic,
+        body_joint_names=tuple(names))
 
 
 def _required(element, attribute, what):

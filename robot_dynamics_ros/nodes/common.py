@@ -165,6 +165,17 @@ def joint_order(model, joints):
     return names, np.array([model.joint_names.index(name) for name in names])
 
 
+def _fixed_base_only(on_model):
+    """on_model, refusing (ConfigurationError) a model with a floating or planar joint: running one needs ground
+    contact, which the nodes do not model yet."""
+    def accept(model):
+        if not model.fixed_base:
+            raise ConfigurationError(f"robot {model.name!r} has a floating or planar joint: the nodes need ground "
+                                     "contact to run it, which they do not model yet")
+        on_model(model)
+    return accept
+
+
 class ModelSource:
     """Declares `robot_description` and `urdf_file` and calls on_model(model): once, right away, with the
     parameter (URDF XML) or the file; else with each URDF on the `robot_description` topic that the node
@@ -177,7 +188,7 @@ class ModelSource:
 
     def __init__(self, node, on_model):
         self._node = node
-        self._on_model = on_model
+        self._on_model = on_model = _fixed_base_only(on_model)
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')

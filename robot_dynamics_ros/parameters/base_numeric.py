@@ -1,10 +1,13 @@
 """Numeric base parameters (Gautier 1990): QR of the regressor stacked over random states."""
+import dataclasses
+
 import numpy as np
 import scipy.linalg
 from numpy.typing import ArrayLike
 
 from ..algorithms.regressor import parameter_names
 from ..fast import regressor   # compiled where numba imports: one call per sample
+from ..model.configuration import random_configuration
 from ..model.model import REVOLUTE, Model
 from .base import BaseParameters, base_from_K
 
@@ -14,7 +17,10 @@ PRISMATIC_RANGE = 1.0  # m: prismatic positions for the rank are drawn from [-1,
 def generic_configuration(model, rng):
     """Random q for the rank, independent of the joint limits (identifiability is a generic property: a URDF
     with lower = upper must not lose parameters): revolute angles over the full circle, prismatic positions
-    uniform in [-PRISMATIC_RANGE, PRISMATIC_RANGE]."""
+    uniform in [-PRISMATIC_RANGE, PRISMATIC_RANGE]; floating and planar joints as ``random_configuration``."""
+    if not model.fixed_base:
+        return random_configuration(dataclasses.replace(model, lower=np.full(model.nq, -np.inf),
+                                                        upper=np.full(model.nq, np.inf)), rng)
     half_range = np.where(model.joint_type == REVOLUTE, np.pi, PRISMATIC_RANGE)
     return rng.uniform(-half_range, half_range)
 
@@ -58,7 +64,7 @@ def numeric_base_parameters(model: Model, n_samples: int | None = None, rtol: fl
     3. K: beta = pi_independent + C pi_dependent, C = W_independent^+ W_dependent.
     extra_columns: rotor_inertia, viscous, coulomb, offset flags, as for ``regressor``.
     """
-    p = 10 * model.nv
+    p = 10 * model.nb
     n_samples = n_samples or max(20, 4 * p // max(model.nv, 1))
     W = stacked_regressor(model, n_samples, seed, gravity, **extra_columns)
     names = parameter_names(model, **extra_columns)
