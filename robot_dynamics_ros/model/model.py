@@ -133,6 +133,13 @@ class Model:
         """Zero configuration clipped into the position limits."""
         return np.clip(np.zeros(self.nv), self.lower, self.upper)
 
+    def middle_of_limits(self):
+        """The middle of each joint's position limits; 0 where a joint is unlimited, clipped into the one limit
+        a joint limited on one side has."""
+        finite = np.isfinite(self.lower) & np.isfinite(self.upper)
+        middle = 0.5 * (np.where(finite, self.lower, 0.0) + np.where(finite, self.upper, 0.0))
+        return np.clip(middle, self.lower, self.upper)
+
     def random_configuration(self, rng):
         """Uniform in the position limits; in [-pi, pi] (revolute) or [-1, 1] (prismatic) where unlimited,
         and over twice that span from the one limit a joint limited on one side has."""

@@ -42,10 +42,10 @@ class Recorder(InProcessNode):
     def __init__(self):
         super().__init__('bringup_monitor')
         node = self.node
-        self.states = []        # (receipt wall time, stamp s, positions)
-        self.errors = []        # (receipt wall time, stamp s, q_ref - q)
+        self.states = []        # (receipt wall time, stamp s, positions in state_names order)
+        self.errors = []        # (receipt wall time, stamp s, q_ref - q in the model's joint order)
         self.compute_us = []
-        self.joint_names = None
+        self.state_names = None
         node.create_subscription(JointState, 'joint_states', self._on_state, 100)
         node.create_subscription(JointState, 'computed_torque_controller/tracking_error', self._on_error, 100)
         node.create_subscription(Float64, 'computed_torque_controller/compute_time_us',
@@ -56,8 +56,9 @@ class Recorder(InProcessNode):
         return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
     def _on_state(self, msg):
+        if self.state_names is None:
+            self.state_names = list(msg.name)
         self.states.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
 
     def _on_error(self, msg):
-        self.joint_names = list(msg.name)
         self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
