@@ -177,10 +177,13 @@ def tracking(recorder, model, start=-np.inf, end=np.inf):
 def summary(recorder, model, start, end, sim_log):
     """The run in numbers, SI units (rad, m): what `--report` writes and `report` prints."""
     errors = np.array([e for t, _, e in recorder.errors if start <= t <= end]).reshape(-1, model.nv)
+    _, reference, _ = tracking(recorder, model, start, end)
     stamps = [s for t, s, _ in recorder.states if start <= t <= end]
     simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
     wall = end - start
-    per_joint = (lambda values: dict(zip(model.joint_names, map(float, values))) if len(errors) else None)
+
+    def per_joint(values):   # None where nothing was measured
+        return dict(zip(model.joint_names, map(float, values))) if len(values) else None
     us = np.array(recorder.compute_us)
     return {
         'robot': model.name,
@@ -193,6 +196,7 @@ def summary(recorder, model, start, end, sim_log):
         'controller_updates': len(errors),
         'max_tracking_error': per_joint(np.max(np.abs(errors), axis=0) if len(errors) else ()),
         'rms_tracking_error': per_joint(np.sqrt(np.mean(errors**2, axis=0)) if len(errors) else ()),
+        'reference_range': per_joint(np.ptp(reference, axis=0) if len(reference) else ()),
         'simulator_steps_per_second': steps_per_second(sim_log),
         'joint_states_hz': rate(recorder.states, start, end),
         'controller_commands_hz': rate(recorder.errors, start, end),
@@ -243,17 +247,29 @@ def write_report(result, path):
 
 
 def write_plot(recorder, model, path):
-    """Per joint: reference and actual position (left), tracking error (right), against the joint states'
-    stamps (sim time); degrees for revolute joints, millimetres for prismatic ones. Returns a message."""
+    """The tracking figure as a PNG; returns a message."""
     try:
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
     except ImportError:
         return "no plot: matplotlib is not installed (pip install matplotlib)"
+    fig = tracking_figure(recorder, model)
+    if fig is None:
+        return "no plot: nothing was recorded"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return f"tracking plot written to {os.path.abspath(path)}"
+
+
+def tracking_figure(recorder, model):
+    """Per joint: reference and actual position (left), tracking error (right), against the joint states'
+    stamps (sim time); degrees for revolute joints, millimetres for prismatic ones; the legend above the
+    axes. None when nothing was recorded."""
+    import matplotlib.pyplot as plt
     stamps, reference, actual = tracking(recorder, model)
     if not len(stamps):
-        return "no plot: nothing was recorded"
+        return None
     time_axis = stamps - stamps[0]
     n = model.nv
     fig, axes = plt.subplots(n, 2, sharex=True, squeeze=False, figsize=(11, 1.2 + 1.5 * n))
@@ -275,9 +291,7 @@ def write_plot(recorder, model, path):
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc='upper right', ncol=2, fontsize='small')   # in the title row, above the data
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (1.2 + 1.5 * n)))
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return f"tracking plot written to {os.path.abspath(path)}"
+    return fig
 
 
 def run(args):
