@@ -317,33 +317,42 @@ def run(args):
     ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     node_args = {name: ros_args for name in NODES}
     node_args['simulator'] = ros_args + ['-p', f'sync:={args.sync}']
-    processes = {name: start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
-                 for name in NODES}
+    processes = {}
+
+    def start_nodes(*names):
+        for name in names:
+            processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
+
+    def any_exited():
+        return any(p.poll() is not None for p in processes.values())
     interrupted = False
     start = end = time.monotonic()
-    failed_to_start = []
     try:
-        if not recorder.spin_until(lambda: recorder.errors or any(p.poll() is not None
-                                                                   for p in processes.values()),
+        # The record covers the run from its first step: the simulator is paused once this process hears it,
+        # the controller started, and the simulator resumed once the controller's tracking error arrives here.
+        start_nodes('simulator', 'trajectory_publisher')
+        recorder.spin_until(lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
+                            args.startup_timeout)
+        start_nodes('computed_torque_controller')
+        if not recorder.spin_until(lambda: (recorder.errors and recorder.request_pause(False)) or any_exited(),
                                    args.startup_timeout):
             print(f"no controller update within {args.startup_timeout:g} s", file=sys.stderr)
-        failed_to_start = [name for name, p in processes.items() if p.poll() is not None]
-        if recorder.errors and not failed_to_start:
+        if recorder.errors and not any_exited():
             start, first = time.monotonic(), len(recorder.states)
             print(f"loop running; recording {args.duration:g} s of sim time ...")
-            recorder.spin_until(lambda: any(p.poll() is not None for p in processes.values())
-                                or sim_time_since(recorder, first) >= args.duration,
+            recorder.spin_until(lambda: any_exited() or sim_time_since(recorder, first) >= args.duration,
                                 WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
             end = time.monotonic()
     except KeyboardInterrupt:
         interrupted = True
         end = time.monotonic()
     finally:
+        failed_to_start = [name for name, p in processes.items() if p.poll() is not None and end == start]
         codes = {name: stop_node(process) for name, process in processes.items()}
         recorder.close()
 
     logs = {}
-    for name in NODES:
+    for name in processes:
         with open(os.path.join(log_dir, name + '.log')) as f:
             logs[name] = f.read()
     if failed_to_start:
