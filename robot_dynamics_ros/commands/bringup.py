@@ -295,17 +295,17 @@ def tracking_figure(recorder, model):
 
 
 def run(args):
-    try:
-        from ..nodes.monitor import Recorder  # rclpy and the message packages
-    except ImportError as e:
-        raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
-                                 "(from the package source) or source a ROS 2 installation") from None
     urdf = os.path.abspath(args.urdf or bundled_urdf())
     if args.config and not os.path.isfile(args.config):
         raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
     model = load_urdf(urdf)  # a URDF the nodes cannot run with fails here, in one line
     algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
     env = loop_environment(args.domain_id, args.isolated)
+    try:
+        from ..nodes.monitor import Recorder  # rclpy and the message packages
+    except ImportError as e:
+        raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
+                                 "(from the package source) or source a ROS 2 installation") from None
     use_environment(env)
     files = parameter_files(urdf, args.config)
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
