@@ -135,8 +135,9 @@ def test_tracking_figure_shows_reference_and_actual_per_joint_with_the_legend_of
     pytest.importorskip('matplotlib')
     import matplotlib
     matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
     model, recorder, positions, errors = prismatic_run()
-    fig = bringup.tracking_figure(recorder, model)
+    fig = bringup.tracking_figure(recorder, model, plt)
     scale = {'lift': 1e3, 'shoulder': np.degrees(1.0), 'slide': 1e3, 'wrist': np.degrees(1.0)}
     position_axes = fig.axes[0:2 * model.nv:2]
     for i, (axis, name) in enumerate(zip(position_axes, model.joint_names)):

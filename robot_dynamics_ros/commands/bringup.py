@@ -254,7 +254,7 @@ def write_plot(recorder, model, path):
         import matplotlib.pyplot as plt
     except ImportError:
         return "no plot: matplotlib is not installed (pip install matplotlib)"
-    fig = tracking_figure(recorder, model)
+    fig = tracking_figure(recorder, model, plt)
     if fig is None:
         return "no plot: nothing was recorded"
     fig.savefig(path, dpi=100)
@@ -262,11 +262,10 @@ def write_plot(recorder, model, path):
     return f"tracking plot written to {os.path.abspath(path)}"
 
 
-def tracking_figure(recorder, model):
+def tracking_figure(recorder, model, plt):
     """Per joint: reference and actual position (left), tracking error (right), against the joint states'
     stamps (sim time); degrees for revolute joints, millimetres for prismatic ones; the legend above the
-    axes. None when nothing was recorded."""
-    import matplotlib.pyplot as plt
+    axes. None when nothing was recorded. `plt`: matplotlib.pyplot, an optional dependency the caller imports."""
     stamps, reference, actual = tracking(recorder, model)
     if not len(stamps):
         return None
