@@ -27,9 +27,9 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
                               description='URDF (or xacro) of the robot'),
-        DeclareLaunchArgument('config_file', default_value=PathJoinSubstitution([share, 'config', 'arm7.yaml']),
-                              description='ROS 2 parameters YAML with simulator / computed_torque_controller / '
-                                          'trajectory_publisher sections'),
+        DeclareLaunchArgument('config_file', default_value='',
+                              description='ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml '
+                                          'for the bundled arm); default: none, per-joint parameters from the URDF'),
         DeclareLaunchArgument('use_sim_time', default_value='true',
                               description='simulator publishes /clock and the other nodes use it'),
         DeclareLaunchArgument('sync', default_value='realtime',

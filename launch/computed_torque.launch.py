@@ -7,15 +7,18 @@ ros2 launch robot_dynamics_ros computed_torque.launch.py [urdf_file:=...] [confi
 prefixed and checked before any node starts.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import node_parameters, robot_description
+from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters, robot_description
 
 PACKAGE = 'robot_dynamics_ros'
+CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
+                      'arm); default: none, every per-joint parameter from the URDF')
 
 
 def start_nodes(context):
@@ -24,9 +27,19 @@ def start_nodes(context):
     common = {'robot_description': ParameterValue(robot_description(argument('urdf_file'), argument('prefix')),
                                                   value_type=str),
               'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
-    return [Node(package=PACKAGE, executable=name, name=name, namespace=argument('namespace'), output='screen',
-                 parameters=[node_parameters(argument('config_file'), name), common])
-            for name in ('computed_torque_controller', 'trajectory_publisher')]
+    nodes = [Node(package=PACKAGE, executable=name, name=name, namespace=argument('namespace'), output='screen',
+                  parameters=[closed_loop_parameters(argument('urdf_file'), argument('config_file'), name), common])
+             for name in ('computed_torque_controller', 'trajectory_publisher')]
+    return nodes + [stop_launch_on_failure(node) for node in nodes]
+
+
+def stop_launch_on_failure(node):
+    """A node that exits with an error (a URDF or parameter it cannot run with) ends the launch with the
+    reason, rather than leave the other nodes running idle."""
+    def on_exit(event, context):
+        if event.returncode:
+            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
+    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
 
 
 def generate_launch_description():
@@ -34,9 +47,7 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
                               description='URDF (or xacro) of the robot'),
-        DeclareLaunchArgument('config_file', default_value=PathJoinSubstitution([share, 'config', 'arm7.yaml']),
-                              description='ROS 2 parameters YAML (computed_torque_controller / '
-                                          'trajectory_publisher sections)'),
+        DeclareLaunchArgument('config_file', default_value='', description=CONFIG_DESCRIPTION),
         DeclareLaunchArgument('use_sim_time', default_value='true', description='follow /clock'),
         DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
         DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),

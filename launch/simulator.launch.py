@@ -9,15 +9,18 @@ in one graph have distinct joint names and TF frames. The URDF is read (xacro ex
 before any node starts; an invalid one stops the launch with one line.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+from launch.event_handlers import OnProcessExit
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import is_installed, node_parameters, robot_description
+from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters, is_installed, robot_description
 
 PACKAGE = 'robot_dynamics_ros'
+CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
+                      'arm); default: none, every per-joint parameter from the URDF')
 
 
 def start_nodes(context):
@@ -26,11 +29,12 @@ def start_nodes(context):
     description = ParameterValue(robot_description(argument('urdf_file'), argument('prefix')), value_type=str)
     use_sim_time = ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)
     namespace = argument('namespace')
-    actions = [Node(
+    simulator = Node(
         package=PACKAGE, executable='simulator', name='simulator', namespace=namespace, output='screen',
-        parameters=[node_parameters(argument('config_file'), 'simulator'),
+        parameters=[closed_loop_parameters(argument('urdf_file'), argument('config_file'), 'simulator'),
                     {'robot_description': description, 'publish_clock': use_sim_time,
-                     'sync': LaunchConfiguration('sync')}])]
+                     'sync': LaunchConfiguration('sync')}])
+    actions = [simulator, stop_launch_on_failure(simulator)]
     if is_installed('robot_state_publisher'):
         actions.append(Node(
             package='robot_state_publisher', executable='robot_state_publisher', namespace=namespace,
@@ -38,13 +42,21 @@ def start_nodes(context):
     return actions
 
 
+def stop_launch_on_failure(node):
+    """A node that exits with an error (a URDF or parameter it cannot run with) ends the launch with the
+    reason, rather than leave the other nodes running idle."""
+    def on_exit(event, context):
+        if event.returncode:
+            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
+    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
+
+
 def generate_launch_description():
     share = FindPackageShare(PACKAGE)
     return LaunchDescription([
         DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
                               description='URDF (or xacro) of the robot'),
-        DeclareLaunchArgument('config_file', default_value=PathJoinSubstitution([share, 'config', 'arm7.yaml']),
-                              description='ROS 2 parameters YAML (simulator section)'),
+        DeclareLaunchArgument('config_file', default_value='', description=CONFIG_DESCRIPTION),
         DeclareLaunchArgument('use_sim_time', default_value='true',
                               description='publish /clock; robot_state_publisher follows it'),
         DeclareLaunchArgument('sync', default_value='realtime',

@@ -28,8 +28,9 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
                               description='URDF (or xacro) of both robots'),
-        DeclareLaunchArgument('config_file', default_value=PathJoinSubstitution([share, 'config', 'arm7.yaml']),
-                              description='ROS 2 parameters YAML, for both robots'),
+        DeclareLaunchArgument('config_file', default_value='',
+                              description='ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml '
+                                          'for the bundled arm); default: none, per-joint parameters from the URDF'),
         DeclareLaunchArgument('sync', default_value='realtime', description="'realtime' or 'lockstep'"),
         *(arm(name) for name in ARMS),
     ])

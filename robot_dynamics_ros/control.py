@@ -208,9 +208,8 @@ def sinusoid_reference(model, amplitude, frequency, duration, center=None, rate=
     frequency = as_finite_vector('frequency', frequency, n)
     if np.any(frequency <= 0) or duration <= 0 or rate <= 0:
         raise ValueError('frequency, duration and rate must be positive')
-    finite = np.isfinite(model.lower) & np.isfinite(model.upper)
     if center is None:
-        center = 0.5 * (np.where(finite, model.lower, 0.0) + np.where(finite, model.upper, 0.0))
+        center = model.middle_of_limits()
     center = np.clip(as_finite_vector('center', center, n), model.lower, model.upper)
     amplitude = np.abs(as_finite_vector('amplitude', amplitude, n))
     omega = 2.0 * np.pi * frequency

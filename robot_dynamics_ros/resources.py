@@ -29,3 +29,22 @@ def bundled_urdf(name='arm7.urdf'):
 
 def bundled_config(name='arm7.yaml'):
     return os.path.join(share_directory(), 'config', name)
+
+
+def is_bundled_arm(urdf):
+    """True when `urdf` (a path) is the bundled arm7.urdf."""
+    try:
+        return os.path.samefile(urdf, bundled_urdf())
+    except OSError:
+        return False
+
+
+def parameter_files(urdf, config=None):
+    """The closed loop's parameter files in loading order, each overriding the one before: closed_loop.yaml
+    (nothing per joint: any robot), arm7.yaml when `urdf` is the bundled arm, then the user's `config`."""
+    files = [bundled_config('closed_loop.yaml')]
+    if is_bundled_arm(urdf):
+        files.append(bundled_config())
+    if config:
+        files.append(os.path.abspath(config))
+    return files

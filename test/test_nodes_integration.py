@@ -135,7 +135,7 @@ def test_bringup_command_runs_the_loop_and_reports(tmp_path):
     plot = tmp_path / 'tracking.png'
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--duration', '3', '--plot', str(plot),
-         '--domain-id', str(domain_id(11))], capture_output=True, text=True, timeout=180)
+         '--domain-id', str(domain_id(11)), '--isolated'], capture_output=True, text=True, timeout=180)
     assert result.returncode == 0, result.stdout + result.stderr
     for line in ('tracking error over', 'arm7_joint7', 'steps/s achieved', 'joint_states received',
                  'compute time per update', 'all nodes exited 0 on SIGINT'):

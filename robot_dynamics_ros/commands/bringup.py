@@ -1,10 +1,13 @@
 """``robot-dynamics bringup``: the closed loop of closed_loop.launch.py without a ROS install.
 
 Starts the simulator, the computed-torque controller and the trajectory publisher as separate processes
-with the same config file, on an isolated ROS domain with localhost-only discovery; records joint states,
-tracking error and compute time in this process; stops the nodes with SIGINT and checks they exit 0;
-prints tracking error, rates and compute time, and writes a tracking plot.
+with the same parameter files (``resources.parameter_files``: any URDF runs without a config), on the
+caller's ROS domain (``ROS_DOMAIN_ID``) unless told otherwise (``--domain-id``, ``--isolated``); records joint
+states, tracking error and compute time in this process; stops the nodes with SIGINT and checks they exit 0;
+prints tracking error, rates and compute time, and writes a tracking plot and, when asked, a JSON report.
 """
+import argparse
+import json
 import os
 import re
 import signal
@@ -17,7 +20,8 @@ import numpy as np
 
 from .. import algorithms, load_urdf, stopping
 from ..errors import RobotDynamicsError
-from ..resources import bundled_config, bundled_urdf
+from ..model.model import PRISMATIC
+from ..resources import bundled_urdf, parameter_files
 from . import int_in, positive_float
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
@@ -28,13 +32,55 @@ WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s
 def add_arguments(parser):
     parser.add_argument('--duration', type=positive_float, default=10.0,
                         help='seconds of sim time to run the loop (at most 3x as long plus 10 s on the wall clock)')
-    parser.add_argument('--config', default=None, help='ROS 2 parameters YAML (default: bundled arm7.yaml)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
+    parser.add_argument('--config', default=None,
+                        help='ROS 2 parameters YAML; overrides any parameter (default: none; every per-joint '
+                             'parameter comes from the URDF)')
     parser.add_argument('--plot', default='tracking.png', help="tracking plot to write ('' for none)")
-    parser.add_argument('--domain-id', type=int_in(0, 232), default=None,
-                        help='ROS_DOMAIN_ID for the loop (default: derived from the process id)')
+    parser.add_argument('--report', default=None, help='JSON summary to write (real-time factor, tracking error)')
+    add_domain_arguments(parser)
+    parser.add_argument('--sync', choices=('realtime', 'lockstep'), default='realtime',
+                        help="simulator: 'realtime' (the default) or 'lockstep' (step when the controller has "
+                             "answered: sim time runs as fast as the loop, the same on any machine load)")
     parser.add_argument('--startup-timeout', type=positive_float, default=60.0,
                         help='seconds to wait for the first controller update')
+
+
+def add_domain_arguments(parser):
+    """--domain-id and --isolated, shared with `record`."""
+    parser.add_argument('--domain-id', type=int_in(0, 232), default=None,
+                        help='ROS_DOMAIN_ID for the nodes (default: the environment\'s ROS_DOMAIN_ID, else 0)')
+    parser.add_argument('--isolated', action='store_true',
+                        help='localhost-only discovery, on --domain-id or else a domain derived from the process id')
+
+
+def loop_environment(domain_id=None, isolated=False):
+    """The nodes' environment: this one (its ROS_DOMAIN_ID and discovery settings) unless `domain_id` is given
+    or `isolated` asked for. Raises RobotDynamicsError for a ROS_DOMAIN_ID that is not a domain."""
+    if isolated:
+        return isolated_ros_env(default_domain_id() if domain_id is None else domain_id)
+    env = dict(os.environ, PYTHONUNBUFFERED='1')
+    if domain_id is not None:
+        env['ROS_DOMAIN_ID'] = str(domain_id)
+    elif env.get('ROS_DOMAIN_ID', '').strip():
+        try:
+            int_in(0, 232)(env['ROS_DOMAIN_ID'])
+        except argparse.ArgumentTypeError as e:
+            raise RobotDynamicsError(f"environment variable ROS_DOMAIN_ID: {e}") from None
+    return env
+
+
+def describe_domain(env):
+    """'ROS_DOMAIN_ID=N' and how discovery is limited, for the first line of a command's output."""
+    text = f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID') or '0 (unset)'}"
+    return text + (', localhost only' if env.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST' else '')
+
+
+def use_environment(env):
+    """Make this process (its in-process monitor node) join the nodes' domain and discovery range."""
+    for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY'):
+        if key in env:
+            os.environ[key] = env[key]
 
 
 def isolated_ros_env(domain_id, base=None):
@@ -104,119 +150,220 @@ def sim_time_since(recorder, first):
     return states[-1][1] - states[first][1] if len(states) > first + 1 else 0.0
 
 
-def report(recorder, start, end, sim_log, duration=None):
-    """Lines for the user: sim time and real-time factor, tracking error per joint, rates, compute time."""
-    errors = np.array([e for t, _, e in recorder.errors if start <= t <= end])
+def joint_kinds(model):
+    """joint name -> 'revolute' (also continuous) or 'prismatic'."""
+    return {name: 'prismatic' if kind == PRISMATIC else 'revolute'
+            for name, kind in zip(model.joint_names, model.joint_type)}
+
+
+def display_units(model):
+    """(unit, scale from SI) per DOF for people: degrees for revolute joints, millimetres for prismatic ones."""
+    return [('mm', 1e3) if kind == 'prismatic' else ('deg', np.degrees(1.0)) for kind in joint_kinds(model).values()]
+
+
+def tracking(recorder, model, start=-np.inf, end=np.inf):
+    """(stamps, q_ref, q) in model order, (k, nv) SI units, for the controller updates received in [start, end]
+    whose joint state was received too: q_ref = q + (q_ref - q) from ~/tracking_error, matched by stamp."""
+    order = [recorder.state_names.index(name) for name in model.joint_names] if recorder.state_names else []
+    positions = {stamp: q[order] for _, stamp, q in recorder.states}
+    rows = [(stamp, positions[stamp] + error, positions[stamp])
+            for t, stamp, error in recorder.errors if start <= t <= end and stamp in positions]
+    if not rows:
+        return np.zeros(0), np.zeros((0, model.nv)), np.zeros((0, model.nv))
+    stamps, reference, actual = zip(*rows)
+    return np.array(stamps), np.array(reference), np.array(actual)
+
+
+def summary(recorder, model, start, end, sim_log):
+    """The run in numbers, SI units (rad, m): what `--report` writes and `report` prints."""
+    errors = np.array([e for t, _, e in recorder.errors if start <= t <= end]).reshape(-1, model.nv)
+    _, reference, _ = tracking(recorder, model, start, end)
     stamps = [s for t, s, _ in recorder.states if start <= t <= end]
-    lines = []
-    if len(errors):
-        rms = np.degrees(np.sqrt(np.mean(errors**2, axis=0)))
-        peak = np.degrees(np.max(np.abs(errors), axis=0))
-        lines.append(f"tracking error over {len(errors)} controller updates (deg):")
-        lines.append(f"  {'joint':<24}{'RMS':>10}{'max':>10}")
-        for name, r, m in zip(recorder.joint_names, rms, peak):
-            lines.append(f"  {name:<24}{r:>10.4f}{m:>10.4f}")
+    simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
+    wall = end - start
+
+    def per_joint(values):   # None where nothing was measured
+        return dict(zip(model.joint_names, map(float, values))) if len(values) else None
+    us = np.array(recorder.compute_us)
+    return {
+        'robot': model.name,
+        'sim_time': simulated,
+        'wall_time': wall,
+        'real_time_factor': simulated / wall if wall > 0 else 0.0,
+        'joint_names': list(model.joint_names),
+        'joint_kinds': joint_kinds(model),
+        'units': 'rad for revolute joints, m for prismatic joints',
+        'controller_updates': len(errors),
+        'max_tracking_error': per_joint(np.max(np.abs(errors), axis=0) if len(errors) else ()),
+        'rms_tracking_error': per_joint(np.sqrt(np.mean(errors**2, axis=0)) if len(errors) else ()),
+        'reference_range': per_joint(np.ptp(reference, axis=0) if len(reference) else ()),
+        'simulator_steps_per_second': steps_per_second(sim_log),
+        'joint_states_hz': rate(recorder.states, start, end),
+        'controller_commands_hz': rate(recorder.errors, start, end),
+        'compute_time_us': ({'mean': float(us.mean()), 'p99': float(np.percentile(us, 99)), 'max': float(us.max()),
+                             'updates': len(us)} if len(us) else None),
+    }
+
+
+def report(result, model, duration=None):
+    """Lines for the user from `summary`: sim time and real-time factor, tracking error per joint (degrees for
+    revolute joints, millimetres for prismatic ones), rates, compute time."""
+    lines = [f"ran {result['sim_time']:.2f} s of sim time in {result['wall_time']:.2f} s wall: real-time factor "
+             f"{result['real_time_factor']:.2f}"]
+    if duration is not None and result['sim_time'] < duration - 0.01:
+        lines.append(f"note: ran only {result['sim_time']:.2f} s of the {duration:g} s of sim time asked for "
+                     "(the loop ran slower than real time, or a node stopped)")
+    if result['controller_updates']:
+        lines.append(f"tracking error over {result['controller_updates']} controller updates "
+                     "(deg for revolute joints, mm for prismatic):")
+        lines.append(f"  {'joint':<24}{'RMS':>10}{'max':>10}  unit")
+        for name, (unit, scale) in zip(model.joint_names, display_units(model)):
+            rms, peak = result['rms_tracking_error'][name] * scale, result['max_tracking_error'][name] * scale
+            lines.append(f"  {name:<24}{rms:>10.4f}{peak:>10.4f}  {unit}")
     else:
         lines.append("tracking error: no controller updates received")
-    simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
-    lines.insert(0, f"ran {simulated:.2f} s of sim time in {end - start:.2f} s wall: real-time factor "
-                    f"{simulated / max(end - start, 1e-9):.2f}")
-    if duration is not None and simulated < duration - 0.01:
-        lines.insert(1, f"note: ran only {simulated:.2f} s of the {duration:g} s of sim time asked for "
-                        "(the loop ran slower than real time, or a node stopped)")
-    lines.append(f"simulator: {steps_per_second(sim_log):.0f} steps/s achieved")
-    lines.append(f"joint_states received: {rate(recorder.states, start, end):.1f} Hz")
-    lines.append(f"controller commands: {rate(recorder.errors, start, end):.1f} Hz")
-    if recorder.compute_us:
-        us = np.array(recorder.compute_us)
-        lines.append(f"controller compute time per update: mean {us.mean():.0f} us, "
-                     f"p99 {np.percentile(us, 99):.0f} us, max {us.max():.0f} us ({len(us)} updates)")
+    lines.append(f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved")
+    lines.append(f"joint_states received: {result['joint_states_hz']:.1f} Hz")
+    lines.append(f"controller commands: {result['controller_commands_hz']:.1f} Hz")
+    compute = result['compute_time_us']
+    if compute:
+        lines.append(f"controller compute time per update: mean {compute['mean']:.0f} us, "
+                     f"p99 {compute['p99']:.0f} us, max {compute['max']:.0f} us ({compute['updates']} updates)")
     return lines
 
 
-def write_plot(recorder, path):
-    """Joint positions and tracking error against the joint states' stamps (sim time); returns a message."""
+def write_report(result, path):
+    """The summary as JSON (no NaN: a number nobody measured is null); returns a message."""
+    def clean(value):
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        return None if isinstance(value, float) and not np.isfinite(value) else value
+    with open(path, 'w', encoding='utf-8') as f:
+        json.dump(clean(result), f, indent=2)
+        f.write('\n')
+    return f"report written to {os.path.abspath(path)}"
+
+
+def write_plot(recorder, model, path):
+    """The tracking figure as a PNG; returns a message."""
     try:
         import matplotlib
         matplotlib.use('Agg')
         import matplotlib.pyplot as plt
     except ImportError:
         return "no plot: matplotlib is not installed (pip install matplotlib)"
-    if not recorder.states or not recorder.errors:
+    fig = tracking_figure(recorder, model, plt)
+    if fig is None:
         return "no plot: nothing was recorded"
-    t0 = recorder.states[0][1]
-    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 7))
-    top.plot([s - t0 for _, s, _ in recorder.states], np.degrees([q for _, _, q in recorder.states]))
-    top.set_ylabel('joint position (deg)')
-    bottom.plot([s - t0 for _, s, _ in recorder.errors], np.degrees([e for _, _, e in recorder.errors]))
-    bottom.set_ylabel('q_ref - q (deg)')
-    bottom.set_xlabel('time (s, joint-state stamps)')
-    bottom.legend(recorder.joint_names, fontsize='small', ncol=4)
-    top.set_title('robot-dynamics bringup: computed-torque tracking')
-    fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return f"tracking plot written to {os.path.abspath(path)}"
 
 
+def tracking_figure(recorder, model, plt):
+    """Per joint: reference and actual position (left), tracking error (right), against the joint states'
+    stamps (sim time); degrees for revolute joints, millimetres for prismatic ones; the legend above the
+    axes. None when nothing was recorded. `plt`: matplotlib.pyplot, an optional dependency the caller imports."""
+    stamps, reference, actual = tracking(recorder, model)
+    if not len(stamps):
+        return None
+    time_axis = stamps - stamps[0]
+    n = model.nv
+    fig, axes = plt.subplots(n, 2, sharex=True, squeeze=False, figsize=(11, 1.2 + 1.5 * n))
+    for i, (name, (unit, scale)) in enumerate(zip(model.joint_names, display_units(model))):
+        position, error = axes[i]
+        position.plot(time_axis, scale * actual[:, i], color='tab:blue', lw=2.5, alpha=0.6, label='actual')
+        position.plot(time_axis, scale * reference[:, i], '--', color='black', lw=1.0, label='reference')
+        position.set_ylabel(f"{name}\n({unit})", fontsize='small')
+        error.plot(time_axis, scale * (reference[:, i] - actual[:, i]), color='tab:red', lw=0.8)
+        error.set_ylabel(f"error ({unit})", fontsize='small')
+        for axis in (position, error):
+            axis.tick_params(labelsize='small')
+            axis.grid(alpha=0.3)
+    axes[0, 0].set_title('position: reference and actual')
+    axes[0, 1].set_title('tracking error q_ref - q')
+    for axis in axes[-1]:
+        axis.set_xlabel('time (s, joint-state stamps)')
+    fig.suptitle(f"robot-dynamics bringup: computed-torque tracking, {model.name}")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc='upper right', ncol=2, fontsize='small')   # in the title row, above the data
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / (1.2 + 1.5 * n)))
+    return fig
+
+
 def run(args):
+    urdf = os.path.abspath(args.urdf or bundled_urdf())
+    if args.config and not os.path.isfile(args.config):
+        raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
+    model = load_urdf(urdf)  # a URDF the nodes cannot run with fails here, in one line
+    algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
+    env = loop_environment(args.domain_id, args.isolated)
     try:
         from ..nodes.monitor import Recorder  # rclpy and the message packages
     except ImportError as e:
         raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
                                  "(from the package source) or source a ROS 2 installation") from None
-    config = os.path.abspath(args.config or bundled_config())
-    urdf = os.path.abspath(args.urdf or bundled_urdf())
-    if not os.path.isfile(config):
-        raise FileNotFoundError(f"config file not found: {config}")
-    model = load_urdf(urdf)  # a URDF the nodes cannot run with fails here, in one line
-    algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
-    domain_id = default_domain_id() if args.domain_id is None else args.domain_id
-    env = isolated_ros_env(domain_id)
-    os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
-    if 'ROS_LOCALHOST_ONLY' in env:
-        os.environ['ROS_LOCALHOST_ONLY'] = env['ROS_LOCALHOST_ONLY']
+    use_environment(env)
+    files = parameter_files(urdf, args.config)
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
-    print(f"bringup: {os.path.basename(urdf)} with {config}, ROS_DOMAIN_ID={domain_id}, logs in {log_dir}")
+    print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF) with {', '.join(map(os.path.basename, files))}, "
+          f"{describe_domain(env)}, logs in {log_dir}")
 
     recorder = Recorder()
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: stop the nodes, then report
-    ros_args = ['--params-file', config, '-p', f'urdf_file:={urdf}']
-    processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log')) for name in NODES}
+    ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    node_args = {name: ros_args for name in NODES}
+    node_args['simulator'] = ros_args + ['-p', f'sync:={args.sync}']
+    processes = {}
+
+    def start_nodes(*names):
+        for name in names:
+            processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
+
+    def any_exited():
+        return any(p.poll() is not None for p in processes.values())
     interrupted = False
     start = end = time.monotonic()
-    failed_to_start = []
     try:
-        if not recorder.spin_until(lambda: recorder.errors or any(p.poll() is not None
-                                                                   for p in processes.values()),
+        # The record covers the run from its first step: the simulator is paused once this process hears it,
+        # the controller started, and the simulator resumed once the controller's tracking error arrives here.
+        start_nodes('simulator', 'trajectory_publisher')
+        recorder.spin_until(lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
+                            args.startup_timeout)
+        start_nodes('computed_torque_controller')
+        if not recorder.spin_until(lambda: (recorder.errors and recorder.request_pause(False)) or any_exited(),
                                    args.startup_timeout):
             print(f"no controller update within {args.startup_timeout:g} s", file=sys.stderr)
-        failed_to_start = [name for name, p in processes.items() if p.poll() is not None]
-        if recorder.errors and not failed_to_start:
+        if recorder.errors and not any_exited():
             start, first = time.monotonic(), len(recorder.states)
             print(f"loop running; recording {args.duration:g} s of sim time ...")
-            recorder.spin_until(lambda: any(p.poll() is not None for p in processes.values())
-                                or sim_time_since(recorder, first) >= args.duration,
+            recorder.spin_until(lambda: any_exited() or sim_time_since(recorder, first) >= args.duration,
                                 WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
             end = time.monotonic()
     except KeyboardInterrupt:
         interrupted = True
         end = time.monotonic()
     finally:
+        failed_to_start = [name for name, p in processes.items() if p.poll() is not None and end == start]
         codes = {name: stop_node(process) for name, process in processes.items()}
         recorder.close()
 
     logs = {}
-    for name in NODES:
+    for name in processes:
         with open(os.path.join(log_dir, name + '.log')) as f:
             logs[name] = f.read()
     if failed_to_start:
         name = failed_to_start[0]
         raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
                                  f"(log: {os.path.join(log_dir, name + '.log')})")
-    print('\n'.join(report(recorder, start, end, logs['simulator'], args.duration)))
+    result = summary(recorder, model, start, end, logs['simulator'])
+    print('\n'.join(report(result, model, args.duration)))
     if args.plot and end > start:
-        print(write_plot(recorder, args.plot))
+        print(write_plot(recorder, model, args.plot))
+    if args.report:
+        print(write_report(dict(result, exit_codes=codes), args.report))
     failed = {name: code for name, code in codes.items() if code != 0}
     for name, code in failed.items():
         print(f"{name} exited with {'no exit (killed)' if code is None else code}; last lines of its log:",

@@ -1,6 +1,7 @@
 """``robot-dynamics record``: record an identification experiment as a rosbag2 (MCAP).
 
-Runs the simulator and the computed-torque controller (bundled config) as processes, and the
+Runs the simulator and the computed-torque controller (``resources.parameter_files``: any URDF runs without a
+config) as processes on the caller's ROS domain (or ``--domain-id``, ``--isolated``), and the
 trajectory_publisher with the trajectory file that ``robot-dynamics excite`` writes (waypoints, published to
 the controller's ~/joint_trajectory); the simulator starts at rest at the first
 waypoint and applies the URDF's damping and Coulomb friction, as identification with --friction expects.
@@ -20,9 +21,10 @@ import numpy as np
 import yaml
 
 from .. import load_urdf, stopping
+from ..errors import RobotDynamicsError
 from ..parameters.recordings import EXPERIMENT_SECONDS
-from ..resources import bundled_config, bundled_urdf
-from .bringup import default_domain_id, isolated_ros_env, start_node, stop_node
+from ..resources import bundled_urdf, parameter_files
+from .bringup import add_domain_arguments, describe_domain, loop_environment, start_node, stop_node, use_environment
 
 SETTLE = 0.5  # s of sim time recorded after the trajectory's end
 
@@ -31,9 +33,9 @@ def add_arguments(parser):
     parser.add_argument('trajectory', help="trajectory file written by 'robot-dynamics excite' (.yaml)")
     parser.add_argument('-o', '--output', required=True, help='rosbag2 directory to create (MCAP storage)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
-    parser.add_argument('--config', default=None, help='ROS 2 parameters YAML (default: bundled arm7.yaml)')
-    parser.add_argument('--domain-id', type=int, default=None,
-                        help='ROS_DOMAIN_ID (default: derived from the process id)')
+    parser.add_argument('--config', default=None,
+                        help='ROS 2 parameters YAML; overrides any parameter (default: none, all from the URDF)')
+    add_domain_arguments(parser)
     parser.add_argument('--startup-timeout', type=float, default=60.0,
                         help='wall seconds to wait for the first joint state')
 
@@ -94,22 +96,24 @@ def run(args):
         print(f"robot-dynamics record needs rclpy and the ROS 2 message packages ({e}): "
               "pip install 'robot_dynamics_ros[ros]' or source a ROS 2 installation", file=sys.stderr)
         return 2
-    config = os.path.abspath(args.config or bundled_config())
     urdf = os.path.abspath(args.urdf or bundled_urdf())
     if os.path.exists(args.output):
         print(f"{args.output} exists; choose a new rosbag2 directory", file=sys.stderr)
         return 2
     try:
+        if args.config and not os.path.isfile(args.config):
+            raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
         names, times, waypoints = read_trajectory(args.trajectory)
         model = load_urdf(urdf)
         initial = waypoints[0][[names.index(name) for name in model.joint_names]]
-    except (OSError, ValueError) as e:
+        env = loop_environment(args.domain_id, args.isolated)
+    except (OSError, ValueError, RobotDynamicsError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    env = isolated_ros_env(default_domain_id() if args.domain_id is None else args.domain_id)
-    os.environ.update({k: v for k, v in env.items() if k.startswith('ROS_')})
+    use_environment(env)
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_record_')
-    common = ['--params-file', config, '-p', f'urdf_file:={urdf}']
+    files = parameter_files(urdf, args.config)
+    common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     # Lockstep, a state every integration step: every state answered by its command whatever the machine's load,
     # and each recorded effort applied over the one step (1 ms) before its state.
     ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}",
@@ -120,7 +124,7 @@ def run(args):
     start_time = 1.0  # trajectory_publisher's start_time default: the reference starts 1 s after receipt
     store = get_typestore(Stores.ROS2_HUMBLE)
     print(f"record: {os.path.basename(urdf)} following {args.trajectory} ({times[-1]:.2f} s), "
-          f"ROS_DOMAIN_ID={env['ROS_DOMAIN_ID']}, logs in {log_dir}", file=sys.stderr)
+          f"{describe_domain(env)}, logs in {log_dir}", file=sys.stderr)
     sim_seconds = start_time + times[-1] + SETTLE
     stopping.catch()   # from here a signal ends the recording in order instead of raising where it lands
     with Writer(args.output, version=9, storage_plugin=StoragePlugin.MCAP) as writer:

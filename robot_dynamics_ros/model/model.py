@@ -200,6 +200,13 @@ class Model:
         from .configuration import neutral
         return neutral(self)
 
+    def middle_of_limits(self):
+        """The middle of each joint's position limits; 0 where a joint is unlimited, clipped into the one limit
+        a joint limited on one side has."""
+        finite = np.isfinite(self.lower) & np.isfinite(self.upper)
+        middle = 0.5 * (np.where(finite, self.lower, 0.0) + np.where(finite, self.upper, 0.0))
+        return np.clip(middle, self.lower, self.upper)
+
     def random_configuration(self, rng):
         """A random configuration (``configuration.random_configuration``)."""
         from .configuration import random_configuration

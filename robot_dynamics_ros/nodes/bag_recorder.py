@@ -5,7 +5,6 @@ import numpy as np
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
-from std_srvs.srv import SetBool
 
 from .monitor import InProcessNode
 
@@ -24,19 +23,6 @@ class JointStateBagRecorder(InProcessNode):
         self.heard = False    # whether any joint state has arrived (stamped zero too)
         qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(JointState, 'joint_states', self._on_state, qos)
-        self.pause_client = self.node.create_client(SetBool, 'simulator/pause')
-        self.pause_call = None
-
-    def request_pause(self, paused):
-        """Ask the simulator to pause (or resume); call until it returns True: the call was answered."""
-        if self.pause_call is None:
-            if not self.pause_client.service_is_ready():
-                return False
-            self.pause_call = self.pause_client.call_async(SetBool.Request(data=paused))
-        if not self.pause_call.done():
-            return False
-        self.pause_call = None
-        return True
 
     def _on_state(self, msg):
         self.heard = True

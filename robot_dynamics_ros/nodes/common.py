@@ -140,9 +140,9 @@ def as_vector(name, value, n, allow_scalar=True):
         array = np.full(n, float(array))
     if array.shape != (n,):
         expected = f"a number or {n} numbers" if allow_scalar else f"{n} numbers"
-        raise ConfigurationError(f"parameter {name!r} must be {expected}, got {list(np.atleast_1d(array))}")
+        raise ConfigurationError(f"parameter {name!r} must be {expected}, got {np.atleast_1d(array).tolist()}")
     if not np.all(np.isfinite(array)):
-        raise ConfigurationError(f"parameter {name!r} must be finite, got {list(array)}")
+        raise ConfigurationError(f"parameter {name!r} must be finite, got {array.tolist()}")
     return array
 
 

@@ -11,6 +11,7 @@ import yaml
 
 from ..model import URDFError, load_urdf
 from ..model.urdf import _read_xml
+from ..resources import parameter_files
 
 
 class LaunchCheckError(RuntimeError):
@@ -82,4 +83,13 @@ def node_parameters(parameters_file, node_name):
                 raise LaunchCheckError(f"parameters file {parameters_file!r}: section {key!r} has no "
                                        "ros__parameters mapping")
             result.update(section['ros__parameters'])
+    return result
+
+
+def closed_loop_parameters(urdf_file, config_file, node_name):
+    """A closed-loop node's parameters from `resources.parameter_files` (config/closed_loop.yaml for any robot,
+    config/arm7.yaml for the bundled arm, then `config_file` when not empty), later files overriding."""
+    result = {}
+    for parameters_file in parameter_files(urdf_file, config_file or None):
+        result.update(node_parameters(parameters_file, node_name))
     return result

@@ -7,6 +7,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
+from std_srvs.srv import SetBool
 
 from .common import EventsExecutor
 
@@ -21,6 +22,19 @@ class InProcessNode:
         # for 1 kHz of joint states), the EventsExecutor where rclpy has it, as the nodes use.
         self.executor = EventsExecutor() if EventsExecutor is not None else SingleThreadedExecutor()
         self.executor.add_node(self.node)
+        self.pause_client = self.node.create_client(SetBool, 'simulator/pause')
+        self.pause_call = None
+
+    def request_pause(self, paused):
+        """Ask the simulator to pause (or resume); call until it returns True: the call was answered."""
+        if self.pause_call is None:
+            if not self.pause_client.service_is_ready():
+                return False
+            self.pause_call = self.pause_client.call_async(SetBool.Request(data=paused))
+        if not self.pause_call.done():
+            return False
+        self.pause_call = None
+        return True
 
     def spin_until(self, condition, timeout):
         deadline = time.monotonic() + timeout
@@ -42,12 +56,13 @@ class Recorder(InProcessNode):
     def __init__(self):
         super().__init__('bringup_monitor')
         node = self.node
-        self.states = []        # (receipt wall time, stamp s, positions)
-        self.errors = []        # (receipt wall time, stamp s, q_ref - q)
+        self.states = []        # (receipt wall time, stamp s, positions in state_names order)
+        self.errors = []        # (receipt wall time, stamp s, q_ref - q in the model's joint order)
         self.compute_us = []
-        self.joint_names = None
-        node.create_subscription(JointState, 'joint_states', self._on_state, 100)
-        node.create_subscription(JointState, 'computed_torque_controller/tracking_error', self._on_error, 100)
+        self.state_names = None
+        # Deep queues: a lockstep loop runs as fast as the simulator and the controller go, not this process.
+        node.create_subscription(JointState, 'joint_states', self._on_state, 1000)
+        node.create_subscription(JointState, 'computed_torque_controller/tracking_error', self._on_error, 1000)
         node.create_subscription(Float64, 'computed_torque_controller/compute_time_us',
                                  lambda msg: self.compute_us.append(msg.data), 100)
 
@@ -56,8 +71,9 @@ class Recorder(InProcessNode):
         return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
     def _on_state(self, msg):
+        if self.state_names is None:
+            self.state_names = list(msg.name)
         self.states.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
 
     def _on_error(self, msg):
-        self.joint_names = list(msg.name)
         self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))

@@ -43,7 +43,7 @@ class SimulatorNode(Node):
         self.integrator = declare(self, 'integrator', 'semi_implicit_euler', "'semi_implicit_euler' or 'rk4'")
         self.gravity_param = declare(self, 'gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2')
         self.initial_positions = declare(self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY,
-                                         'in joints order; empty: neutral')
+                                         'in joints order; empty: the middle of the joint limits')
         self.joints_param = declare(self, 'joints', Parameter.Type.STRING_ARRAY,
                                     'joint order of commands and joint states; empty: model order')
         self.real_time_factor = as_float('real_time_factor', declare(
@@ -97,7 +97,8 @@ class SimulatorNode(Node):
             ('velocity_gains', self.velocity_gains)))
         try:
             sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
-                            initial_positions=initial, apply_damping=self.apply_damping,
+                            initial_positions=model.middle_of_limits() if initial is None else initial,
+                            apply_damping=self.apply_damping,
                             apply_friction=self.apply_friction, command_timeout=self.command_timeout,
                             on_command_timeout=self.on_command_timeout, position_gains=kp, velocity_gains=kd)
         except (ValueError, RobotDynamicsError) as e:

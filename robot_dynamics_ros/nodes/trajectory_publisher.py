@@ -75,7 +75,7 @@ class TrajectoryPublisherNode(Node):
             q = as_vector('waypoints', self.waypoints, times.size * n, allow_scalar=False).reshape(-1, n)
             if times.size == 0 or np.any(np.diff(times) <= 0) or times[0] < 0:
                 raise ConfigurationError("parameter 'waypoint_times' must be non-empty, non-negative and "
-                                         f"strictly increasing, got {list(times)}")
+                                         f"strictly increasing, got {times.tolist()}")
             qd = qdd = None
         first = self.message is None
         self.message = trajectory_message(names, times + max(self.start_time, 0.0), q, qd, qdd)
