@@ -183,3 +183,18 @@ def test_demo_names_the_code_that_timed_the_calls(capsys):
     assert 'NumPy' not in timings
     expected = 'plain Python' if fast.BACKEND == 'python' else 'compiled'
     assert timings.count(expected) == 3, timings
+
+
+def test_bringup_compiles_the_nodes_code_ahead_only_when_asked(monkeypatch, capsys):
+    """--compile builds what the nodes call (rnea, crba, aba) and is not in the disk cache; without it bringup
+    only says how: nothing compiles behind the user's back."""
+    pytest.importorskip('numba')
+    monkeypatch.setattr(fast, 'ENABLE', True)
+    compiled = []
+    monkeypatch.setattr(fast, 'specialize', lambda model, algorithms, progress: compiled.append(algorithms))
+    model = load_urdf(UR5)
+    model._cache['generated'] = {'rnea': None}   # as if rnea alone were in the disk cache
+    bringup.offer_compiled_code(model, compile_now=False)
+    assert compiled == [] and '--compile builds per-robot code' in capsys.readouterr().out
+    bringup.offer_compiled_code(model, compile_now=True)
+    assert compiled == [('crba', 'aba')]

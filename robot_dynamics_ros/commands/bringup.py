@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from .. import algorithms, load_urdf, stopping
+from .. import algorithms, fast, load_urdf, stopping
+from ..fast.codegen import MAX_DOF
 from ..errors import RobotDynamicsError
 from ..model.model import PRISMATIC
 from ..resources import bundled_urdf, parameter_files
@@ -44,6 +45,9 @@ def add_arguments(parser):
                              "answered: sim time runs as fast as the loop, the same on any machine load)")
     parser.add_argument('--startup-timeout', type=positive_float, default=60.0,
                         help='seconds to wait for the first controller update')
+    parser.add_argument('--compile', action='store_true',
+                        help="first compile the robot's per-robot code for the nodes (rnea, crba, aba) where it is not "
+                             "in the disk cache (as 'robot-dynamics compile URDF --only rnea crba aba'; once per robot)")
 
 
 def add_domain_arguments(parser):
@@ -293,6 +297,19 @@ def tracking_figure(recorder, model, plt):
     return fig
 
 
+def offer_compiled_code(model, compile_now):
+    """Compile the nodes' per-robot code ahead when asked and missing (with the time per algorithm); else, where it
+    is missing, say how to get it. The nodes decide at start which code serves them and keep it for the run."""
+    if fast.BACKEND != 'numba' or model.nv > MAX_DOF or not fast.ENABLE:
+        return
+    missing = [name for name in fast.NODE_ALGORITHMS if fast.path(model, algorithm=name) != 'generated']
+    if missing and compile_now:
+        print(f"bringup: compiling per-robot code for {model.name!r} ({', '.join(missing)}) before the nodes start")
+        fast.specialize(model, tuple(missing), lambda name, seconds: print(f"  {name:<6} {seconds:6.1f} s", flush=True))
+    elif missing:
+        print(f"bringup: the nodes run the table kernels; --compile builds per-robot code ahead (once per robot)")
+
+
 def run(args):
     urdf = os.path.abspath(args.urdf or bundled_urdf())
     if args.config and not os.path.isfile(args.config):
@@ -300,6 +317,7 @@ def run(args):
     model = load_urdf(urdf)  # a URDF the nodes cannot run with fails here, in one line
     algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
     env = loop_environment(args.domain_id, args.isolated)
+    offer_compiled_code(model, args.compile)
     try:
         from ..nodes.monitor import Recorder  # rclpy and the message packages
     except ImportError as e:
