@@ -7,6 +7,8 @@ import numpy as np
 from scipy.interpolate import CubicHermiteSpline, CubicSpline
 
 from .fast import gravity_torques, rnea
+from .fast import control_kernel as kernel
+from .fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, govern_reference, integrate_error
 from .model.model import REVOLUTE
 
 CONTROL_MODES = ('computed_torque', 'pd_gravity', 'gravity_compensation')
@@ -30,34 +32,125 @@ def as_finite_vector(name, value, n):
     return v
 
 
-FRICTION_SMOOTHING_VELOCITY = 0.01  # rad/s or m/s: Coulomb feed-forward ramps in over this speed
+LIMIT_MARGIN = 0.95   # fraction of a joint's velocity limit (and of the room to its position limits) references use
+
+
+def sampled_loop_is_stable(kp, kd, ki, period):
+    """Whether the error dynamics of one joint under the law, e'' = -(kp e + kd e' + ki int e), stay stable when
+    the loop is sampled every ``period`` seconds and each command acts one period after the state it answers
+    (zero-order hold, one period of delay: what a controller answering joint states does): the spectral radius
+    of the sampled closed loop on (int e, e, e', u) is below 1."""
+    T = period
+    A = np.array([[1.0, T, 0.0, 0.0],
+                  [0.0, 1.0, T, 0.5 * T * T],
+                  [0.0, 0.0, 1.0, T],
+                  [-ki, -kp, -kd, 0.0]])
+    if ki == 0.0:   # no integral action: its state is no part of the loop (an eigenvalue 1 that nothing drives)
+        A = A[1:, 1:]
+    return bool(np.max(np.abs(np.linalg.eigvals(A))) < 1.0)
+
+
+def check_gains(model, mode, kp, kd, ki, period):
+    """ValueError unless every joint's gains keep the sampled loop stable (``sampled_loop_is_stable``) at the
+    joint-state period. In 'pd_gravity' mode the gains are efforts per error: divided by the smallest inertia
+    the joint can meet, 1 / (M^-1)_ii at the middle of the limits (the others free), they are accelerations as in
+    'computed_torque', where the model cancels the inertia."""
+    n = model.nv
+    kp, kd, ki = (as_finite_vector(name, value, n) for name, value in (('kp', kp), ('kd', kd), ('ki', ki)))
+    if mode == 'gravity_compensation':
+        return
+    inertia = np.ones(n)
+    if mode == 'pd_gravity':
+        from .algorithms import mass_matrix_inverse
+        inertia = 1.0 / np.diag(mass_matrix_inverse(model, model.middle_of_limits()))
+    unstable = [name for name, p, d, i, m in zip(model.joint_names, kp, kd, ki, inertia)
+                if not sampled_loop_is_stable(p / m, d / m, i / m, period)]
+    if unstable:
+        raise ValueError(f'gains kp, kd, ki make the loop unstable at {1.0 / period:g} joint states per second '
+                         f'(a command acting one period after its state) for joints {unstable}; lower them')
+
+
+ACCELERATION_SAMPLES = 200   # configurations (fixed seed) over which model_acceleration_limits holds
+
+
+def model_acceleration_limits(model):
+    """Joint accelerations the robot can make all at once, in any directions, against gravity, anywhere in its
+    limits (URDF has no acceleration limits): a_i = s E_i / M_ii, the acceleration joint i's effort limit E_i gives
+    it alone at the middle of the limits, scaled by the largest s with sum_j |M_ij| a_j + |g_i| <= E_i for every
+    joint, at the middle and at ACCELERATION_SAMPLES random configurations. A reference within them asks for
+    efforts within the limits, so the computed-torque law keeps the joints decoupled."""
+    from .algorithms import crba
+    effort = model.effort_limit
+    alone = effort / np.diag(crba(model, model.middle_of_limits()))
+    rng = np.random.default_rng(0)
+    scale = np.inf
+    for k in range(ACCELERATION_SAMPLES + 1):
+        q = model.random_configuration(rng) if k else model.middle_of_limits()
+        room = effort - np.abs(gravity_torques(model, q))
+        scale = min(scale, np.min(room / (np.abs(crba(model, q)) @ alone)))
+    if not scale > 0:   # gravity alone takes a joint's whole effort somewhere: no bound that helps
+        return np.full(model.nv, np.inf)
+    return scale * alone
 
 
 class ComputedTorqueController:
     """Joint-space control laws on the rigid-body model; efforts are clamped to the URDF effort limits.
 
-    mode 'computed_torque': tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q))
-    mode 'pd_gravity':      tau = Kp (q_ref - q) + Kd (qd_ref - qd) + g(q)
+    mode 'computed_torque': tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q) + Ki int(q_ref - q))
+    mode 'pd_gravity':      tau = Kp (q_ref - q) + Kd (qd_ref - qd) + Ki int(q_ref - q) + g(q)
     mode 'gravity_compensation': tau = g(q)
-    kp, kd: scalars or one gain per joint. On continuous joints (revolute, unlimited) the position error
+    kp, kd, ki: scalars or one gain per joint. On continuous joints (revolute, unlimited) the position error
     is wrapped into [-pi, pi) so that the controller takes the short way round.
     friction_compensation: in the first two modes, also add the URDF joint friction as feed-forward,
     damping * qd + friction * tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY).
+
+    ``compute`` is the law alone (no integral); ``update`` is a control step as the node runs it, with state: the
+    reference is governed into the joint limits (``fast.control_kernel.govern_reference``: position limits,
+    LIMIT_MARGIN times the URDF velocity limits, ``acceleration_limit``, by default ``model_acceleration_limits``),
+    however the trajectory's
+    points are spaced; and the integral action removes the steady error that Coulomb friction and model errors
+    leave (a PD law stops wherever the friction holds the joint), with conditional integration as anti-windup
+    (``integrate_error``). Its state (``state``, ``clock``) is shared with ``ControlStep``.
     """
 
-    def __init__(self, model, kp, kd, mode='computed_torque', gravity=None, friction_compensation=False):
+    def __init__(self, model, kp, kd, mode='computed_torque', gravity=None, friction_compensation=False, ki=0.0,
+                 acceleration_limit=None):
         if mode not in CONTROL_MODES:
             raise ValueError(f'unknown control mode {mode!r}; expected one of {CONTROL_MODES}')
+        n = model.nv
         self.model = model
         self.mode = mode
         self.gravity = gravity
         self.friction_compensation = friction_compensation
-        self.kp = as_finite_vector('kp', kp, model.nv)
-        self.kd = as_finite_vector('kd', kd, model.nv)
-        if np.any(self.kp < 0) or np.any(self.kd < 0):
-            raise ValueError('gains kp and kd must be non-negative')
+        self.kp = as_finite_vector('kp', kp, n)
+        self.kd = as_finite_vector('kd', kd, n)
+        self.ki = as_finite_vector('ki', ki, n)
+        if np.any(self.kp < 0) or np.any(self.kd < 0) or np.any(self.ki < 0):
+            raise ValueError('gains kp, kd and ki must be non-negative')
+        acceleration = model_acceleration_limits(model) if acceleration_limit is None else np.abs(
+            as_finite_vector('acceleration_limit', acceleration_limit, n))
+        velocity = np.where(np.isfinite(model.velocity_limit) & (model.velocity_limit > 0),
+                            LIMIT_MARGIN * model.velocity_limit, np.inf)
         continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
         self._continuous = np.flatnonzero(continuous)
+        J = self.constants = np.zeros((kernel.JOINT_ROWS, n))   # the per-joint constants both paths read
+        J[kernel.KP], J[kernel.KD], J[kernel.KI] = self.kp, self.kd, self.ki
+        J[kernel.DAMPING], J[kernel.FRICTION], J[kernel.EFFORT_LIMIT] = model.damping, model.friction, model.effort_limit
+        J[kernel.LOWER], J[kernel.UPPER], J[kernel.MAX_SPEED] = -np.inf, np.inf, np.inf
+        J[kernel.CONTINUOUS] = continuous
+        J[kernel.POSITION_LOW], J[kernel.POSITION_HIGH] = model.lower, model.upper
+        J[kernel.VELOCITY_LIMIT], J[kernel.ACCELERATION_LIMIT] = velocity, acceleration
+        self.state = np.zeros((kernel.STATE_ROWS, n))   # governed reference and integral (fast/control_kernel.py)
+        self.clock = np.zeros(3)
+
+    def take_state(self, other):
+        """Continue from another controller's state (new gains for the same robot): no jump of the reference."""
+        self.state[:], self.clock[:] = other.state, other.clock
+
+    @property
+    def limited_updates(self):
+        """How many updates have had their reference limited by the governor."""
+        return int(self.clock[kernel.LIMITED_UPDATES])
 
     def position_error(self, q_ref, q):
         """q_ref - q, wrapped into [-pi, pi) on continuous joints."""
@@ -66,8 +159,7 @@ class ComputedTorqueController:
             e[self._continuous] = (e[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
         return e
 
-    def compute(self, q, qd, q_ref, qd_ref, qdd_ref):
-        """Joint efforts for the measured state (q, qd) and the reference; ValueError on non-finite input."""
+    def _unclamped(self, q, qd, q_ref, qd_ref, qdd_ref, integral):
         n = self.model.nv
         q, qd = as_finite_vector('q', q, n), as_finite_vector('qd', qd, n)
         q_ref, qd_ref = as_finite_vector('q_ref', q_ref, n), as_finite_vector('qd_ref', qd_ref, n)
@@ -75,15 +167,41 @@ class ComputedTorqueController:
         if self.mode == 'gravity_compensation':
             tau = gravity_torques(self.model, q, self.gravity)
         else:
-            feedback = self.kp * self.position_error(q_ref, q) + self.kd * (qd_ref - qd)
+            feedback = self.kp * self.position_error(q_ref, q) + self.kd * (qd_ref - qd) + self.ki * integral
             if self.mode == 'computed_torque':
                 tau = rnea(self.model, q, qd, qdd_ref + feedback, self.gravity)
             else:
                 tau = feedback + gravity_torques(self.model, q, self.gravity)
             if self.friction_compensation:
                 tau += self.model.damping * qd + self.model.friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
+        if not all_finite(tau):
+            raise ValueError(f'the effort for this state and reference is not finite: {tau.tolist()}')
+        return tau
+
+    def compute(self, q, qd, q_ref, qd_ref, qdd_ref):
+        """Joint efforts of the law (no integral, no governor) for the measured state (q, qd) and the reference;
+        ValueError on non-finite input or a non-finite effort (inputs so large that the dynamics overflow)."""
         limit = self.model.effort_limit
-        return np.clip(tau, -limit, limit)
+        return np.clip(self._unclamped(q, qd, q_ref, qd_ref, qdd_ref, 0.0), -limit, limit)
+
+    def update(self, now, q, qd, q_ref, qd_ref, qdd_ref):
+        """One control step at time ``now`` (s; the state's time): (tau, governed q_ref, qd_ref, qdd_ref), with the
+        governor and the integral action (see the class); ValueError as ``compute``, leaving the state unchanged."""
+        n = self.model.nv
+        q, qd = as_finite_vector('q', q, n), as_finite_vector('qd', qd, n)
+        q_ref, qd_ref, qdd_ref = (as_finite_vector(name, value, n).copy() for name, value in
+                                  (('q_ref', q_ref), ('qd_ref', qd_ref), ('qdd_ref', qdd_ref)))
+        saved = self.state.copy(), self.clock.copy()
+        dt = govern_reference(float(now), self.constants, self.state, self.clock, q, qd, q_ref, qd_ref, qdd_ref)
+        try:
+            tau = self._unclamped(q, qd, q_ref, qd_ref, qdd_ref, self.state[kernel.INTEGRAL])
+        except ValueError:
+            self.state[:], self.clock[:] = saved
+            raise
+        if self.mode != 'gravity_compensation':
+            integrate_error(dt, self.constants, self.state, self.position_error(q_ref, q), tau)
+        limit = self.model.effort_limit
+        return np.clip(tau, -limit, limit), q_ref, qd_ref, qdd_ref
 
 
 class TrajectoryReference:
@@ -192,7 +310,6 @@ def _smoothstep(s):
 
 
 SMOOTHSTEP_MAX_SLOPE = 1.875  # max of S'(s), at s = 1/2
-LIMIT_MARGIN = 0.95            # fraction of the distance from the centre to the nearest limit that is used
 
 
 def sinusoid_reference(model, amplitude, frequency, duration, center=None, rate=100.0):
@@ -338,35 +455,32 @@ def _kernel_vector(values):
 
 class ControlStep:
     """A controller update in one compiled call (numba; ``fast/control_kernel.py``): the q, qd of
-    ``mapper.map``, the reference of ``reference.sample(t)`` and the tau of ``controller.compute``, equal to
-    what those NumPy methods return, and tau in output order (``output_order``: model index of each output,
-    default model order). RNEA runs on the table kernel of the packed model.
+    ``mapper.map``, the reference of ``reference.sample(t)`` and what ``controller.update`` returns (governed
+    reference, tau), equal to what those NumPy methods return, on the controller's own state arrays, and tau in
+    output order (``output_order``: model index of each output, default model order). RNEA runs on the table
+    kernel of the packed model.
 
     Calling it returns True with the results in the row views q, qd, q_ref, qd_ref, qdd_ref, tau, command
     (overwritten by the next call), or False where the NumPy path raises ValueError (bad names or values, a
-    non-finite reference); the caller then runs the NumPy path for its error. Build a new one when the
-    mapper or controller changes (gains, mode): they are read once, here.
+    non-finite reference or effort; the controller's state is then unchanged); the caller then runs the NumPy
+    path for its error. Build a new one when the mapper or controller changes (gains, mode): they are read once.
     """
 
     def __init__(self, mapper, controller, output_order=None):
         from .algorithms.backends import compiled
         from .algorithms.packing import packed
-        from .fast import control_kernel as kernel
         model = controller.model
         n = model.nv
         self.mapper, self.controller = mapper, controller
         self._allow_missing_velocity = bool(mapper.allow_missing_velocity)
-        bounds = mapper.bounds if mapper.bounds is not None else (np.full(n, -np.inf), np.full(n, np.inf),
-                                                                  np.full(n, np.inf))
-        J = np.zeros((kernel.JOINT_ROWS, n))
-        J[kernel.KP], J[kernel.KD] = controller.kp, controller.kd
-        J[kernel.DAMPING], J[kernel.FRICTION], J[kernel.EFFORT_LIMIT] = model.damping, model.friction, model.effort_limit
-        J[kernel.LOWER], J[kernel.UPPER], J[kernel.MAX_SPEED] = bounds
-        J[kernel.CONTINUOUS, controller._continuous] = 1.0
+        J = controller.constants.copy()
+        if mapper.bounds is not None:
+            J[kernel.LOWER], J[kernel.UPPER], J[kernel.MAX_SPEED] = mapper.bounds
         pack = packed(model)
         self._model = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(controller.gravity),
                        pack.no_external_force)
-        self._mode = (CONTROL_MODES.index(controller.mode), bool(controller.friction_compensation), J)
+        self._mode = (CONTROL_MODES.index(controller.mode), bool(controller.friction_compensation), J,
+                      controller.state, controller.clock)
         self._order = np.arange(n) if output_order is None else np.array(output_order, dtype=np.int64)
         self._segment = np.zeros(1, dtype=np.int64)   # the reference segment used last
         self._no_segments = np.zeros((0, 1, n))       # the coefficients of a one-point (hold) reference
@@ -376,9 +490,9 @@ class ControlStep:
             R[kernel.Q], R[kernel.QD], R[kernel.Q_REF], R[kernel.QD_REF], R[kernel.QDD_REF], R[kernel.TAU],
             R[kernel.COMMAND])
 
-    def __call__(self, names, positions, velocities, reference, t):
-        """One update for a joint state (names, positions, velocities as JointStateMapper.map takes them) and
-        `reference` at time t; whether it computed (False: run the NumPy path)."""
+    def __call__(self, names, positions, velocities, reference, t, now):
+        """One update for a joint state (names, positions, velocities as JointStateMapper.map takes them) at time
+        ``now`` (s) and ``reference`` at its time t; whether it computed (False: run the NumPy path)."""
         try:
             source = self.mapper.source(names)
         except ValueError:
@@ -387,5 +501,5 @@ class ControlStep:
         positions = _kernel_vector(positions)
         velocities = _kernel_vector(velocities if velocities is not None else [])
         return self._kernel(positions, velocities, len(names), source, self._allow_missing_velocity, float(t),
-                            reference.times, reference.positions, coefficients, self._segment, *self._mode,
-                            *self._model, self._order, self._results)
+                            float(now), reference.times, reference.positions, coefficients, self._segment,
+                            *self._mode, *self._model, self._order, self._results)

@@ -212,21 +212,22 @@ def test_joint_state_mapper_rejects_implausible_values():
 
 # ---- ControlStep: one compiled call per update, equal to map + sample + compute ----------------------------------
 
-def numpy_update(mapper, controller, reference, names, positions, velocities, t):
-    """The NumPy path: (q, qd, q_ref, qd_ref, qdd_ref, tau), or the ValueError it raises."""
+def numpy_update(mapper, controller, reference, names, positions, velocities, t, now):
+    """The NumPy path: (q, qd, governed q_ref, qd_ref, qdd_ref, tau), or the ValueError it raises."""
     try:
         q, qd = mapper.map(names, positions, velocities)
-        q_ref, qd_ref, qdd_ref = reference.sample(t)
-        return q, qd, q_ref, qd_ref, qdd_ref, controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
+        tau, q_ref, qd_ref, qdd_ref = controller.update(now, q, qd, *reference.sample(t))
+        return q, qd, q_ref, qd_ref, qdd_ref, tau
     except ValueError as e:
         return e
 
 
-def assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions, velocities, t):
-    """The step computes exactly where the NumPy path does, the same values to 1e-12 (relative to each array's
-    largest element, at least 1), and the command is tau in the step's output order. Returns tau."""
-    expected = numpy_update(mapper, controller, reference, names, positions, velocities, t)
-    computed = step(names, positions, velocities, reference, t)
+def assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions, velocities, t, now):
+    """The step computes exactly where the NumPy path (``controller``: another instance, fed the same updates)
+    does, the same values to 1e-12 (relative to each array's largest element, at least 1), and the command is tau
+    in the step's output order; their states (governor, integral) stay equal. Returns tau."""
+    expected = numpy_update(mapper, controller, reference, names, positions, velocities, t, now)
+    computed = step(names, positions, velocities, reference, t, now)
     assert computed == (not isinstance(expected, ValueError)), expected
     if not computed:
         return None
@@ -236,6 +237,8 @@ def assert_step_equals_numpy_path(step, mapper, controller, reference, names, po
         scale = max(1.0, np.abs(reference_value).max(initial=0.0))
         np.testing.assert_allclose(value, reference_value, rtol=0, atol=1e-12 * scale, err_msg=name)
     np.testing.assert_array_equal(step.command, step.tau[step._order])
+    np.testing.assert_allclose(step.controller.state, controller.state, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(step.controller.clock, controller.clock)
     return expected[-1]
 
 
@@ -254,13 +257,14 @@ def check_step_on_model(model, rng, mode, friction, states=4):
     lists), references sampled before, inside (in random order) and after, and at their waypoint times.
     Returns how many efforts reached an effort limit."""
     n = model.nv
-    kp, kd = rng.uniform(0.0, 2000.0, n), rng.uniform(0.0, 50.0, n)
-    controller = ComputedTorqueController(model, kp, kd, mode=mode, gravity=rng.normal(size=3),
-                                          friction_compensation=friction)
+    kp, kd, ki = rng.uniform(0.0, 2000.0, n), rng.uniform(0.0, 50.0, n), rng.uniform(0.0, 2000.0, n)
+    gravity, acceleration = rng.normal(size=3), rng.uniform(1.0, 50.0, n) if rng.random() < 0.5 else None
+    numpy_controller, compiled_controller = (
+        ComputedTorqueController(model, kp, kd, mode, gravity, friction, ki, acceleration) for _ in range(2))
     mapper = JointStateMapper(model.joint_names, bounds=plausibility_bounds(model))
     order = rng.permutation(n)
-    step = ControlStep(mapper, controller, order)
-    clamped = 0
+    step = ControlStep(mapper, compiled_controller, order)
+    clamped, now = 0, 0.0
     for _ in range(states):
         q, qd = model.random_configuration(rng), rng.normal(size=n)
         shuffle = rng.permutation(n)
@@ -272,8 +276,9 @@ def check_step_on_model(model, rng, mode, friction, states=4):
             times = reference.times
             inside = rng.uniform(times[0], times[-1], 6)
             for t in (times[0] - 1.0, times[0], *inside, *times[1:-1], *inside[::-1], times[-1], times[-1] + 2.0):
-                tau = assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions,
-                                                    velocities, t)
+                now += rng.uniform(0.0005, 0.002)
+                tau = assert_step_equals_numpy_path(step, mapper, numpy_controller, reference, names, positions,
+                                                    velocities, t, now)
                 clamped += np.count_nonzero(np.abs(tau) == model.effort_limit)
     return clamped
 
@@ -308,8 +313,9 @@ def test_control_step_wraps_continuous_joint_errors():
     zero_gain = ComputedTorqueController(model, 0.0, 0.0, mode='pd_gravity')
     q = np.where(continuous, -3.1, 0.0)
     steps = [ControlStep(JointStateMapper(model.joint_names), c) for c in (controller, zero_gain)]
-    for step in steps:
-        assert step(list(model.joint_names), q, np.zeros(model.nv), TrajectoryReference.hold(-q), 0.0)
+    for step in steps:   # the governed reference moves the short way to -q from q, then holds there
+        for k in range(1000):
+            assert step(list(model.joint_names), q, np.zeros(model.nv), TrajectoryReference.hold(-q), 0.0, k * 1e-3)
     np.testing.assert_allclose((steps[0].tau - steps[1].tau)[continuous], 6.2 - 2 * np.pi, atol=1e-12)
 
 
@@ -318,16 +324,16 @@ def test_control_step_keeps_no_stale_segment():
     pytest.importorskip('numba')
     model = load_urdf(BUNDLED_URDF)
     rng = np.random.default_rng(4)
-    controller = ComputedTorqueController(model, 100.0, 20.0)
+    controller, compiled_controller = (ComputedTorqueController(model, 100.0, 20.0) for _ in range(2))
     mapper = JointStateMapper(model.joint_names)
-    step = ControlStep(mapper, controller)
+    step = ControlStep(mapper, compiled_controller)
     q = model.neutral()
     long = TrajectoryReference(np.linspace(0.0, 1.0, 13), q + rng.normal(size=(13, model.nv)))
     short = TrajectoryReference([0.0, 2.0], q + rng.normal(size=(2, model.nv)))
-    for t in (0.99, 0.995, 0.3):
-        for reference in (long, short):
+    for k, t in enumerate((0.99, 0.995, 0.3)):
+        for j, reference in enumerate((long, short)):
             assert_step_equals_numpy_path(step, mapper, controller, reference, list(model.joint_names), q,
-                                          np.zeros(model.nv), t)
+                                          np.zeros(model.nv), t, (2 * k + j) * 1e-3)
 
 
 NAMES7 = [f'arm7_joint{i}' for i in range(1, 8)]
@@ -356,22 +362,24 @@ def test_control_step_refuses_what_the_numpy_path_rejects(names, positions, velo
     step = ControlStep(mapper, controller)
     reference = TrajectoryReference.hold(model.neutral())
     for fields in ((names, positions, velocities), (names, array('d', positions), array('d', velocities))):
-        assert isinstance(numpy_update(mapper, controller, reference, *fields, 0.0), ValueError)
-        assert not step(*fields, reference, 0.0)
-        assert step(NAMES7, model.neutral(), np.zeros(7), reference, 0.0)
+        assert isinstance(numpy_update(mapper, controller, reference, *fields, 0.0, 0.0), ValueError)
+        assert not step(*fields, reference, 0.0, 0.0)
+        assert step(NAMES7, model.neutral(), np.zeros(7), reference, 0.0, 0.0)
 
 
 def test_control_step_missing_velocity_and_unknown_joints_where_allowed():
     pytest.importorskip('numba')
     model = load_urdf(BUNDLED_URDF)
-    controller = ComputedTorqueController(model, 100.0, 20.0, friction_compensation=True)
+    controller, compiled_controller = (ComputedTorqueController(model, 100.0, 20.0, friction_compensation=True)
+                                       for _ in range(2))
     mapper = JointStateMapper(model.joint_names, ignore_unknown=True, allow_missing_velocity=True)
-    step = ControlStep(mapper, controller)
+    step = ControlStep(mapper, compiled_controller)
     reference = TrajectoryReference.hold(model.neutral() + 0.1)
     q = model.random_configuration(np.random.default_rng(2))
-    for names, positions, velocities in ((NAMES7[::-1], q[::-1], []), (['x'] + NAMES7, [9.0, *q], None),
-                                         (['x'] + NAMES7, [9.0, *q], [1.0] * 8)):
-        assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions, velocities, 0.0)
+    for k, (names, positions, velocities) in enumerate(((NAMES7[::-1], q[::-1], []), (['x'] + NAMES7, [9.0, *q], None),
+                                                        (['x'] + NAMES7, [9.0, *q], [1.0] * 8))):
+        assert_step_equals_numpy_path(step, mapper, controller, reference, names, positions, velocities, 0.0,
+                                      k * 1e-3)
 
 
 @pytest.mark.filterwarnings('ignore:overflow encountered')
@@ -385,6 +393,6 @@ def test_control_step_refuses_a_non_finite_reference():
     step = ControlStep(mapper, controller)
     reference = TrajectoryReference([0.0, 10.0], np.zeros((2, 7)))
     reference._coefficients[0, -1, 3] = 1e308
-    error = numpy_update(mapper, controller, reference, NAMES7, np.zeros(7), np.zeros(7), 5.0)
+    error = numpy_update(mapper, controller, reference, NAMES7, np.zeros(7), np.zeros(7), 5.0, 0.0)
     assert isinstance(error, ValueError) and re.search('q_ref contains NaN or Inf', str(error))
-    assert not step(NAMES7, np.zeros(7), np.zeros(7), reference, 5.0)
+    assert not step(NAMES7, np.zeros(7), np.zeros(7), reference, 5.0, 0.0)

@@ -21,7 +21,7 @@ MODEL = load_urdf(BUNDLED_URDF)
 NAMES = list(MODEL.joint_names)
 Q0 = np.array([0.0, 0.3, 0.0, -1.5, 0.0, 1.8, 0.0])   # inside the arm7 limits
 STARTUP = 30.0
-KP, KD = 100.0, 20.0
+KP, KD = 100.0, 5.0   # pd_gravity: KD 20 would make the wrist (0.005 kg m^2) unstable at 1 kHz: refused
 
 
 class Loop:
@@ -123,7 +123,10 @@ def test_parameter_service_changes_validates_and_refuses(ros_domain, start):
     assert get_parameter('kp') == 2 * KP
 
     # Invalid values are refused with a reason, and nothing changes.
+    # Gains that make the sampled loop unstable (control.check_gains) and booleans are refused too.
     for name, value, reason in (('kp', -1.0, 'non-negative'), ('kp', [1.0, 2.0], '7'),
+                                ('kp', 1e10, 'unstable'), ('kp', 1e300, 'unstable'), ('kd', 50.0, 'unstable'),
+                                ('kp', True, 'not a boolean'), ('ki', [True] * 7, 'not a boolean'),
                                 ('mode', 'not_a_mode', 'mode'), ('stale_behavior', 'explode', 'stale_behavior')):
         result = set_parameter(name, value)
         assert not result.successful and reason in result.reason, (name, value, result.reason)

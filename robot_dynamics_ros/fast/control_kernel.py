@@ -1,6 +1,8 @@
 """One controller update compiled: what ``JointStateMapper.map``, ``TrajectoryReference.sample`` and
-``ComputedTorqueController.compute`` (control.py, the NumPy path) compute for a joint state, in one call, with
-RNEA from the table kernel. ``control.ControlStep`` packs the arguments.
+``ComputedTorqueController.update`` (control.py, the NumPy path) compute for a joint state, in one call, with
+RNEA from the table kernel. ``control.ControlStep`` packs the arguments. The reference governor and the integral
+action (``govern_reference``, ``integrate_error``) are written once, here: the NumPy path runs them as plain
+Python, on the same state arrays.
 
 The kernel returns False, leaving its results undefined, for every input on which the NumPy path raises
 ValueError (a joint state of the wrong length, without velocities, non-finite or implausible; a non-finite
@@ -10,11 +12,20 @@ import numpy as np
 
 from ..algorithms.backends import njit
 from ..algorithms.rnea import rnea_kernel
-from ..control import FRICTION_SMOOTHING_VELOCITY
 
-# Rows of the per-joint constants J (model order).
-KP, KD, DAMPING, FRICTION, EFFORT_LIMIT, LOWER, UPPER, MAX_SPEED, CONTINUOUS = range(9)
-JOINT_ROWS = 9
+FRICTION_SMOOTHING_VELOCITY = 0.01  # rad/s or m/s: Coulomb feed-forward ramps in over this speed
+
+# Rows of the per-joint constants J (model order): gains, URDF damping, friction and effort limit, the plausibility
+# bounds of joint states (LOWER, UPPER, MAX_SPEED), continuous joints, and the limits the governed reference keeps
+# to (position, velocity, acceleration; inf: none).
+(KP, KD, KI, DAMPING, FRICTION, EFFORT_LIMIT, LOWER, UPPER, MAX_SPEED, CONTINUOUS,
+ POSITION_LOW, POSITION_HIGH, VELOCITY_LIMIT, ACCELERATION_LIMIT) = range(14)
+JOINT_ROWS = 14
+# Rows of the controller's state S: the governed reference position and velocity, the integral of the error.
+GOVERNED_Q, GOVERNED_QD, INTEGRAL = range(3)
+STATE_ROWS = 3
+# The controller's clock C: [time of the last update (s), whether the governor has started, updates it limited]
+LAST_TIME, STARTED, LIMITED_UPDATES = range(3)
 # Rows of the results R: the measured state, the reference, the feedback and the acceleration RNEA gets, a row of
 # zeros (never written), tau in model order and the command (tau in output order).
 Q, QD, Q_REF, QD_REF, QDD_REF, FEEDBACK, ACCELERATION, ZERO, TAU, COMMAND = range(10)
@@ -74,35 +85,113 @@ def sample_reference(t, times, waypoints, coefficients, segment, q_ref, qd_ref, 
 
 
 @njit(cache=True)
-def control_law(mode, friction_compensation, J, P, W, a0, f_ext, R):
+def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
+    """Replace the sampled reference (q_ref, qd_ref, qdd_ref) by one that keeps to the joint limits, and return
+    the time step since the last update (0 at the first). Per joint: the target is q_ref clamped into
+    [POSITION_LOW, POSITION_HIGH] (at rest there); while the governed reference S[GOVERNED_Q] can reach it within
+    one step at a speed within VELOCITY_LIMIT, it is the reference itself (qdd_ref kept where within
+    ACCELERATION_LIMIT); otherwise it moves toward the target at the velocity limit and, with an acceleration
+    limit, accelerates and brakes within it (braking in time not to overshoot: v = sqrt(2 a |e|)), with zero
+    feed-forward acceleration. The first update starts it at the measured state, clamped into the limits.
+    C[LIMITED_UPDATES] counts the updates on which some joint was limited."""
+    n = q.shape[0]
+    dt = 0.0
+    if C[STARTED] == 0.0:
+        for i in range(n):
+            S[GOVERNED_Q, i] = min(max(q[i], J[POSITION_LOW, i]), J[POSITION_HIGH, i])
+            S[GOVERNED_QD, i] = min(max(qd[i], -J[VELOCITY_LIMIT, i]), J[VELOCITY_LIMIT, i])
+        C[STARTED] = 1.0
+    else:
+        dt = max(now - C[LAST_TIME], 0.0)
+    C[LAST_TIME] = now
+    limited = False
+    for i in range(n):
+        low, high = J[POSITION_LOW, i], J[POSITION_HIGH, i]
+        v_max, a_max = J[VELOCITY_LIMIT, i], J[ACCELERATION_LIMIT, i]
+        inside = low < q_ref[i] < high
+        target = min(max(q_ref[i], low), high)
+        v_target = qd_ref[i] if inside else 0.0
+        a_target = qdd_ref[i] if inside else 0.0
+        error = target - S[GOVERNED_Q, i]
+        if J[CONTINUOUS, i]:   # the short way round (unlimited revolute joint)
+            error = (error + np.pi) % (2.0 * np.pi) - np.pi
+            target = S[GOVERNED_Q, i] + error
+        reachable = (dt > 0.0 and abs(v_target) <= v_max and abs(a_target) <= a_max
+                     and abs(error) <= v_max * dt + 1e-12 and abs(v_target - S[GOVERNED_QD, i]) <= 2.0 * a_max * dt)
+        if reachable:
+            S[GOVERNED_Q, i], S[GOVERNED_QD, i] = target, v_target
+            q_ref[i], qd_ref[i], qdd_ref[i] = target, v_target, a_target
+            continue
+        limited = True
+        if dt == 0.0:   # the first update: hold the measured state
+            q_ref[i], qd_ref[i], qdd_ref[i] = S[GOVERNED_Q, i], S[GOVERNED_QD, i], 0.0
+            continue
+        if a_max == np.inf:   # a velocity limit alone: straight to the target at v_max
+            step = min(max(error, -v_max * dt), v_max * dt)
+            velocity, acceleration = step / dt, 0.0
+        else:   # the speed from which a_max stops at the target, within v_max, reached within a_max
+            stopping = np.sign(error) * np.sqrt(2.0 * a_max * abs(error))
+            wanted = min(max(v_target + stopping, -v_max), v_max)
+            change = min(max(wanted - S[GOVERNED_QD, i], -a_max * dt), a_max * dt)
+            velocity, acceleration = S[GOVERNED_QD, i] + change, change / dt
+            step = velocity * dt
+            if abs(step) > abs(error) and step * error > 0.0:   # arrives within this step
+                step, velocity, acceleration = error, v_target, 0.0
+        position = S[GOVERNED_Q, i] + step
+        if position <= low or position >= high:   # on a limit: at rest there
+            position, velocity, acceleration = min(max(position, low), high), 0.0, 0.0
+        S[GOVERNED_Q, i], S[GOVERNED_QD, i] = position, velocity
+        q_ref[i], qd_ref[i], qdd_ref[i] = position, velocity, acceleration
+    if limited:
+        C[LIMITED_UPDATES] += 1.0
+    return dt
+
+
+@njit(cache=True)
+def integrate_error(dt, J, S, position_error, tau):
+    """The integral action's anti-windup by conditional integration: S[INTEGRAL] += error dt for each joint whose
+    effort tau (before clamping) is within its effort limit, or whose error would take it back inside; a joint
+    held at its effort limit integrates nothing (the integral cannot wind up)."""
+    for i in range(tau.shape[0]):
+        saturated = abs(tau[i]) >= J[EFFORT_LIMIT, i]
+        if not saturated or position_error[i] * tau[i] < 0.0:
+            S[INTEGRAL, i] += position_error[i] * dt
+
+
+@njit(cache=True)
+def control_law(mode, friction_compensation, J, P, W, a0, f_ext, integral, R):
     """tau = R[TAU] for the state and reference in R (ComputedTorqueController.compute):
-    computed_torque:      tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q))
-    pd_gravity:           tau = Kp (q_ref - q) + Kd (qd_ref - qd) + g(q)
+    computed_torque:      tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q) + Ki integral)
+    pd_gravity:           tau = Kp (q_ref - q) + Kd (qd_ref - qd) + Ki integral + g(q)
     gravity_compensation: tau = g(q) = RNEA(q, 0, 0)
-    friction compensation (first two modes): + damping qd + friction tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY);
-    then tau is clamped to the effort limits."""
+    friction compensation (first two modes): + damping qd + friction tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY).
+    R[ACCELERATION] keeps tau before the effort limits clamp it (for integrate_error); R[FEEDBACK] the position
+    error."""
     q, qd, q_ref, qd_ref, qdd_ref = R[Q], R[QD], R[Q_REF], R[QD_REF], R[QDD_REF]
     feedback, acceleration, zero, tau = R[FEEDBACK], R[ACCELERATION], R[ZERO], R[TAU]
     n = q.shape[0]
     if mode == GRAVITY_COMPENSATION:
         rnea_kernel(P, W, a0, f_ext, q, zero, zero, tau)
+        for i in range(n):
+            feedback[i] = 0.0
     else:
         for i in range(n):
             error = q_ref[i] - q[i]
             if J[CONTINUOUS, i]:   # wrapped into [-pi, pi): the short way round
                 error = (error + np.pi) % (2.0 * np.pi) - np.pi
-            feedback[i] = J[KP, i] * error + J[KD, i] * (qd_ref[i] - qd[i])
-            acceleration[i] = qdd_ref[i] + feedback[i]
+            acceleration[i] = qdd_ref[i] + J[KP, i] * error + J[KD, i] * (qd_ref[i] - qd[i]) + J[KI, i] * integral[i]
+            feedback[i] = error
         if mode == COMPUTED_TORQUE:
             rnea_kernel(P, W, a0, f_ext, q, qd, acceleration, tau)
         else:
             rnea_kernel(P, W, a0, f_ext, q, zero, zero, tau)
             for i in range(n):
-                tau[i] = feedback[i] + tau[i]
+                tau[i] += acceleration[i] - qdd_ref[i]
         if friction_compensation:
             for i in range(n):
                 tau[i] += J[DAMPING, i] * qd[i] + J[FRICTION, i] * np.tanh(qd_ref[i] / FRICTION_SMOOTHING_VELOCITY)
     for i in range(n):   # comparisons keep a NaN, as np.clip does
+        acceleration[i] = tau[i]
         if tau[i] > J[EFFORT_LIMIT, i]:
             tau[i] = J[EFFORT_LIMIT, i]
         elif tau[i] < -J[EFFORT_LIMIT, i]:
@@ -110,10 +199,11 @@ def control_law(mode, friction_compensation, J, P, W, a0, f_ext, R):
 
 
 @njit(cache=True)
-def control_step(positions, velocities, n_names, source, allow_missing_velocity, t, times, waypoints, coefficients,
-                 segment, mode, friction_compensation, J, P, W, a0, f_ext, output_order, R):
-    """Map the joint state, sample the reference at t, run the control law and write R[COMMAND][k] =
-    tau[output_order[k]]; False (nothing to command) where the NumPy path raises ValueError."""
+def control_step(positions, velocities, n_names, source, allow_missing_velocity, t, now, times, waypoints,
+                 coefficients, segment, mode, friction_compensation, J, S, C, P, W, a0, f_ext, output_order, R):
+    """Map the joint state, sample the reference at t, govern it (the state's time: now), run the control law,
+    integrate the error and write R[COMMAND][k] = tau[output_order[k]]; False (nothing to command, no state
+    changed) where the NumPy path raises ValueError."""
     if not map_joint_state(positions, velocities, n_names, source, allow_missing_velocity, J, R[Q], R[QD]):
         return False
     sample_reference(t, times, waypoints, coefficients, segment, R[Q_REF], R[QD_REF], R[QDD_REF])
@@ -121,7 +211,15 @@ def control_step(positions, velocities, n_names, source, allow_missing_velocity,
         for k in range(R.shape[1]):
             if not np.isfinite(R[row, k]):
                 return False
-    control_law(mode, friction_compensation, J, P, W, a0, f_ext, R)
+    saved_state, saved_clock = S.copy(), C.copy()
+    dt = govern_reference(now, J, S, C, R[Q], R[QD], R[Q_REF], R[QD_REF], R[QDD_REF])
+    control_law(mode, friction_compensation, J, P, W, a0, f_ext, S[INTEGRAL], R)
+    for k in range(R.shape[1]):
+        if not np.isfinite(R[ACCELERATION, k]):   # a non-finite effort: the NumPy path raises
+            S[:], C[:] = saved_state, saved_clock
+            return False
+    if mode != GRAVITY_COMPENSATION:
+        integrate_error(dt, J, S, R[FEEDBACK], R[ACCELERATION])
     for k in range(R.shape[1]):
         R[COMMAND, k] = R[TAU, output_order[k]]
     return True

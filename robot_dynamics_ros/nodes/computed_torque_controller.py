@@ -1,4 +1,5 @@
-"""``computed_torque_controller`` node: tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q)).
+"""``computed_torque_controller`` node: tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q) + Ki int(q_ref - q)),
+the reference governed into the joint limits (control.ComputedTorqueController.update).
 
 Subscribes ``joint_states`` (sensor_msgs/JointState) and ``~/joint_trajectory``
 (trajectory_msgs/JointTrajectory, transient local so a trajectory published earlier still arrives);
@@ -31,7 +32,7 @@ from trajectory_msgs.msg import JointTrajectory
 from .. import fast
 from ..algorithms import gravity_torques
 from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, ControlStep, JointStateMapper,
-                       TrajectoryReference, all_finite, plausibility_bounds)
+                       TrajectoryReference, all_finite, check_gains, plausibility_bounds)
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
 from .trajectory_cdr import FIELDS, read_joint_trajectory
@@ -57,6 +58,14 @@ class ControllerNode(Node):
         self.ignore_unknown = declare(self, 'ignore_unknown_joints', False,
                                       'skip joint-state entries for joints the model does not have')
         self.model = None
+        self.joint_state_rate = as_float('joint_state_rate', declare(
+            self, 'joint_state_rate', 1000.0, 'joint states per second the loop runs at: the gains must keep the '
+            'loop stable at this rate (a command acting one period after its state)'))
+        if self.joint_state_rate <= 0:
+            raise ConfigurationError(f"parameter 'joint_state_rate' must be positive, got {self.joint_state_rate}")
+        self.acceleration_limits = declare(self, 'acceleration_limits', Parameter.Type.DOUBLE_ARRAY,
+                                           'per joint (joints order), rad/s^2 or m/s^2: the reference keeps to '
+                                           'them (URDF has none); empty: no acceleration limit')
         self.max_trajectory_points = declare(self, 'max_trajectory_points', 100000,
                                              'joint trajectories with more points are refused')
         if self.max_trajectory_points < 1:
@@ -71,6 +80,9 @@ class ControllerNode(Node):
             'kp': runtime.declare('kp', 100.0, 'position gain, 1/s^2: a number or one per joint',
                                   dynamic_typing=True),
             'kd': runtime.declare('kd', 20.0, 'velocity gain, 1/s: a number or one per joint', dynamic_typing=True),
+            'ki': runtime.declare('ki', 0.0, 'integral gain, 1/s^3: a number or one per joint; removes the '
+                                  'steady error friction leaves (kp, kd, ki must keep the loop stable at '
+                                  'joint_state_rate)', dynamic_typing=True),
             'stale_behavior': runtime.declare('stale_behavior', 'zero',
                                               "on stale joint states: 'zero' (one zero command, then silence) "
                                               "or 'gravity_compensation' (g(q) at the last valid state)"),
@@ -94,20 +106,32 @@ class ControllerNode(Node):
         settings = dict(self.settings, **changes)
         one_of('stale_behavior', settings['stale_behavior'], STALE_BEHAVIORS)
         one_of('mode', settings['mode'], CONTROL_MODES)
-        for gain in ('kp', 'kd'):
-            as_vector(gain, settings[gain], np.size(settings[gain]))  # numbers; their count needs the model
+        for gain in ('kp', 'kd', 'ki'):
+            value = settings[gain]
+            if isinstance(value, bool) or (isinstance(value, (list, tuple)) and any(isinstance(v, bool) for v in value)):
+                raise ConfigurationError(f"parameter {gain!r} must be a number or a list of numbers, not a boolean: "
+                                         f"got {value!r}")
+            as_vector(gain, value, np.size(value))  # numbers; their count needs the model
         if self.model is not None:
             self.controller = self._make_controller(self.model, self.index, settings)
         self.settings = settings
 
     def _make_controller(self, model, index, settings):
+        """A controller with these settings (ConfigurationError for gains that are negative or that make the loop
+        unstable at joint_state_rate); it continues the running controller's state when the robot is the same."""
         order = np.argsort(index)   # per-joint lists: `joints` order -> model order
-        kp, kd = (as_vector(gain, settings[gain], model.nv)[order] for gain in ('kp', 'kd'))
+        kp, kd, ki = (as_vector(gain, settings[gain], model.nv)[order] for gain in ('kp', 'kd', 'ki'))
+        acceleration = (as_vector('acceleration_limits', self.acceleration_limits, model.nv, allow_scalar=False)[order]
+                        if len(self.acceleration_limits) else None)
         try:
-            return ComputedTorqueController(model, kp, kd, settings['mode'], self.gravity,
-                                            settings['friction_compensation'])
+            controller = ComputedTorqueController(model, kp, kd, settings['mode'], self.gravity,
+                                                  settings['friction_compensation'], ki, acceleration)
+            check_gains(model, settings['mode'], kp, kd, ki, 1.0 / self.joint_state_rate)
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
+        if self.controller is not None and self.controller.model is model:
+            controller.take_state(self.controller)
+        return controller
 
     def _start(self, model):
         """Build the controller for the model (ConfigurationError if it cannot run it), then switch to it: the
@@ -129,7 +153,8 @@ class ControllerNode(Node):
         if fast.BACKEND == 'numba':   # warm-up: load (once: compile) the kernel for rclpy's array('d') fields
             step = ControlStep(mapper, controller, index)
             q, qd = array('d', model.neutral().tobytes()), array('d', bytes(8 * model.nv))
-            step(list(model.joint_names), q, qd, TrajectoryReference.hold(model.neutral()), 0.0)
+            step(list(model.joint_names), q, qd, TrajectoryReference.hold(model.neutral()), 0.0, 0.0)
+            controller.state[:], controller.clock[:] = 0.0, 0.0   # the warm-up leaves no state behind
         first = self.model is None
         with self.handover:
             self.trajectories_received += 1   # a trajectory in the worker is for the old model
@@ -146,6 +171,7 @@ class ControllerNode(Node):
         self.state_time = None       # ns: stamp of the last valid joint state
         self.last_state = None       # (monotonic receipt time, q) of the last valid joint state
         self.stale = False
+        self.limited_updates = 0
         if first:
             self._create_interfaces()
         self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), "
@@ -181,6 +207,10 @@ class ControllerNode(Node):
                 return
         q, qd, q_ref, qd_ref, command = update
         compute_us = (time.perf_counter() - started) * 1e6
+        if self.controller.limited_updates > self.limited_updates:
+            self.limited_updates = self.controller.limited_updates
+            self.throttle.warn('limited', "the reference leaves the joint position or velocity limits: following "
+                                          f"it within them ({self.limited_updates} updates so far)")
         if self.stale:
             self.get_logger().info("joint states are back; commanding again")
             self.stale = False
@@ -217,7 +247,7 @@ class ControllerNode(Node):
         self.reference, self.reference_start, self.applied = self._newest_reference(self.state_time)
         q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
         try:
-            tau = self.controller.compute(q, qd, q_ref, qd_ref, qdd_ref)
+            tau, q_ref, qd_ref, _ = self.controller.update(self.state_time * 1e-9, q, qd, q_ref, qd_ref, qdd_ref)
         except ValueError as e:
             self.throttle.warn('compute', f"no command: {e}")
             return None
@@ -234,7 +264,8 @@ class ControllerNode(Node):
             step = self.step = ControlStep(self.mapper, self.controller, self.index)
         state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
         reference, reference_start, applied = self._newest_reference(state_time)
-        if not step(msg.name, msg.position, msg.velocity, reference, (state_time - reference_start) * 1e-9):
+        if not step(msg.name, msg.position, msg.velocity, reference, (state_time - reference_start) * 1e-9,
+                    state_time * 1e-9):
             return None
         self.state_time, self.reference, self.reference_start, self.applied = (state_time, reference,
                                                                                reference_start, applied)
