@@ -21,9 +21,10 @@ FRICTION_SMOOTHING_VELOCITY = 0.01  # rad/s or m/s: Coulomb feed-forward ramps i
 (KP, KD, KI, DAMPING, FRICTION, EFFORT_LIMIT, LOWER, UPPER, MAX_SPEED, CONTINUOUS,
  POSITION_LOW, POSITION_HIGH, VELOCITY_LIMIT, ACCELERATION_LIMIT) = range(14)
 JOINT_ROWS = 14
-# Rows of the controller's state S: the governed reference position and velocity, the integral of the error.
-GOVERNED_Q, GOVERNED_QD, INTEGRAL = range(3)
-STATE_ROWS = 3
+# Rows of the controller's state S: the governed reference position and velocity, the integral of the error, and
+# whether the governor limited the joint's reference at the last update (1.0) or passed it through (0.0).
+GOVERNED_Q, GOVERNED_QD, INTEGRAL, LIMITED = range(4)
+STATE_ROWS = 4
 # The controller's clock C: [time of the last update (s), whether the governor has started, updates it limited]
 LAST_TIME, STARTED, LIMITED_UPDATES = range(3)
 # Rows of the results R: the measured state, the reference, the feedback and the acceleration RNEA gets, a row of
@@ -85,6 +86,14 @@ def sample_reference(t, times, waypoints, coefficients, segment, q_ref, qd_ref, 
 
 
 @njit(cache=True)
+def governed_change(error, v_target, velocity, v_max, a_max, dt):
+    """The governed velocity's change over one step: toward v_target plus the speed from which a_max stops the
+    remaining error (v = sqrt(2 a_max |error|)), within v_max, by at most a_max dt."""
+    wanted = min(max(v_target + np.sign(error) * np.sqrt(2.0 * a_max * abs(error)), -v_max), v_max)
+    return min(max(wanted - velocity, -a_max * dt), a_max * dt)
+
+
+@njit(cache=True)
 def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
     """Replace the sampled reference (q_ref, qd_ref, qdd_ref) by one that keeps to the joint limits, and return
     the time step since the last update (0 at the first). Per joint: the target is q_ref clamped into
@@ -118,6 +127,7 @@ def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
             target = S[GOVERNED_Q, i] + error
         reachable = (dt > 0.0 and abs(v_target) <= v_max and abs(a_target) <= a_max
                      and abs(error) <= v_max * dt + 1e-12 and abs(v_target - S[GOVERNED_QD, i]) <= 2.0 * a_max * dt)
+        S[LIMITED, i] = 0.0 if reachable else 1.0
         if reachable:
             S[GOVERNED_Q, i], S[GOVERNED_QD, i] = target, v_target
             q_ref[i], qd_ref[i], qdd_ref[i] = target, v_target, a_target
@@ -129,14 +139,13 @@ def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
         if a_max == np.inf:   # a velocity limit alone: straight to the target at v_max
             step = min(max(error, -v_max * dt), v_max * dt)
             velocity, acceleration = step / dt, 0.0
-        else:   # the speed from which a_max stops at the target, within v_max, reached within a_max
-            stopping = np.sign(error) * np.sqrt(2.0 * a_max * abs(error))
-            wanted = min(max(v_target + stopping, -v_max), v_max)
-            change = min(max(wanted - S[GOVERNED_QD, i], -a_max * dt), a_max * dt)
-            velocity, acceleration = S[GOVERNED_QD, i] + change, change / dt
+        else:   # toward the speed from which a_max stops at the target (within v_max), changing within a_max
+            velocity = S[GOVERNED_QD, i] + governed_change(error, v_target, S[GOVERNED_QD, i], v_max, a_max, dt)
             step = velocity * dt
             if abs(step) > abs(error) and step * error > 0.0:   # arrives within this step
-                step, velocity, acceleration = error, v_target, 0.0
+                step, velocity = error, v_target
+            # the feed-forward: the acceleration of the coming step (the command acts over it), not the last one's
+            acceleration = governed_change(error - step, v_target, velocity, v_max, a_max, dt) / dt
         position = S[GOVERNED_Q, i] + step
         if position <= low or position >= high:   # on a limit: at rest there
             position, velocity, acceleration = min(max(position, low), high), 0.0, 0.0
@@ -150,11 +159,12 @@ def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
 @njit(cache=True)
 def integrate_error(dt, J, S, position_error, tau):
     """The integral action's anti-windup by conditional integration: S[INTEGRAL] += error dt for each joint whose
-    effort tau (before clamping) is within its effort limit, or whose error would take it back inside; a joint
-    held at its effort limit integrates nothing (the integral cannot wind up)."""
+    reference the governor passed through and whose effort tau (before clamping) is within its effort limit, or
+    whose error would take it back inside; a joint held at its effort limit, or following a limited reference
+    (a slew, whose lag is no steady error), integrates nothing."""
     for i in range(tau.shape[0]):
         saturated = abs(tau[i]) >= J[EFFORT_LIMIT, i]
-        if not saturated or position_error[i] * tau[i] < 0.0:
+        if S[LIMITED, i] == 0.0 and (not saturated or position_error[i] * tau[i] < 0.0):
             S[INTEGRAL, i] += position_error[i] * dt
 
 

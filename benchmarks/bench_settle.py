@@ -1,0 +1,68 @@
+"""Settling from the joint limits (issue 17): the bundled arm in process (Simulator with its URDF friction and the
+computed-torque controller as the node runs it, config/closed_loop.yaml's gains, 1 kHz, lockstep), from 22 starts on
+the limits to a constant reference in the middle of them: when the arm comes within 1 degree for good, its error
+after 3 s, and its fastest joint speed as a fraction of the URDF velocity limit.
+
+    python benchmarks/bench_settle.py [--ki KI]
+"""
+import argparse
+import os
+
+import numpy as np
+import yaml
+
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.control import ComputedTorqueController, TrajectoryReference
+from robot_dynamics_ros.simulation import Simulator
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DT, SECONDS = 1e-3, 3.0
+
+
+def starts(model):
+    """Each joint alone at each limit (14), all lower, all upper, alternating both ways, first half lower or
+    upper, and two random mixes of limits (fixed seed)."""
+    lower, upper, middle, n = model.lower, model.upper, model.middle_of_limits(), model.nv
+    found = {}
+    for i in range(n):
+        for side, limit in (('lower', lower), ('upper', upper)):
+            found[f'joint {i + 1} {side}'] = np.where(np.arange(n) == i, limit, middle)
+    alternate, first = np.arange(n) % 2 == 0, np.arange(n) < n // 2
+    found.update({'all lower': lower, 'all upper': upper, 'alternating': np.where(alternate, lower, upper),
+                  'alternating, other way': np.where(alternate, upper, lower),
+                  'first half lower': np.where(first, lower, upper), 'first half upper': np.where(first, upper, lower)})
+    rng = np.random.default_rng(0)
+    for k in range(2):
+        found[f'random mix {k + 1}'] = np.where(rng.random(n) < 0.5, lower, upper)
+    return found
+
+
+def main():
+    with open(os.path.join(ROOT, 'config', 'closed_loop.yaml')) as f:
+        parameters = yaml.safe_load(f)['computed_torque_controller']['ros__parameters']
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--ki', type=float, default=parameters['ki'], help='integral gain (default: the config)')
+    args = parser.parse_args()
+    model = load_urdf(os.path.join(ROOT, 'urdf', 'arm7.urdf'))
+    center = model.middle_of_limits()
+    reference = TrajectoryReference.hold(center)
+    print(f"{'start':<24}{'within 1 deg from (s)':>22}{'error at 3 s (deg)':>20}{'max speed / limit':>19}")
+    for name, q0 in starts(model).items():
+        sim = Simulator(model, DT, initial_positions=q0)
+        controller = ComputedTorqueController(model, parameters['kp'], parameters['kd'], friction_compensation=True,
+                                              ki=args.ki)
+        settled, speed = None, 0.0
+        for k in range(int(SECONDS / DT)):
+            t = k * DT
+            tau, *_ = controller.update(t, sim.q, sim.qd, *reference.sample(t))
+            sim.set_command(tau)
+            sim.step()
+            speed = max(speed, np.max(np.abs(sim.qd) / model.velocity_limit))
+            within = np.max(np.abs(sim.q - center)) < np.radians(1.0)
+            settled = (settled if settled is not None else t + DT) if within else None
+        error = np.degrees(np.max(np.abs(sim.q - center)))
+        print(f"{name:<24}{'never' if settled is None else f'{settled:.3f}':>22}{error:>20.3f}{speed:>19.3f}")
+
+
+if __name__ == '__main__':
+    main()
