@@ -139,8 +139,11 @@ class Simulator:
         over the fields a joint has (with a position but no velocity target, the velocity target is 0; with
         neither, no feedback), clamped to the effort limit; position errors on continuous joints wrapped into
         [-pi, pi). Targets are held until a new command: they never go stale (``command_timeout`` concerns
-        ``set_command`` only), and ``set_command`` clears them. ValueError for a wrong length or +-Inf,
-        keeping every previous target.
+        ``set_command`` only), and ``set_command`` clears them. Targets beyond the joint's limits are held at them,
+        as Gazebo's joints do: positions clamped into the position limits, velocities and efforts into the URDF
+        velocity and effort limits. ValueError for a wrong length, +-Inf, or targets so large that the servo effort
+        for them would not be finite (e.g. a position of 1e308 with a velocity of -1e308), keeping every previous
+        target: a command is taken whole or not at all.
         """
         fields = []
         for name, value, previous in (('position', position, self.position_target),
@@ -155,10 +158,22 @@ class Simulator:
             if np.any(np.isinf(value)):
                 raise ValueError(f'{name} command contains Inf: {value.tolist()}')
             fields.append(np.where(np.isnan(value), previous, value))
+        previous = self.position_target, self.velocity_target, self.effort_target, self.servo_mode
         self.position_target, self.velocity_target, self.effort_target = fields
+        self.servo_mode = True
+        with np.errstate(over='ignore', invalid='ignore'):
+            finite = np.all(np.isfinite(self._effort(self.q, self.qd)))
+        if not finite:
+            self.position_target, self.velocity_target, self.effort_target, self.servo_mode = previous
+            raise ValueError(f'the servo effort for these targets is not finite (position {fields[0].tolist()}, '
+                             f'velocity {fields[1].tolist()}, effort {fields[2].tolist()})')
+        limit = self.model.velocity_limit
+        speed = np.where(np.isfinite(limit) & (limit > 0), limit, np.inf)
+        self.position_target = np.clip(fields[0], self.model.lower, self.model.upper)   # NaN stays NaN
+        self.velocity_target = np.clip(fields[1], -speed, speed)
+        self.effort_target = np.clip(fields[2], -self.model.effort_limit, self.model.effort_limit)
         self.command = np.zeros(self.model.nv)
         self.command_time = self.t if t is None else float(t)
-        self.servo_mode = True
 
     def command_is_stale(self):
         """True when the last ``set_command`` is older than ``command_timeout`` (never for servo targets)."""

@@ -244,3 +244,26 @@ def test_a_non_finite_state_is_refused_and_the_arm_held_still(arm):
     assert sim.t == 0.0
     sim.step()
     assert np.all(np.isfinite(sim.q))
+
+
+def test_an_absurd_joint_command_is_refused_whole_and_the_servo_keeps_its_targets(arm):
+    """Issue 17's reproduction: position 1.7e308 with velocity -1.7e308 made the servo effort NaN (joint states
+    stopped) and the absurd velocity target stayed, so a later position-only command drove every joint into its
+    lower limit at full effort. Now it is refused whole; targets beyond the limits are held at the limits, as
+    Gazebo's joints do; and a later position-only command takes the arm to its targets."""
+    sim = servo(arm)
+    before = sim.position_target.copy(), sim.velocity_target.copy()
+    with pytest.raises(ValueError, match='not finite'):
+        sim.set_joint_command(position=np.full(arm.nv, 1.7e308), velocity=np.full(arm.nv, -1.7e308))
+    np.testing.assert_array_equal(sim.position_target, before[0])
+    np.testing.assert_array_equal(sim.velocity_target, before[1])
+    sim.step()
+    assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.applied_effort))
+    target = np.clip(INITIAL + 0.2, arm.lower, arm.upper)
+    sim.set_joint_command(position=target)   # position only, as in the reproduction
+    for _ in range(3000):
+        sim.step()
+    assert np.all(np.abs(sim.q - target) <= servo_error_bound(sim) + 1e-4)
+    sim.set_joint_command(position=np.full(arm.nv, 1e300), velocity=np.full(arm.nv, -1e3))
+    np.testing.assert_array_equal(sim.position_target, arm.upper)
+    np.testing.assert_array_equal(sim.velocity_target, -arm.velocity_limit)
