@@ -42,13 +42,14 @@ class Simulator:
     the velocity level (``contact.solve_velocity_step``): a joint whose net effort is below its friction
     sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
     shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull
-    it away. Joints with infinite limits are unbounded. q never leaves [lower, upper].
+    it away. Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds saturate at
+    the URDF velocity limits, solved in the same step (``limit_velocity=False`` turns that off).
     ``paused`` is a flag for the node that drives the simulator; ``step()`` itself ignores it.
     """
 
     def __init__(self, model, dt, integrator='semi_implicit_euler', gravity=None, initial_positions=None,
                  apply_damping=True, apply_friction=True, command_timeout=None, on_command_timeout='brake',
-                 position_gains=None, velocity_gains=None):
+                 position_gains=None, velocity_gains=None, limit_velocity=True):
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'time step dt must be positive and finite, got {dt}')
         if integrator not in INTEGRATORS:
@@ -63,6 +64,8 @@ class Simulator:
         self.gravity = gravity
         self.damping = model.damping if apply_damping else np.zeros(model.nv)
         self.friction = model.friction if apply_friction else np.zeros(model.nv)
+        limit = model.velocity_limit
+        self.velocity_limit = np.where(limit_velocity & np.isfinite(limit) & (limit > 0), limit, np.inf)
         self.command_timeout = command_timeout
         self.on_command_timeout = on_command_timeout
         self.initial_positions = self._within_limits(initial_positions)
@@ -250,7 +253,8 @@ class Simulator:
         """Velocity after Coulomb friction, the position limits and the brakes act for one step.
 
         Bounds (lower - q)/dt <= v <= (upper - q)/dt keep q + dt v within the limits (v >= 0 / v <= 0 on a
-        stop), braked joints are bounded to v = 0; ``contact.solve_velocity_step`` does the rest, starting
+        stop), and |v| <= the URDF velocity limit (the drives saturate there, as Gazebo's joints do; unless
+        ``limit_velocity=False``); braked joints are bounded to v = 0; ``contact.solve_velocity_step`` does the rest, starting
         from the previous step's pattern. Sets ``constraint_effort`` = M (v - w) / dt, the generalized force
         friction, stops and brakes applied over the step.
         """
@@ -258,7 +262,8 @@ class Simulator:
         if self.braking():
             v_lo = v_hi = np.zeros(self.model.nv)
         else:
-            v_lo, v_hi = (self.model.lower - q) / dt, (self.model.upper - q) / dt
+            v_lo = np.maximum((self.model.lower - q) / dt, -self.velocity_limit)
+            v_hi = np.minimum((self.model.upper - q) / dt, self.velocity_limit)
         impulse_bound = dt * self.friction
         if not np.any(impulse_bound > 0) and np.all(free_velocity > v_lo) and np.all(free_velocity < v_hi):
             self.constraint_effort = np.zeros(self.model.nv)

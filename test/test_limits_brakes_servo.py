@@ -267,3 +267,21 @@ def test_an_absurd_joint_command_is_refused_whole_and_the_servo_keeps_its_target
     sim.set_joint_command(position=np.full(arm.nv, 1e300), velocity=np.full(arm.nv, -1e3))
     np.testing.assert_array_equal(sim.position_target, arm.upper)
     np.testing.assert_array_equal(sim.velocity_target, -arm.velocity_limit)
+
+
+@pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
+def test_a_large_effort_does_not_push_a_joint_beyond_its_velocity_limit(arm, integrator):
+    """The drives saturate at the URDF velocity limits (as Gazebo's joints do): full effort on every joint, no
+    gravity, until the joints reach their stops; with limit_velocity=False the same efforts go well beyond."""
+    speeds = {}
+    for limit in (True, False):
+        sim = Simulator(arm, 1e-3, integrator=integrator, gravity=[0.0, 0.0, 0.0], initial_positions=arm.lower,
+                        limit_velocity=limit)
+        sim.set_command(arm.effort_limit)
+        fastest = np.zeros(arm.nv)
+        for _ in range(1000):
+            sim.step()
+            fastest = np.maximum(fastest, np.abs(sim.qd))
+        speeds[limit] = fastest
+    assert np.all(speeds[True] <= arm.velocity_limit) and np.all(speeds[True] > 0.9 * arm.velocity_limit)
+    assert np.all(speeds[False] > 1.5 * arm.velocity_limit)

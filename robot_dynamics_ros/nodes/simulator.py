@@ -50,6 +50,8 @@ class SimulatorNode(Node):
             self, 'real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible'))
         self.apply_damping = declare(self, 'apply_damping', True, 'viscous damping from the URDF')
         self.apply_friction = declare(self, 'apply_friction', True, 'Coulomb friction from the URDF')
+        self.limit_velocity = declare(self, 'limit_velocity', True, 'joint speeds saturate at the URDF velocity '
+                                      'limits, as Gazebo\'s joints do')
         self.wait_for_command = declare(self, 'wait_for_command', True, 'hold still (time stopped) until the '
                                         'first valid command, like brakes')
         self.waiting = self.wait_for_command
@@ -100,6 +102,7 @@ class SimulatorNode(Node):
                             initial_positions=model.middle_of_limits() if initial is None else initial,
                             apply_damping=self.apply_damping,
                             apply_friction=self.apply_friction, command_timeout=self.command_timeout,
+                            limit_velocity=self.limit_velocity,
                             on_command_timeout=self.on_command_timeout, position_gains=kp, velocity_gains=kd)
         except (ValueError, RobotDynamicsError) as e:
             raise ConfigurationError(str(e)) from None
