@@ -11,14 +11,10 @@ from .model.model import REVOLUTE
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
-# Default servo gains: each joint a critically damped oscillator of this natural frequency on the inertia it
-# meets when the other joints are free, m_i = 1 / (M^-1)_ii at the initial state: Kp_i = m_i w^2,
-# Kd_i = 2 zeta w m_i. Then diag(m)^1/2 M^-1 diag(m)^1/2 has unit diagonal, so every closed-loop mode has
-# lambda(M^-1 diag(m)) <= trace = n, and the fastest explicit damping term 2 zeta w lambda dt stays below the
-# stability limit 2 of semi-implicit Euler (2.8 of RK4): for the bundled arm (lambda <= 4.4 over random states),
-# 1.1 at dt = 1 ms.
-SERVO_FREQUENCY_HZ = 20.0
-SERVO_DAMPING_RATIO = 1.0
+# The position servo as gz_ros2_control's: each step the joint is driven at the velocity that closes this fraction
+# of its position error (its position_proportional_gain, default 0.1): a first-order response with time constant
+# dt / POSITION_GAIN (10 ms at the default 1 kHz), held by the drive with up to the effort limit.
+POSITION_GAIN = 0.1
 # A pivot D_i of U D U^T at or below this fraction of the largest one is a singular mass matrix.
 SINGULAR_PIVOT_RATIO = 1e-12
 
@@ -49,7 +45,7 @@ class Simulator:
 
     def __init__(self, model, dt, integrator='semi_implicit_euler', gravity=None, initial_positions=None,
                  apply_damping=True, apply_friction=True, command_timeout=None, on_command_timeout='brake',
-                 position_gains=None, velocity_gains=None, limit_velocity=True):
+                 limit_velocity=True):
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'time step dt must be positive and finite, got {dt}')
         if integrator not in INTEGRATORS:
@@ -71,7 +67,6 @@ class Simulator:
         self.initial_positions = self._within_limits(initial_positions)
         self._check_positive_definite(self.initial_positions)
         self._continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
-        self.position_gains, self.velocity_gains = self._servo_gains(position_gains, velocity_gains)
         self.paused = False
         self.reset()
 
@@ -95,19 +90,6 @@ class Simulator:
                     f'mass matrix is not positive definite at the initial state: joint '
                     f'{self.model.joint_names[i]!r} (body {self.model.body_names[i]!r}) moves no inertia '
                     f'(articulated-body inertia D = {D[i]:.3g}); give the bodies it moves mass and inertia')
-
-    def _servo_gains(self, position_gains, velocity_gains):
-        """(Kp, Kd) per joint; defaults m_i w^2 and 2 zeta w m_i, m_i = 1 / (M^-1)_ii (SERVO_FREQUENCY_HZ)."""
-        omega = 2.0 * np.pi * SERVO_FREQUENCY_HZ
-        inertia = 1.0 / np.diag(np.linalg.inv(crba(self.model, self.initial_positions)))
-        gains = []
-        for name, value, default in (('position_gains', position_gains, omega**2 * inertia),
-                                     ('velocity_gains', velocity_gains, 2.0 * SERVO_DAMPING_RATIO * omega * inertia)):
-            gain = default if value is None else as_finite_vector(name, value, self.model.nv)
-            if np.any(gain < 0):
-                raise ValueError(f'{name} must be non-negative, got {gain.tolist()}')
-            gains.append(gain)
-        return gains
 
     def reset(self, positions=None):
         """Back to rest at ``positions`` (default: the initial positions), t = 0, zero effort command."""
@@ -138,15 +120,18 @@ class Simulator:
 
         Each given field is an array of length nv where NaN means "no new value for this joint": the
         field's previous value for that joint is kept (NaN until one is given). None leaves a field as it is.
-        Applied at every integration step: tau_i = effort_i + Kp_i (position_i - q_i) + Kd_i (velocity_i - qd_i)
-        over the fields a joint has (with a position but no velocity target, the velocity target is 0; with
-        neither, no feedback), clamped to the effort limit; position errors on continuous joints wrapped into
-        [-pi, pi). Targets are held until a new command: they never go stale (``command_timeout`` concerns
-        ``set_command`` only), and ``set_command`` clears them. Targets beyond the joint's limits are held at them,
-        as Gazebo's joints do: positions clamped into the position limits, velocities and efforts into the URDF
-        velocity and effort limits. ValueError for a wrong length, +-Inf, or targets so large that the servo effort
-        for them would not be finite (e.g. a position of 1e308 with a velocity of -1e308), keeping every previous
-        target: a command is taken whole or not at all.
+        As gz_ros2_control's joints: a joint with a position target is driven at the velocity
+        velocity_i + POSITION_GAIN (position_i - q_i) / dt (velocity_i 0 where not given; position errors on
+        continuous joints wrapped into [-pi, pi)), one with a velocity target alone at that velocity; the drive
+        holds that velocity with any effort within the effort limit (a velocity-level constraint solved with the
+        stops, friction and velocity limits each step: no steady error while the effort needed is within the
+        limit); an effort target is applied as it is, and the drive's effort bound is what the effort target
+        leaves of the limit. Targets are held until a new command: they never go stale (``command_timeout``
+        concerns ``set_command`` only), and ``set_command`` clears them. Targets beyond the joint's limits are
+        held at them: positions clamped into the position limits, velocities and efforts into the URDF velocity
+        and effort limits. ValueError for a wrong length, +-Inf, or targets too large to be numbers once scaled
+        (e.g. a position of 1e308 with a velocity of -1e308), keeping every previous target: a command is taken
+        whole or not at all.
         """
         fields = []
         for name, value, previous in (('position', position, self.position_target),
@@ -161,15 +146,12 @@ class Simulator:
             if np.any(np.isinf(value)):
                 raise ValueError(f'{name} command contains Inf: {value.tolist()}')
             fields.append(np.where(np.isnan(value), previous, value))
-        previous = self.position_target, self.velocity_target, self.effort_target, self.servo_mode
-        self.position_target, self.velocity_target, self.effort_target = fields
-        self.servo_mode = True
         with np.errstate(over='ignore', invalid='ignore'):
-            finite = np.all(np.isfinite(self._effort(self.q, self.qd)))
-        if not finite:
-            self.position_target, self.velocity_target, self.effort_target, self.servo_mode = previous
-            raise ValueError(f'the servo effort for these targets is not finite (position {fields[0].tolist()}, '
-                             f'velocity {fields[1].tolist()}, effort {fields[2].tolist()})')
+            drive = fields[1] + POSITION_GAIN * (fields[0] - self.q) / self.dt
+        if np.any(np.isinf(drive)) or np.any(np.isnan(drive) & ~np.isnan(fields[0]) & ~np.isnan(fields[1])):
+            raise ValueError(f'the drive velocity for these targets is not finite (position {fields[0].tolist()}, '
+                             f'velocity {fields[1].tolist()})')
+        self.servo_mode = True
         limit = self.model.velocity_limit
         speed = np.where(np.isfinite(limit) & (limit > 0), limit, np.inf)
         self.position_target = np.clip(fields[0], self.model.lower, self.model.upper)   # NaN stays NaN
@@ -188,21 +170,23 @@ class Simulator:
         return self.on_command_timeout == 'brake' and self.command_is_stale()
 
     def _effort(self, q, qd):
-        """Motor effort at the state (q, qd): the command or the servo law, clamped to the effort limits."""
+        """Motor effort at the state (q, qd) outside the velocity servo: the command, or the servo's effort targets,
+        clamped to the effort limits."""
         if self.servo_mode:
-            has_position = ~np.isnan(self.position_target)
-            velocity_target = np.where(np.isnan(self.velocity_target), 0.0, self.velocity_target)
-            has_feedback = has_position | ~np.isnan(self.velocity_target)
-            position_error = np.where(has_position, self.position_target - q, 0.0)
-            position_error[self._continuous] = (position_error[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
-            tau = (np.where(np.isnan(self.effort_target), 0.0, self.effort_target)
-                   + self.position_gains * position_error
-                   + np.where(has_feedback, self.velocity_gains * (velocity_target - qd), 0.0))
+            tau = np.where(np.isnan(self.effort_target), 0.0, self.effort_target)
         elif self.command_is_stale():
             tau = np.zeros(self.model.nv)
         else:
             tau = self.command
         return np.clip(tau, -self.model.effort_limit, self.model.effort_limit)
+
+    def _drive_velocity(self, q):
+        """(driven, velocity): which joints the servo drives at a velocity this step, and that velocity."""
+        has_position, has_velocity = ~np.isnan(self.position_target), ~np.isnan(self.velocity_target)
+        error = np.where(has_position, self.position_target - q, 0.0)
+        error[self._continuous] = (error[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
+        velocity = np.where(has_velocity, self.velocity_target, 0.0) + POSITION_GAIN * error / self.dt
+        return has_position | has_velocity, velocity
 
     def step(self):
         """Advance the state by one dt; SimulationDiverged (a ValueError) if it would become non-finite."""
@@ -250,13 +234,17 @@ class Simulator:
                 qd + dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v))
 
     def _friction_and_stops(self, q, free_velocity):
-        """Velocity after Coulomb friction, the position limits and the brakes act for one step.
+        """Velocity after Coulomb friction, the position limits, the brakes and the servo's drives act for one step.
 
         Bounds (lower - q)/dt <= v <= (upper - q)/dt keep q + dt v within the limits (v >= 0 / v <= 0 on a
         stop), and |v| <= the URDF velocity limit (the drives saturate there, as Gazebo's joints do; unless
-        ``limit_velocity=False``); braked joints are bounded to v = 0; ``contact.solve_velocity_step`` does the rest, starting
-        from the previous step's pattern. Sets ``constraint_effort`` = M (v - w) / dt, the generalized force
-        friction, stops and brakes applied over the step.
+        ``limit_velocity=False``); braked joints are bounded to v = 0. A driven joint (``_drive_velocity``) is
+        held at its drive velocity c (within those bounds) by an impulse of at most dt times what its effort
+        target leaves of the effort limit: the same problem as friction, about c instead of 0, so it is solved in
+        the shifted velocity v - c (its Coulomb friction is taken within that bound: the drive overcomes it).
+        ``contact.solve_velocity_step`` does the rest, starting from the previous step's pattern. Sets
+        ``constraint_effort`` = M (v - w) / dt, the generalized force friction, stops, brakes and drives applied over
+        the step, and adds the drives' part to ``applied_effort``.
         """
         dt = self.dt
         if self.braking():
@@ -265,13 +253,24 @@ class Simulator:
             v_lo = np.maximum((self.model.lower - q) / dt, -self.velocity_limit)
             v_hi = np.minimum((self.model.upper - q) / dt, self.velocity_limit)
         impulse_bound = dt * self.friction
-        if not np.any(impulse_bound > 0) and np.all(free_velocity > v_lo) and np.all(free_velocity < v_hi):
+        driven, center = np.zeros(self.model.nv, dtype=bool), np.zeros(self.model.nv)
+        if self.servo_mode:
+            driven, drive = self._drive_velocity(q)
+            center = np.where(driven, np.clip(drive, v_lo, v_hi), 0.0)
+            impulse_bound = np.where(driven, dt * (self.model.effort_limit - np.abs(self.applied_effort)),
+                                     impulse_bound)
+        if (not np.any(impulse_bound > 0) and not driven.any() and np.all(free_velocity > v_lo)
+                and np.all(free_velocity < v_hi)):
             self.constraint_effort = np.zeros(self.model.nv)
             self._pattern = np.full(self.model.nv, SLIDING)
             return free_velocity
         M = crba(self.model, q)
-        v, self._pattern = solve_velocity_step(M, free_velocity, impulse_bound, v_lo, v_hi, self._pattern)
+        shifted, self._pattern = solve_velocity_step(M, free_velocity - center, impulse_bound, v_lo - center,
+                                                     v_hi - center, self._pattern)
+        v = shifted + center
         self.constraint_effort = M @ (v - free_velocity) / dt
+        limit = self.model.effort_limit   # (the drive's impulse is bounded; the clip removes rounding)
+        self.applied_effort = np.clip(self.applied_effort + np.where(driven, self.constraint_effort, 0.0), -limit, limit)
         return v
 
     def total_energy(self):

@@ -68,11 +68,6 @@ class SimulatorNode(Node):
         self.command_timeout = timeout if timeout > 0 else None
         self.on_command_timeout = one_of('on_command_timeout', declare(
             self, 'on_command_timeout', 'brake', "'brake' (joints held) or 'zero_effort'"), TIMEOUT_BEHAVIOURS)
-        self.position_gains = declare(self, 'position_gains', Parameter.Type.DOUBLE_ARRAY,
-                                      'joint_commands servo, N m/rad: one per joint in joints order; '
-                                      'empty: derived from the model', )
-        self.velocity_gains = declare(self, 'velocity_gains', Parameter.Type.DOUBLE_ARRAY,
-                                      'joint_commands servo, N m s/rad: one per joint; empty: derived')
         self.sync = declare(self, 'sync', 'realtime', "'realtime': step on the wall clock (real_time_factor); "
                             "'lockstep': publish a state, step when the command answering it has arrived")
         if self.sync not in SYNC_MODES:
@@ -94,16 +89,14 @@ class SimulatorNode(Node):
         joint_names, index = joint_order(model, self.joints_param)
         gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
-        initial, kp, kd = (self._in_model_order(model, index, name, values) for name, values in (
-            ('initial_positions', self.initial_positions), ('position_gains', self.position_gains),
-            ('velocity_gains', self.velocity_gains)))
+        initial = self._in_model_order(model, index, 'initial_positions', self.initial_positions)
         try:
             sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
                             initial_positions=model.middle_of_limits() if initial is None else initial,
                             apply_damping=self.apply_damping,
                             apply_friction=self.apply_friction, command_timeout=self.command_timeout,
                             limit_velocity=self.limit_velocity,
-                            on_command_timeout=self.on_command_timeout, position_gains=kp, velocity_gains=kd)
+                            on_command_timeout=self.on_command_timeout)
         except (ValueError, RobotDynamicsError) as e:
             raise ConfigurationError(str(e)) from None
         sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
