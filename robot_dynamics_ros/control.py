@@ -310,6 +310,7 @@ def _smoothstep(s):
 
 
 SMOOTHSTEP_MAX_SLOPE = 1.875  # max of S'(s), at s = 1/2
+SMOOTHSTEP_MAX_CURVATURE = 10.0 / np.sqrt(3.0)   # max of |S''(s)|, at s = 1/2 -+ sqrt(3)/6
 
 
 def sinusoid_reference(model, amplitude, frequency, duration, center=None, rate=100.0):
@@ -318,8 +319,8 @@ def sinusoid_reference(model, amplitude, frequency, duration, center=None, rate=
     The envelope e(t) rises from 0 to 1 and falls back to 0 with quintic smoothsteps, each as long as the
     slowest period (at most a quarter of the duration), so the motion starts and ends at rest at the centre.
     The centre defaults to the middle of the limits (0 where unlimited). Amplitudes are scaled down so
-    that the motion stays within the position limits and, with the envelope's slope bound, within the
-    velocity limits.
+    that the motion stays within the position limits and, with the envelope's slope and curvature bounds,
+    within the velocity limits and ``model_acceleration_limits`` (so the controller's governor passes it through).
     """
     n = model.nv
     frequency = as_finite_vector('frequency', frequency, n)
@@ -335,6 +336,9 @@ def sinusoid_reference(model, amplitude, frequency, duration, center=None, rate=
     peak_speed_per_amplitude = omega + 2.0 * SMOOTHSTEP_MAX_SLOPE / ramp
     amplitude = np.minimum(amplitude, room)
     amplitude = np.minimum(amplitude, LIMIT_MARGIN * model.velocity_limit / peak_speed_per_amplitude)
+    peak_acceleration_per_amplitude = (omega**2 + 2.0 * omega * SMOOTHSTEP_MAX_SLOPE / ramp
+                                       + SMOOTHSTEP_MAX_CURVATURE / ramp**2)
+    amplitude = np.minimum(amplitude, LIMIT_MARGIN * model_acceleration_limits(model) / peak_acceleration_per_amplitude)
 
     times = np.linspace(0.0, duration, int(round(duration * rate)) + 1)
     rise, rise_d, rise_dd = _smoothstep(times / ramp)

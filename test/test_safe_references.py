@@ -21,8 +21,9 @@ DT = 1e-3   # the bundled config's integration step and joint-state period
 
 
 def closed_loop(reference, q0, seconds, **gains):
-    """Run the loop; (times, q, qd, governed q_ref, qd_ref) per step."""
-    sim = Simulator(MODEL, DT, initial_positions=q0)
+    """Run the loop; (times, q, qd, governed q_ref, qd_ref) per step. The simulator's own velocity saturation is
+    off: the controller alone must keep the joints within their velocity limits."""
+    sim = Simulator(MODEL, DT, initial_positions=q0, limit_velocity=False)
     controller = ComputedTorqueController(MODEL, friction_compensation=True, **(gains or GAINS))
     rows = []
     for k in range(int(round(seconds / DT))):
