@@ -324,3 +324,12 @@ def test_frame_placements_and_jacobians_match_pinocchio(robot):
             J = pin.computeFrameJacobian(pm, data, pq, frame, pin.LOCAL_WORLD_ALIGNED)[:, oracle.v_index]
             np.testing.assert_allclose(algorithms.frame_jacobian(model, q, link), np.vstack([J[3:], J[:3]]),
                                        atol=1e-12)
+
+
+def test_the_closed_form_refuses_a_floating_base_with_a_clear_error():
+    """Gautier-Khalil's closed form is for fixed-base chains: an MDHError naming the reason (the CLI then points to
+    the numeric method), not an assertion deep in the MDH code."""
+    from robot_dynamics_ros.model.mdh import MDHError
+    from robot_dynamics_ros.parameters import closed_form_base_parameters
+    with pytest.raises(MDHError, match='floating or planar'):
+        closed_form_base_parameters(load_urdf(BUNDLED_URDF, root_joint='floating'))

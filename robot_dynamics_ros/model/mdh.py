@@ -62,6 +62,9 @@ def mdh_from_model(model, atol=1e-9):
 
 
 def _check_serial(model):
+    if not model.fixed_base:
+        raise MDHError(f"robot {model.name!r} has a floating or planar joint: MDH describes fixed-base serial chains "
+                       "of revolute and prismatic joints only")
     for j in range(model.nv):
         if model.parent[j] != j - 1:
             raise MDHError(f"joint {model.joint_names[j]!r}: the model is not a serial chain (body {j} hangs on "
