@@ -14,23 +14,8 @@ class _Pinocchio:
 pin = _Pinocchio()
 
 
-class PinocchioOracle:
-    def __init__(self, urdf_path, model):
-        self.pin_model = pin.buildModelFromUrdf(urdf_path)
-        self.data = self.pin_model.createData()
-        self.model = model
-        self.joints = [self.pin_model.joints[self.pin_model.getJointId(n)] for n in model.joint_names]
-        self.v_index = np.array([j.idx_v for j in self.joints])  # our DOF i -> pinocchio velocity index
-
-    def q(self, q):
-        """Our joint angles -> pinocchio configuration (continuous joints there are (cos, sin))."""
-        pq = pin.neutral(self.pin_model)
-        for qi, j in zip(q, self.joints):
-            if j.nq == 2:
-                pq[j.idx_q:j.idx_q + 2] = np.cos(qi), np.sin(qi)
-            else:
-                pq[j.idx_q] = qi
-        return pq
+class _Calls:
+    """Pinocchio's algorithms in our coordinates: q() and v_index map them (in the classes below)."""
 
     def v(self, v):
         pv = np.zeros(self.pin_model.nv)
@@ -48,13 +33,33 @@ class PinocchioOracle:
     def aba(self, q, qd, tau):
         return pin.aba(self.pin_model, self.data, self.q(q), self.v(qd), self.v(tau))[self.v_index]
 
+
+class PinocchioOracle(_Calls):
+    def __init__(self, urdf_path, model):
+        self.pin_model = pin.buildModelFromUrdf(urdf_path)
+        self.data = self.pin_model.createData()
+        self.model = model
+        self.joints = [self.pin_model.joints[self.pin_model.getJointId(n)] for n in model.joint_names]
+        self.v_index = np.array([j.idx_v for j in self.joints])  # our DOF i -> pinocchio velocity index
+
+    def q(self, q):
+        """Our joint angles -> pinocchio configuration (continuous joints there are (cos, sin))."""
+        pq = pin.neutral(self.pin_model)
+        for qi, j in zip(q, self.joints):
+            if j.nq == 2:
+                pq[j.idx_q:j.idx_q + 2] = np.cos(qi), np.sin(qi)
+            else:
+                pq[j.idx_q] = qi
+        return pq
+
+
     def minv(self, q):
         Mi = pin.computeMinverse(self.pin_model, self.data, self.q(q))
         Mi = np.triu(Mi) + np.triu(Mi, 1).T
         return Mi[np.ix_(self.v_index, self.v_index)]
 
 
-class BlockOracle:
+class BlockOracle(_Calls):
     """Pinocchio's model of a URDF string with an optional root joint ('floating': JointModelFreeFlyer, 'planar':
     JointModelPlanar), our coordinates mapped joint by joint (matched by name, the root joint is 'root_joint' in
     both): blocks of q and qd copied, continuous joints' angle as (cos, sin) there."""
@@ -81,18 +86,3 @@ class BlockOracle:
                 pq[j.idx_q:j.idx_q + width] = q[start:start + width]
         return pq
 
-    def v(self, v):
-        pv = np.zeros(self.pin_model.nv)
-        pv[self.v_index] = v
-        return pv
-
-    def rnea(self, q, qd, qdd):
-        return pin.rnea(self.pin_model, self.data, self.q(q), self.v(qd), self.v(qdd))[self.v_index]
-
-    def crba(self, q):
-        M = pin.crba(self.pin_model, self.data, self.q(q))
-        M = np.triu(M) + np.triu(M, 1).T
-        return M[np.ix_(self.v_index, self.v_index)]
-
-    def aba(self, q, qd, tau):
-        return pin.aba(self.pin_model, self.data, self.q(q), self.v(qd), self.v(tau))[self.v_index]

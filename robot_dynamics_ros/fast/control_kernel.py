@@ -8,6 +8,8 @@ The kernel returns False, leaving its results undefined, for every input on whic
 ValueError (a joint state of the wrong length, without velocities, non-finite or implausible; a non-finite
 reference); the caller then runs the NumPy path, which raises with its message.
 """
+import math
+
 import numpy as np
 
 from ..algorithms.backends import njit
@@ -89,7 +91,7 @@ def sample_reference(t, times, waypoints, coefficients, segment, q_ref, qd_ref, 
 def governed_change(error, v_target, velocity, v_max, a_max, dt):
     """The governed velocity's change over one step: toward v_target plus the speed from which a_max stops the
     remaining error (v = sqrt(2 a_max |error|)), within v_max, by at most a_max dt."""
-    wanted = min(max(v_target + np.sign(error) * np.sqrt(2.0 * a_max * abs(error)), -v_max), v_max)
+    wanted = min(max(v_target + math.copysign(math.sqrt(2.0 * a_max * abs(error)), error), -v_max), v_max)
     return min(max(wanted - velocity, -a_max * dt), a_max * dt)
 
 
@@ -100,8 +102,9 @@ def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
     [POSITION_LOW, POSITION_HIGH] (at rest there); while the governed reference S[GOVERNED_Q] can reach it within
     one step at a speed within VELOCITY_LIMIT, it is the reference itself (qdd_ref kept where within
     ACCELERATION_LIMIT); otherwise it moves toward the target at the velocity limit and, with an acceleration
-    limit, accelerates and brakes within it (braking in time not to overshoot: v = sqrt(2 a |e|)), with zero
-    feed-forward acceleration. The first update starts it at the measured state, clamped into the limits.
+    limit, accelerates and brakes within it (braking in time not to overshoot: v = sqrt(2 a |e|)), its
+    feed-forward the acceleration of the coming step. The first update starts it at the measured state, clamped
+    into the limits, and holds it there; so does an update at the same time as the last one.
     C[LIMITED_UPDATES] counts the updates on which some joint was limited."""
     n = q.shape[0]
     dt = 0.0
@@ -123,7 +126,7 @@ def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
         a_target = qdd_ref[i] if inside else 0.0
         error = target - S[GOVERNED_Q, i]
         if J[CONTINUOUS, i]:   # the short way round (unlimited revolute joint)
-            error = (error + np.pi) % (2.0 * np.pi) - np.pi
+            error = (error + math.pi) % (2.0 * math.pi) - math.pi
             target = S[GOVERNED_Q, i] + error
         reachable = (dt > 0.0 and abs(v_target) <= v_max and abs(a_target) <= a_max
                      and abs(error) <= v_max * dt + 1e-12 and abs(v_target - S[GOVERNED_QD, i]) <= 2.0 * a_max * dt)
@@ -133,10 +136,10 @@ def govern_reference(now, J, S, C, q, qd, q_ref, qd_ref, qdd_ref):
             q_ref[i], qd_ref[i], qdd_ref[i] = target, v_target, a_target
             continue
         limited = True
-        if dt == 0.0:   # the first update: hold the measured state
+        if dt == 0.0:   # the first update, or one at the time of the last: hold
             q_ref[i], qd_ref[i], qdd_ref[i] = S[GOVERNED_Q, i], S[GOVERNED_QD, i], 0.0
             continue
-        if a_max == np.inf:   # a velocity limit alone: straight to the target at v_max
+        if a_max == math.inf:   # a velocity limit alone: straight to the target at v_max
             step = min(max(error, -v_max * dt), v_max * dt)
             velocity, acceleration = step / dt, 0.0
         else:   # toward the speed from which a_max stops at the target (within v_max), changing within a_max

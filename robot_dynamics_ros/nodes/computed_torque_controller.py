@@ -65,7 +65,8 @@ class ControllerNode(Node):
             raise ConfigurationError(f"parameter 'joint_state_rate' must be positive, got {self.joint_state_rate}")
         self.acceleration_limits = declare(self, 'acceleration_limits', Parameter.Type.DOUBLE_ARRAY,
                                            'per joint (joints order), rad/s^2 or m/s^2: the reference keeps to '
-                                           'them (URDF has none); empty: no acceleration limit')
+                                           'them (URDF has none); empty: derived from the model (the '
+                                           'accelerations all joints can make at once within their effort limits)')
         self.max_trajectory_points = declare(self, 'max_trajectory_points', 100000,
                                              'joint trajectories with more points are refused')
         if self.max_trajectory_points < 1:
