@@ -24,6 +24,7 @@ SIM_SECONDS = 5.0
 PUBLISH_RATE = 250.0      # joint states per sim second (1250 exchanges per run keep the test short)
 STARTUP = 30.0
 TIME_LIMIT = 120.0        # s wall for one run on a loaded machine
+SLOW_READER = 0.02        # s a slow subscriber spends on each state
 
 
 def node_args(*params):
@@ -40,10 +41,12 @@ def trajectory():
     return msg
 
 
-def run_loop(probe, start):
+def run_loop(probe, start, slow_states=0, depth=1000, pause_at_time=0.0):
     """One lockstep run. The simulator starts paused (once the probe hears it, so that no state is
-    missed), the controller gets the trajectory, then the simulator resumes. Returns
-    {stamp ns: (position, velocity, effort)} up to SIM_SECONDS and the sim seconds per wall second."""
+    missed), the controller gets the trajectory, then the simulator resumes. The probe takes its first
+    `slow_states` moving states SLOW_READER s apart (a recorder falling behind); both ends of joint_states keep
+    `depth` states; the simulator pauses at `pause_at_time` (0: never). Returns {stamp ns: (position, velocity, effort)} up to SIM_SECONDS, the sim seconds per
+    wall second, and the arrivals (wall s, stamp ns)."""
     from std_srvs.srv import SetBool
     states = {}
     arrivals = []
@@ -52,9 +55,12 @@ def run_loop(probe, start):
         stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
         states.setdefault(stamp, (tuple(msg.position), tuple(msg.velocity), tuple(msg.effort)))
         arrivals.append((time.monotonic(), stamp))
+        if 0 < stamp <= slow_states * 1e9 / PUBLISH_RATE:
+            time.sleep(SLOW_READER)
 
-    subscription = probe.node.create_subscription(JointState, 'joint_states', on_state, 1000)
-    sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE)))
+    subscription = probe.node.create_subscription(JointState, 'joint_states', on_state, depth)
+    sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE),
+                                         ('joint_states_depth', depth), ('pause_at_time', pause_at_time)))
     assert probe.spin_until(lambda: states, STARTUP), sim.log()   # waiting for a command, republishing
     pause = probe.node.create_client(SetBool, '/simulator/pause')
 
@@ -82,13 +88,13 @@ def run_loop(probe, start):
     probe.node.destroy_client(pause)
     moving = [(wall, stamp) for wall, stamp in arrivals if 0 < stamp <= limit]
     speed = (moving[-1][1] - moving[0][1]) * 1e-9 / (moving[-1][0] - moving[0][0])
-    return {stamp: values for stamp, values in states.items() if stamp <= limit}, speed
+    return {stamp: values for stamp, values in states.items() if stamp <= limit}, speed, moving
 
 
 def test_two_lockstep_runs_give_bit_identical_joint_states(ros_domain, start):
     _, probe = ros_domain
-    first, speed1 = run_loop(probe, start)
-    second, speed2 = run_loop(probe, start)
+    first, speed1, _ = run_loop(probe, start)
+    second, speed2, _ = run_loop(probe, start)
     print(f"lockstep: {speed1:.2f} and {speed2:.2f} s of sim time per wall second")
     expected = int(SIM_SECONDS * PUBLISH_RATE) + 1
     assert len(first) == expected, f"{len(first)} distinct joint states, expected every one of {expected}"
@@ -99,3 +105,22 @@ def test_two_lockstep_runs_give_bit_identical_joint_states(ros_domain, start):
     final_position = np.array(first[max(first)][0])
     assert np.max(np.abs(final_position - (START - 0.2))) < 0.05, final_position
     assert np.max(np.abs(np.array(first[int(2e9)][0]) - START)) > 0.1
+
+
+def test_a_subscriber_that_falls_behind_loses_no_state_when_the_history_holds_the_run(ros_domain, start):
+    """robot-dynamics record's guarantee: the lockstep loop does not wait for a recorder, so the simulator
+    pauses at the run's end (pause_at_time) and its joint_states history (joint_states_depth) and the
+    recorder's hold every state it publishes: the run's, and those sent again while it waits or is paused (one
+    per LOCKSTEP_REPUBLISH s). The probe spends SLOW_READER s on each of its first 150 states (3 s: the loop runs
+    on) and must still get every state. Without the pause the loop runs on past the end and pushes unread
+    states out of the history (checked: 70 of 1251 lost)."""
+    from robot_dynamics_ros.nodes.simulator import LOCKSTEP_REPUBLISH
+    _, probe = ros_domain
+    expected = int(SIM_SECONDS * PUBLISH_RATE) + 1
+    resent = int(4 * STARTUP / LOCKSTEP_REPUBLISH)
+    states, speed, moving = run_loop(probe, start, slow_states=150, depth=expected + resent,
+                                     pause_at_time=SIM_SECONDS + 0.5 / PUBLISH_RATE)
+    later = [wall for wall, _ in moving if 150e9 / PUBLISH_RATE < _ <= 250e9 / PUBLISH_RATE]
+    print(f"lockstep with a slow subscriber: {speed:.2f} s of sim time per wall second; after its slow states "
+          f"it took 100 states in {later[-1] - later[0]:.3f} s (the backlog)")
+    assert len(states) == expected, f"{len(states)} distinct joint states, expected every one of {expected}"

@@ -92,6 +92,7 @@ def run(args):
         return 2
     try:
         from ..nodes.bag_recorder import JointStateBagRecorder  # rclpy and the message packages
+        from ..nodes.simulator import LOCKSTEP_REPUBLISH
     except ImportError as e:
         print(f"robot-dynamics record needs rclpy and the ROS 2 message packages ({e}): "
               "pip install 'robot_dynamics_ros[ros]' or source a ROS 2 installation", file=sys.stderr)
@@ -114,23 +115,29 @@ def run(args):
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_record_')
     files = parameter_files(urdf, args.config)
     common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    start_time = 1.0  # trajectory_publisher's start_time default: the reference starts 1 s after receipt
+    sim_seconds = start_time + times[-1] + SETTLE
     # Lockstep, a state every integration step: every state answered by its command whatever the machine's load,
-    # and each recorded effort applied over the one step (1 ms) before its state.
+    # and each recorded effort applied over the one step (1 ms) before its state. The lockstep loop does not
+    # wait for the recorder, so the simulator pauses at the experiment's end and both ends of joint_states keep
+    # every state it publishes (the experiment's, and those sent again while it waits or is paused): a recorder
+    # that falls behind under load catches up instead of losing states.
+    end = sim_seconds + 0.002   # the first recorded state is one 1 ms step in
+    depth = int(np.ceil(end * 1000.0)) + int(np.ceil(4 * args.startup_timeout / LOCKSTEP_REPUBLISH))
     ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}",
-                                       '-p', 'sync:=lockstep', '-p', 'publish_rate:=1000.0'],
+                                       '-p', 'sync:=lockstep', '-p', 'publish_rate:=1000.0',
+                                       '-p', f'joint_states_depth:={depth}', '-p', f'pause_at_time:={end}'],
                 'computed_torque_controller': common,
                 'trajectory_publisher': common + ['--params-file', os.path.abspath(args.trajectory),
                                                   '-p', 'loop:=false']}
-    start_time = 1.0  # trajectory_publisher's start_time default: the reference starts 1 s after receipt
     store = get_typestore(Stores.ROS2_HUMBLE)
     print(f"record: {os.path.basename(urdf)} following {args.trajectory} ({times[-1]:.2f} s), "
           f"{describe_domain(env)}, logs in {log_dir}", file=sys.stderr)
-    sim_seconds = start_time + times[-1] + SETTLE
     stopping.catch()   # from here a signal ends the recording in order instead of raising where it lands
     with Writer(args.output, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         writer.set_custom_data(EXPERIMENT_SECONDS, repr(float(sim_seconds)))
         connection = writer.add_connection('/joint_states', 'sensor_msgs/msg/JointState', typestore=store)
-        recorder = JointStateBagRecorder(writer, connection)
+        recorder = JointStateBagRecorder(writer, connection, depth)
         processes = {}
         try:
             finished = _start_in_order(recorder, processes, ros_args, env, log_dir, args.startup_timeout)

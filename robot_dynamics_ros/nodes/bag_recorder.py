@@ -14,14 +14,14 @@ class JointStateBagRecorder(InProcessNode):
     with the receive time as ``ros2 bag record`` does; keeps the first and last header stamps (sim time).
     States stamped zero, or like the state before (sent again), are not written."""
 
-    def __init__(self, writer, connection):
+    def __init__(self, writer, connection, depth=1000):
         super().__init__('joint_state_recorder')
         self.writer, self.connection = writer, connection
         self.count = 0
         self.first_stamp = self.last_stamp = None
         self.intervals = []   # s between consecutive stamps
         self.heard = False    # whether any joint state has arrived (stamped zero too)
-        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        qos = QoSProfile(depth=depth, reliability=ReliabilityPolicy.RELIABLE)
         self.node.create_subscription(JointState, 'joint_states', self._on_state, qos)
 
     def _on_state(self, msg):

@@ -77,6 +77,15 @@ class SimulatorNode(Node):
                                            'stepping with the last one (with a warning)'))
         if self.lockstep_timeout <= 0:
             raise ConfigurationError(f"parameter 'lockstep_timeout' must be positive, got {self.lockstep_timeout}")
+        self.pause_at_time = as_float('pause_at_time', declare(
+            self, 'pause_at_time', 0.0, 'sim seconds at which to pause, once (as ~/pause does); 0: never'))
+        self.joint_states_depth = declare(self, 'joint_states_depth', 100, 'QoS history depth of joint_states: '
+                                          'how many states a reliable subscriber that falls behind (a recorder) '
+                                          'may owe before it loses one')
+        if isinstance(self.joint_states_depth, bool) or not isinstance(self.joint_states_depth, int) \
+                or self.joint_states_depth < 1:
+            raise ConfigurationError(f"parameter 'joint_states_depth' must be a positive integer, "
+                                     f"got {self.joint_states_depth!r}")
         self.throttle = Throttle(self.get_logger())
         self.sim = None
         self.steps = 0
@@ -121,8 +130,7 @@ class SimulatorNode(Node):
 
     def _create_interfaces(self):
         """Publishers, subscriptions, services and the stepping timer: once, for every model."""
-        # Depth 100: a reliable subscriber that falls behind (a recorder) has 0.1 s at 1 kHz to catch up.
-        self.state_pub = self.create_publisher(JointState, 'joint_states', 100)
+        self.state_pub = self.create_publisher(JointState, 'joint_states', self.joint_states_depth)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if self.publish_clock else None
         self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 1)
         self.create_subscription(JointState, '~/joint_commands', self._on_joint_command, 1)
@@ -187,6 +195,10 @@ class SimulatorNode(Node):
 
     def _advance(self, steps):
         for _ in range(steps):
+            if 0 < self.pause_at_time <= self.sim.t + 0.5 * self.sim.dt:
+                self.sim.paused, self.pause_at_time = True, 0.0   # once: ~/pause resumes
+                self.get_logger().info(f"paused at sim time {self.sim.t:.3f} s (pause_at_time)")
+                break
             try:
                 self.sim.step()
             except SimulationDiverged as e:   # the Simulator kept the last finite state, at rest
