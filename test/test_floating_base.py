@@ -333,3 +333,77 @@ def test_the_closed_form_refuses_a_floating_base_with_a_clear_error():
     from robot_dynamics_ros.parameters import closed_form_base_parameters
     with pytest.raises(MDHError, match='floating or planar'):
         closed_form_base_parameters(load_urdf(BUNDLED_URDF, root_joint='floating'))
+
+
+def _pinocchio_task_compliance(oracle, q, links, reference):
+    """J M^-1 J^T from Pinocchio's frame Jacobians (rows reordered to our [angular; linear]) and M^-1."""
+    pm, data, pq = oracle.pin_model, oracle.data, oracle.q(q)
+    Minv = pin.computeMinverse(pm, data, pq)
+    Minv = np.triu(Minv) + np.triu(Minv, 1).T
+    J = np.vstack([pin.computeFrameJacobian(pm, data, pq, pm.getFrameId(link), reference)[[3, 4, 5, 0, 1, 2]]
+                   for link in links])
+    return J @ Minv @ J.T
+
+
+@pytest.mark.parametrize('name', sorted(n for n, (_, root) in ROBOTS.items() if root == 'floating'))
+def test_operational_space_inertia_matches_pinocchio_on_a_floating_base(name):
+    """Jain's compliance scatter (eq. 24-25) through a free-flyer root: Lambda of the last link's frame, 6 rows,
+    against (J M^-1 J^T)^-1 from Pinocchio, in both frame references."""
+    xml, root_joint = ROBOTS[name]
+    model = load_urdf(xml, root_joint=root_joint)
+    oracle = BlockOracle(xml, model, root_joint)
+    link = list(model.frames)[-1]
+    for q, _, _ in random_states(model, seed=11, n=3):
+        for reference, pin_reference in (('local_world_aligned', pin.LOCAL_WORLD_ALIGNED), ('local', pin.LOCAL)):
+            theirs = np.linalg.inv(_pinocchio_task_compliance(oracle, q, [link], pin_reference))
+            ours = algorithms.operational_space_inertia(model, q, [link], reference=reference)
+            assert relative_error(ours, theirs) < 1e-9
+
+
+def test_operational_space_inertia_of_four_feet_matches_pinocchio():
+    """What a legged controller asks for: the inertia seen at the four feet's positions (12 rows: the rows
+    [3, 4, 5] of each foot frame) of the floating quadruped, against Pinocchio."""
+    xml, root_joint = ROBOTS['quadruped']
+    model = load_urdf(xml, root_joint=root_joint)
+    oracle = BlockOracle(xml, model, root_joint)
+    feet = ['FL_calf', 'FR_calf', 'RL_calf', 'RR_calf']
+    rows = [6 * k + r for k in range(4) for r in (3, 4, 5)]
+    for q, _, _ in random_states(model, seed=12, n=3):
+        theirs = np.linalg.inv(_pinocchio_task_compliance(oracle, q, feet, pin.LOCAL_WORLD_ALIGNED)[np.ix_(rows, rows)])
+        ours = algorithms.operational_space_inertia(model, q, feet, rows=rows)
+        assert relative_error(ours, theirs) < 1e-9
+
+
+@pytest.mark.parametrize('name', ['quadruped', 'floating_arm7', 'planar_base_arm7'])
+def test_batched_regressor_equals_the_reference_on_floating_and_planar_bases(name):
+    """fast.regressor_batch (the compiled batch kernel, or the same kernel as plain Python) row by row against the
+    reference regressor, with friction columns."""
+    xml, root_joint = ROBOTS[name]
+    model = load_urdf(xml, root_joint=root_joint)
+    states = list(random_states(model, seed=13, n=4))
+    Q, QD, QDD = (np.array(column) for column in zip(*states))
+    Y = fast.regressor_batch(model, Q, QD, QDD, viscous=True, coulomb=True)
+    for k in range(len(Q)):
+        np.testing.assert_allclose(Y[k], algorithms.regressor(model, Q[k], QD[k], QDD[k], viscous=True, coulomb=True),
+                                   rtol=1e-10, atol=1e-10)
+
+
+def test_identification_on_a_floating_base_recovers_the_base_parameters():
+    """Gautier-Khalil on a floating quadruped: efforts of the URDF's model (the base-wrench rows included, as a
+    force plate or a contact model gives them) over random states; the identified base parameters equal the
+    URDF's projection to least-squares precision, and the trunk's regrouped mass MR1 is the robot's total mass
+    (the base wrench weighs the whole robot; bolted down no mass of the trunk is identifiable)."""
+    import xml.etree.ElementTree as ET
+    from robot_dynamics_ros.parameters.base_numeric import numeric_base_parameters
+    from robot_dynamics_ros.parameters.identification import identify_base_parameters
+    xml, root_joint = ROBOTS['quadruped']
+    model = load_urdf(xml, root_joint=root_joint)
+    states = list(random_states(model, seed=14, n=60))
+    q, qd, qdd = (np.array(column) for column in zip(*states))
+    tau = np.array([algorithms.rnea(model, *state) for state in states])
+    base = numeric_base_parameters(model)
+    result, _ = identify_base_parameters(model, q, qd, qdd, tau, base=base)
+    truth = base.project(algorithms.standard_parameters(model))
+    np.testing.assert_allclose(result.beta, truth, rtol=1e-7, atol=1e-9 * np.max(np.abs(truth)))
+    total_mass = sum(float(mass.get('value')) for mass in ET.fromstring(xml).iter('mass'))
+    assert abs(result.beta[base.names.index('MR1')] - total_mass) < 1e-9 * total_mass
