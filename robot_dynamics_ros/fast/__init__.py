@@ -57,11 +57,11 @@ def _compiled_kernel(name):
 def _generated(model):
     """{name: function} of the generated code that serves ``model``'s default calls: decided at its first call (what
     the disk cache holds compiled then), and kept for the life of the model unless ``specialize`` adds to it."""
-    functions = model._cache.get('generated')
-    if functions is None:
+    loaded = model._cache.get('generated')
+    if loaded is None:
         usable = ENABLE and BACKEND == 'numba' and model.nv <= MAX_DOF
-        functions = model._cache['generated'] = code_cache.load_compiled(model, ALGORITHMS) if usable else NONE
-    return functions
+        loaded = model._cache['generated'] = code_cache.load_compiled(model, ALGORITHMS) if usable else NONE
+    return loaded
 
 
 def specialize(model: Model, algorithms: tuple[str, ...] = ALGORITHMS, progress=None) -> None:
@@ -71,6 +71,67 @@ def specialize(model: Model, algorithms: tuple[str, ...] = ALGORITHMS, progress=
     if BACKEND != 'numba':
         raise ImportError("generated code is compiled with numba", name='numba')
     model._cache['generated'] = {**_generated(model), **code_cache.compile(model, algorithms, progress)}
+    model._cache.pop('functions', None)   # bound again with the new code at the next call
+
+
+class ModelFunctions:
+    """RNEA, CRBA and ABA of one model with the code that serves it bound once (``functions(model)``; the
+    module-level functions call through it). A default call (default gravity, no external forces) goes straight
+    to the generated code, which checks the shapes itself; anything it refuses (a list, a wrong shape, a quaternion
+    off unit norm, a zero pivot) and every other call take ``_run``, which converts, checks and names the error.
+    In a hot loop, ``f = functions(model).rnea`` called with ``out=`` skips the allocation of the result (on the
+    bundled arm: 0.54 us against 0.47 us for the generated function alone; 0.78 us allocating the result)."""
+
+    def __init__(self, model: Model):
+        self.model, self.nv = model, model.nv
+        generated = _generated(model)
+        self._rnea, self._crba, self._aba = (generated.get(name) for name in ('rnea', 'crba', 'aba'))
+
+    def rnea(self, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
+             f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
+        out = np.empty(self.nv) if out is None else out
+        if self._rnea is not None and gravity is None and f_ext is None:
+            try:
+                self._rnea(q, qd, qdd, out)
+                return out
+            except (TypeError, ValueError, ZeroDivisionError):
+                pass
+        _run(self.model, 'rnea', (q, qd, qdd, out), gravity, f_ext)
+        return out
+
+    def crba(self, q: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
+        out = np.empty((self.nv, self.nv)) if out is None else out
+        if self._crba is not None:
+            try:
+                self._crba(q, out)
+                return out
+            except (TypeError, ValueError):
+                pass
+        _run(self.model, 'crba', (q, out))
+        return out
+
+    def aba(self, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: ArrayLike | None = None,
+            f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
+        """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
+        out = np.empty(self.nv) if out is None else out
+        if self._aba is not None and gravity is None and f_ext is None:
+            try:
+                self._aba(q, qd, tau, out)
+                return out
+            except (TypeError, ValueError, ZeroDivisionError):
+                pass
+        _run(self.model, 'aba', (q, qd, tau, out), gravity, f_ext)
+        return out
+
+
+def functions(model: Model) -> ModelFunctions:
+    """The ``ModelFunctions`` of ``model``, bound at its first call (see ``_generated``)."""
+    bound = model._cache.get('functions')
+    if bound is None:
+        bound = model._cache['functions'] = ModelFunctions(model)
+    return bound
 
 
 NODE_ALGORITHMS = ('rnea', 'crba', 'aba')   # what the nodes call (not the regressor: minutes of compile at 31 DOF)
@@ -186,24 +247,18 @@ def _singular(model, states):
 def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: ArrayLike | None = None,
          f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.rnea``; ``out``: optional (nv,) float64 array that receives tau."""
-    out = np.empty(model.nv) if out is None else out
-    _run(model, 'rnea', (q, qd, qdd, out), gravity, f_ext)
-    return out
+    return functions(model).rnea(q, qd, qdd, gravity, f_ext, out)
 
 
 def crba(model: Model, q: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.crba``; ``out``: optional (nv, nv) float64 array that receives M(q)."""
-    out = np.empty((model.nv, model.nv)) if out is None else out
-    _run(model, 'crba', (q, out))
-    return out
+    return functions(model).crba(q, out)
 
 
 def aba(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: ArrayLike | None = None,
         f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """As ``algorithms.aba``; ``out``: optional (nv,) float64 array that receives qdd."""
-    out = np.empty(model.nv) if out is None else out
-    _run(model, 'aba', (q, qd, tau, out), gravity, f_ext)
-    return out
+    return functions(model).aba(q, qd, tau, gravity, f_ext, out)
 
 
 def gravity_torques(model: Model, q: ArrayLike, gravity: ArrayLike | None = None) -> NDArray[np.float64]:
@@ -272,5 +327,5 @@ def regressor_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, g
     return _regressor(model, (Q, QD, QDD), gravity, _extra_flags(rotor_inertia, viscous, coulomb, offset), True)
 
 
-__all__ = ['BACKEND', 'path', 'specialize', 'choose_code', 'rnea', 'crba', 'aba', 'gravity_torques',
+__all__ = ['BACKEND', 'path', 'specialize', 'choose_code', 'functions', 'ModelFunctions', 'rnea', 'crba', 'aba', 'gravity_torques',
            'bias_torques', 'rnea_batch', 'crba_batch', 'aba_batch', 'udut', 'regressor', 'regressor_batch']
