@@ -39,6 +39,8 @@ import time
 
 import numpy as np
 
+from robot_dynamics_ros.processes import isolated_ros_env, stop_node
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
 URDF = os.path.join(ROOT, 'urdf', 'arm7.urdf')
@@ -244,7 +246,7 @@ def command_gap(points, domain, rate=1000.0, settle=3.0, after=3.0):
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
     workdir = tempfile.mkdtemp(prefix='bench_loop_gap_')
-    env = isolated_env(domain)
+    env = isolated_ros_env(domain)
     os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE')})
     with open(os.path.join(workdir, 'publish-trajectory.json.cdr'), 'wb') as f:
         f.write(serialize_message(trajectory_message(points)))
@@ -316,14 +318,6 @@ def run_role(args):
 
 # ---- the benchmark --------------------------------------------------------------------------------
 
-def isolated_env(domain):
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
-               PYTHONUNBUFFERED='1')
-    if env.get('ROS_DISTRO') in ('foxy', 'galactic', 'humble'):
-        env['ROS_LOCALHOST_ONLY'] = '1'
-    return env
-
-
 def start(role, workdir, env, extra):
     out = os.path.join(workdir, f'{role}.json')
     log = open(os.path.join(workdir, f'{role}.log'), 'w')
@@ -339,7 +333,7 @@ def read_log(workdir, role):
 def run_case(case, rate, executor, duration, warmup, domain):
     """Start the processes of one case, let them run, stop them with SIGINT; the records and logs."""
     workdir = tempfile.mkdtemp(prefix=f'bench_loop_{case}_{rate:g}_{executor}_')
-    env = isolated_env(domain)
+    env = isolated_ros_env(domain)
     if case == 'floor':
         roles = {'echo-state': ['--rate', str(rate), '--executor', executor],
                  'echo-answer': ['--executor', executor]}
@@ -367,11 +361,7 @@ def run_case(case, rate, executor, duration, warmup, domain):
         process.send_signal(signal.SIGINT)
     records, logs = {}, {}
     for role, (process, out) in processes.items():
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_node(process, timeout=20)
         logs[role] = read_log(workdir, role)
         try:
             with open(out) as f:

@@ -8,7 +8,7 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from robot_dynamics_ros.commands.bringup import isolated_ros_env, start_node, stop_node  # noqa: E402
+from robot_dynamics_ros.processes import isolated_ros_env, start_node, stop_node  # noqa: E402
 
 
 def domain_id(module_offset):

@@ -12,8 +12,9 @@ import yaml
 
 from robot_dynamics_ros import fast, load_urdf
 from robot_dynamics_ros.commands import bringup
+from robot_dynamics_ros import processes
 from robot_dynamics_ros.errors import RobotDynamicsError
-from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters
+from robot_dynamics_ros.launch_support import closed_loop_parameters
 from robot_dynamics_ros.resources import parameter_files
 
 from conftest import BUNDLED_URDF, ROOT, TEST_URDFS
@@ -63,7 +64,7 @@ def test_arm7_config_is_closed_loop_plus_the_arms_per_joint_lists():
 
 
 def test_launch_files_take_the_same_files_for_any_urdf(tmp_path):
-    """The launch files' parameters (nodes/launch_support.closed_loop_parameters): no per-joint list for another
+    """The launch files' parameters (launch_support.closed_loop_parameters): no per-joint list for another
     robot, the arm's lists for the bundled one, and a user's config over both."""
     arm = read_yaml(ARM7)['simulator']['ros__parameters']['initial_positions']
     assert 'initial_positions' not in closed_loop_parameters(UR5, '', 'simulator')
@@ -155,16 +156,16 @@ def test_tracking_figure_shows_reference_and_actual_per_joint_with_the_legend_of
 def test_loop_environment_honours_ros_domain_id_and_isolates_only_when_asked(monkeypatch):
     monkeypatch.setenv('ROS_DOMAIN_ID', '17')
     monkeypatch.delenv('ROS_AUTOMATIC_DISCOVERY_RANGE', raising=False)
-    env = bringup.loop_environment()
+    env = processes.loop_environment()
     assert env['ROS_DOMAIN_ID'] == '17' and 'ROS_AUTOMATIC_DISCOVERY_RANGE' not in env
-    assert bringup.loop_environment(domain_id=5)['ROS_DOMAIN_ID'] == '5'
-    isolated = bringup.loop_environment(isolated=True)
+    assert processes.loop_environment(domain_id=5)['ROS_DOMAIN_ID'] == '5'
+    isolated = processes.loop_environment(isolated=True)
     assert isolated['ROS_DOMAIN_ID'] == str(1 + os.getpid() % 100)
     assert isolated['ROS_AUTOMATIC_DISCOVERY_RANGE'] == 'LOCALHOST'
-    assert bringup.loop_environment(domain_id=42, isolated=True)['ROS_DOMAIN_ID'] == '42'
+    assert processes.loop_environment(domain_id=42, isolated=True)['ROS_DOMAIN_ID'] == '42'
     monkeypatch.setenv('ROS_DOMAIN_ID', 'seven')
     with pytest.raises(RobotDynamicsError, match='ROS_DOMAIN_ID'):
-        bringup.loop_environment()
+        processes.loop_environment()
 
 
 def test_bringup_with_a_ros_domain_id_out_of_range_is_one_line_and_exit_2(tmp_path):

@@ -142,7 +142,7 @@ def test_a_urdf_string_is_never_xacro_processed(monkeypatch, tmp_path):
 
 rclpy = pytest.importorskip('rclpy')
 from ros_helpers import domain_id  # noqa: E402
-from robot_dynamics_ros.commands.bringup import isolated_ros_env, start_node  # noqa: E402
+from robot_dynamics_ros.processes import isolated_ros_env, start_node  # noqa: E402
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])

@@ -1,4 +1,4 @@
-"""What the launch files check and build before they start a node (nodes/launch_support.py), and the launch
+"""What the launch files check and build before they start a node (launch_support.py), and the launch
 files themselves where the launch stack is installed (real ROS installs; skipped here)."""
 import importlib.util
 import os
@@ -9,7 +9,7 @@ import yaml
 from conftest import BUNDLED_URDF, ROOT, TEST_URDFS
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.nodes.launch_support import (LaunchCheckError, node_parameters, prefixed, require_packages,
+from robot_dynamics_ros.launch_support import (LaunchCheckError, node_parameters, prefixed, require_packages,
                                                      robot_description)
 
 LAUNCH_DIR = os.path.join(ROOT, 'launch')
@@ -77,7 +77,7 @@ def test_each_launch_file_builds_its_description(name):
 def test_ros2_control_launch_stops_up_front_without_ros2_control():
     pytest.importorskip('launch')
     pytest.importorskip('launch_ros')
-    from robot_dynamics_ros.nodes.launch_support import is_installed
+    from robot_dynamics_ros.launch_support import is_installed
     if is_installed('controller_manager'):
         pytest.skip('ros2_control is installed')
     with pytest.raises(LaunchCheckError, match='controller_manager'):

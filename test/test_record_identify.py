@@ -28,7 +28,7 @@ from test_identification import simulate  # noqa: E402
 from robot_dynamics_ros import load_urdf  # noqa: E402
 from robot_dynamics_ros.algorithms.regressor import standard_parameters  # noqa: E402
 from robot_dynamics_ros.cli import main as cli_main  # noqa: E402
-from robot_dynamics_ros.commands.bringup import isolated_ros_env  # noqa: E402
+from robot_dynamics_ros.processes import isolated_ros_env  # noqa: E402
 from robot_dynamics_ros.algorithms.rnea import rnea  # noqa: E402
 from robot_dynamics_ros.parameters.excitation import optimise_excitation  # noqa: E402
 from robot_dynamics_ros.parameters.identification import identify_base_parameters, stacked_regressor  # noqa: E402
@@ -104,7 +104,7 @@ def test_the_recorder_counts_joint_states_lost_between_recorded_ones():
     """A recorder that falls behind loses states (the publisher keeps a bounded history); record must say so
     rather than hand identify a recording with gaps."""
     from sensor_msgs.msg import JointState
-    from robot_dynamics_ros.nodes.bag_recorder import JointStateBagRecorder
+    from robot_dynamics_ros.commands.bag_recorder import JointStateBagRecorder
 
     class Writer:
         def write(self, connection, time_ns, data):

@@ -1,6 +1,6 @@
 """Two arms in one ROS graph, as launch/two_arms.launch.py starts them: each its own simulator and controller (node
 processes over DDS) in its own namespace, with joint names prefixed (the launch files' `prefix`, applied to the
-URDF by nodes/launch_support.py). Each gets a different reference and tracks its own; topics live under each
+URDF by launch_support.py). Each gets a different reference and tracks its own; topics live under each
 namespace and none at the root."""
 import signal
 
@@ -13,7 +13,7 @@ from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.nodes.launch_support import robot_description
+from robot_dynamics_ros.launch_support import robot_description
 
 STARTUP = 60.0
 ARM = load_urdf(BUNDLED_URDF)

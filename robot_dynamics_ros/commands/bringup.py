@@ -6,27 +6,26 @@ caller's ROS domain (``ROS_DOMAIN_ID``) unless told otherwise (``--domain-id``, 
 states, tracking error and compute time in this process; stops the nodes with SIGINT and checks they exit 0;
 prints tracking error, rates and compute time, and writes a tracking plot and, when asked, a JSON report.
 """
-import argparse
 import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 
 import numpy as np
 
-from .. import algorithms, fast, load_urdf, stopping
+from .. import algorithms, fast, load_urdf
 from ..fast.codegen import MAX_DOF
 from ..errors import RobotDynamicsError
 from ..model.model import PRISMATIC
+from ..processes import (MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, stop_node,
+                         use_environment)
 from ..resources import bundled_urdf, parameter_files
 from . import int_in, positive_float
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
-STOP_TIMEOUT = 10.0  # s a node gets to exit after SIGINT
 WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
 
 
@@ -52,77 +51,10 @@ def add_arguments(parser):
 
 def add_domain_arguments(parser):
     """--domain-id and --isolated, shared with `record`."""
-    parser.add_argument('--domain-id', type=int_in(0, 232), default=None,
+    parser.add_argument('--domain-id', type=int_in(0, MAX_DOMAIN_ID), default=None,
                         help='ROS_DOMAIN_ID for the nodes (default: the environment\'s ROS_DOMAIN_ID, else 0)')
     parser.add_argument('--isolated', action='store_true',
                         help='localhost-only discovery, on --domain-id or else a domain derived from the process id')
-
-
-def loop_environment(domain_id=None, isolated=False):
-    """The nodes' environment: this one (its ROS_DOMAIN_ID and discovery settings) unless `domain_id` is given
-    or `isolated` asked for. Raises RobotDynamicsError for a ROS_DOMAIN_ID that is not a domain."""
-    if isolated:
-        return isolated_ros_env(default_domain_id() if domain_id is None else domain_id)
-    env = dict(os.environ, PYTHONUNBUFFERED='1')
-    if domain_id is not None:
-        env['ROS_DOMAIN_ID'] = str(domain_id)
-    elif env.get('ROS_DOMAIN_ID', '').strip():
-        try:
-            int_in(0, 232)(env['ROS_DOMAIN_ID'])
-        except argparse.ArgumentTypeError as e:
-            raise RobotDynamicsError(f"environment variable ROS_DOMAIN_ID: {e}") from None
-    return env
-
-
-def describe_domain(env):
-    """'ROS_DOMAIN_ID=N' and how discovery is limited, for the first line of a command's output."""
-    text = f"ROS_DOMAIN_ID={env.get('ROS_DOMAIN_ID') or '0 (unset)'}"
-    return text + (', localhost only' if env.get('ROS_AUTOMATIC_DISCOVERY_RANGE') == 'LOCALHOST' else '')
-
-
-def use_environment(env):
-    """Make this process (its in-process monitor node) join the nodes' domain and discovery range."""
-    for key in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY'):
-        if key in env:
-            os.environ[key] = env[key]
-
-
-def isolated_ros_env(domain_id, base=None):
-    """Environment for an isolated loop: its own domain and localhost-only discovery
-    (ROS_AUTOMATIC_DISCOVERY_RANGE since Iron; ROS_LOCALHOST_ONLY on older distributions)."""
-    env = dict(os.environ if base is None else base)
-    env['ROS_DOMAIN_ID'] = str(domain_id)
-    env['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    if env.get('ROS_DISTRO') in ('foxy', 'galactic', 'humble'):
-        env['ROS_LOCALHOST_ONLY'] = '1'
-    env['PYTHONUNBUFFERED'] = '1'
-    return env
-
-
-def default_domain_id():
-    """A domain in 1..100 from the process id, so that concurrent runs rarely share one."""
-    return 1 + os.getpid() % 100
-
-
-def start_node(name, ros_args, env, log_path):
-    """Start robot_dynamics_ros.nodes.<name> as a child process in its own session (so a Ctrl-C in the
-    terminal reaches only us, and we stop it), output to log_path. It starts with SIGINT and SIGTERM blocked,
-    until its entry point catches them: a signal at any moment stops it cleanly (robot_dynamics_ros.stopping)."""
-    command = [sys.executable, '-m', 'robot_dynamics_ros.nodes.start', name, '--ros-args', *ros_args]
-    with open(log_path, 'w') as log, stopping.blocked():  # the child keeps its own descriptor
-        return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-
-
-def stop_node(process, sig=signal.SIGINT, timeout=STOP_TIMEOUT):
-    """Send sig and wait; kill it if it does not exit in time. Returns the exit code (None if killed)."""
-    if process.poll() is None:
-        process.send_signal(sig)
-    try:
-        return process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        return None
 
 
 def rate(samples, start, end):
@@ -307,7 +239,7 @@ def offer_compiled_code(model, compile_now):
         print(f"bringup: compiling per-robot code for {model.name!r} ({', '.join(missing)}) before the nodes start")
         fast.specialize(model, tuple(missing), lambda name, seconds: print(f"  {name:<6} {seconds:6.1f} s", flush=True))
     elif missing:
-        print(f"bringup: the nodes run the table kernels; --compile builds per-robot code ahead (once per robot)")
+        print("bringup: the nodes run the table kernels; --compile builds per-robot code ahead (once per robot)")
 
 
 def run(args):
@@ -319,7 +251,7 @@ def run(args):
     env = loop_environment(args.domain_id, args.isolated)
     offer_compiled_code(model, args.compile)
     try:
-        from ..nodes.monitor import Recorder  # rclpy and the message packages
+        from .monitor import Recorder  # rclpy and the message packages
     except ImportError as e:
         raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
                                  "(from the package source) or source a ROS 2 installation") from None

@@ -24,7 +24,8 @@ from .. import load_urdf, stopping
 from ..errors import RobotDynamicsError
 from ..parameters.recordings import EXPERIMENT_SECONDS
 from ..resources import bundled_urdf, parameter_files
-from .bringup import add_domain_arguments, describe_domain, loop_environment, start_node, stop_node, use_environment
+from ..processes import describe_domain, loop_environment, start_node, stop_node, use_environment
+from .bringup import add_domain_arguments
 
 SETTLE = 0.5  # s of sim time recorded after the trajectory's end
 
@@ -91,7 +92,7 @@ def run(args):
         print("robot-dynamics record needs rosbags: pip install 'robot_dynamics_ros[bag]'", file=sys.stderr)
         return 2
     try:
-        from ..nodes.bag_recorder import JointStateBagRecorder  # rclpy and the message packages
+        from .bag_recorder import JointStateBagRecorder  # rclpy and the message packages
         from ..nodes.simulator import LOCKSTEP_REPUBLISH
     except ImportError as e:
         print(f"robot-dynamics record needs rclpy and the ROS 2 message packages ({e}): "

@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 
 import yaml
 
-from ..model import URDFError, load_urdf
-from ..model.urdf import _read_xml
-from ..resources import parameter_files
+from .model import URDFError, load_urdf
+from .model.urdf import _read_xml
+from .resources import parameter_files
 
 
 class LaunchCheckError(RuntimeError):

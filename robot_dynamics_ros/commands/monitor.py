@@ -9,7 +9,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64
 from std_srvs.srv import SetBool
 
-from .common import EventsExecutor
+from ..nodes.common import EventsExecutor
 
 
 class InProcessNode:
