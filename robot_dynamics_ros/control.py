@@ -1,4 +1,5 @@
 """Control laws and reference trajectories for the controller node (no ROS import)."""
+import functools
 import math
 from array import array
 from bisect import bisect_right
@@ -6,9 +7,11 @@ from bisect import bisect_right
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline, CubicSpline
 
-from .fast import gravity_torques, rnea
+from . import fast
+from .algorithms.backends import compiled
+from .algorithms.packing import packed
 from .fast import control_kernel as kernel
-from .fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, govern_reference, integrate_error
+from .fast.control_kernel import govern_reference, integrate_error
 from .model.model import REVOLUTE
 
 CONTROL_MODES = ('computed_torque', 'pd_gravity', 'gravity_compensation')
@@ -86,11 +89,17 @@ def model_acceleration_limits(model):
     scale = np.inf
     for k in range(ACCELERATION_SAMPLES + 1):
         q = model.random_configuration(rng) if k else model.middle_of_limits()
-        room = effort - np.abs(gravity_torques(model, q))
+        room = effort - np.abs(fast.gravity_torques(model, q))
         scale = min(scale, np.min(room / (np.abs(crba(model, q)) @ alone)))
     if not scale > 0:   # gravity alone takes a joint's whole effort somewhere: no bound that helps
         return np.full(model.nv, np.inf)
     return scale * alone
+
+
+@functools.cache
+def _control_law(backend):
+    """The control law of ``fast.control_kernel``, compiled (numba) or as plain Python."""
+    return compiled(kernel.control_law) if backend == 'numba' else kernel.control_law
 
 
 class ComputedTorqueController:
@@ -142,6 +151,10 @@ class ComputedTorqueController:
         J[kernel.VELOCITY_LIMIT], J[kernel.ACCELERATION_LIMIT] = velocity, acceleration
         self.state = np.zeros((kernel.STATE_ROWS, n))   # governed reference and integral (fast/control_kernel.py)
         self.clock = np.zeros(3)
+        pack = packed(model)   # the law's RNEA runs on the packed model, as in ControlStep
+        self._model_arrays = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(gravity),
+                              pack.no_external_force)
+        self._results = np.zeros((kernel.RESULT_ROWS + 1, n))   # control_law's rows, and the integral it reads
 
     def take_state(self, other):
         """Continue from another controller's state (new gains for the same robot): no jump of the reference."""
@@ -160,20 +173,18 @@ class ComputedTorqueController:
         return e
 
     def _unclamped(self, q, qd, q_ref, qd_ref, qdd_ref, integral):
+        """The law's tau before the effort limits: ``fast.control_kernel.control_law``, the one the compiled
+        ControlStep runs, here compiled on its own where numba is installed, else as plain Python."""
         n = self.model.nv
-        q, qd = as_finite_vector('q', q, n), as_finite_vector('qd', qd, n)
-        q_ref, qd_ref = as_finite_vector('q_ref', q_ref, n), as_finite_vector('qd_ref', qd_ref, n)
-        qdd_ref = as_finite_vector('qdd_ref', qdd_ref, n)
-        if self.mode == 'gravity_compensation':
-            tau = gravity_torques(self.model, q, self.gravity)
-        else:
-            feedback = self.kp * self.position_error(q_ref, q) + self.kd * (qd_ref - qd) + self.ki * integral
-            if self.mode == 'computed_torque':
-                tau = rnea(self.model, q, qd, qdd_ref + feedback, self.gravity)
-            else:
-                tau = feedback + gravity_torques(self.model, q, self.gravity)
-            if self.friction_compensation:
-                tau += self.model.damping * qd + self.model.friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
+        R = self._results
+        for row, name, value in ((kernel.Q, 'q', q), (kernel.QD, 'qd', qd), (kernel.Q_REF, 'q_ref', q_ref),
+                                 (kernel.QD_REF, 'qd_ref', qd_ref), (kernel.QDD_REF, 'qdd_ref', qdd_ref)):
+            R[row] = as_finite_vector(name, value, n)
+        R[kernel.INTEGRAL_ARGUMENT] = integral
+        with np.errstate(all='ignore'):   # overflow gives a non-finite tau, refused below
+            _control_law(fast.BACKEND)(CONTROL_MODES.index(self.mode), bool(self.friction_compensation), self.constants,
+                                       *self._model_arrays, R[kernel.INTEGRAL_ARGUMENT], R)
+        tau = R[kernel.TAU].copy()
         if not all_finite(tau):
             raise ValueError(f'the effort for this state and reference is not finite: {tau.tolist()}')
         return tau

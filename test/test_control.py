@@ -26,13 +26,16 @@ def random_tracking_state(model, rng):
         rng.normal(size=model.nv)
 
 
+@pytest.mark.parametrize('friction', [False, True])
 @pytest.mark.parametrize('mode', ['computed_torque', 'pd_gravity', 'gravity_compensation'])
-def test_control_laws_match_pinocchio(urdf_path, mode):
+def test_control_laws_match_pinocchio(urdf_path, mode, friction):
+    """The laws of the class docstring with Pinocchio's RNEA; friction compensation adds the URDF's damping qd +
+    friction tanh(qd_ref / 0.01 rad/s) in the first two modes."""
     model = load_urdf(urdf_path)
     oracle = PinocchioOracle(urdf_path, model)
     rng = np.random.default_rng(3)
     kp, kd = rng.uniform(10, 100, model.nv), 7.0
-    controller = ComputedTorqueController(model, kp, kd, mode=mode)
+    controller = ComputedTorqueController(model, kp, kd, mode=mode, friction_compensation=friction)
     for _ in range(3):
         q, qd, q_ref, qd_ref, qdd_ref = random_tracking_state(model, rng)
         feedback = kp * (q_ref - q) + kd * (qd_ref - qd)
@@ -40,6 +43,8 @@ def test_control_laws_match_pinocchio(urdf_path, mode):
         expected = {'computed_torque': oracle.rnea(q, qd, qdd_ref + feedback),
                     'pd_gravity': feedback + oracle.rnea(q, zero, zero),
                     'gravity_compensation': oracle.rnea(q, zero, zero)}[mode]
+        if friction and mode != 'gravity_compensation':
+            expected = expected + model.damping * qd + model.friction * np.tanh(qd_ref / 0.01)
         expected = np.clip(expected, -model.effort_limit, model.effort_limit)
         np.testing.assert_allclose(controller.compute(q, qd, q_ref, qd_ref, qdd_ref), expected, atol=1e-9)
 

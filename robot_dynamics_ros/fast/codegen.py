@@ -136,7 +136,7 @@ def _tuple(element, indices):
 
 
 MAX_DOF = 40   # compile time grows with the code (cold cache, loaded machine): rnea, crba, aba 10-40 s for 7 DOF,
-#                2-4 min for 31, about 20 min for 37 (a humanoid on a free-flyer); the regressor another 25 s for
+#                2-4 min for 31, 80 s for 37 (a humanoid on a free-flyer, measured); the regressor another 25 s for
 #                7 DOF and 4 min for 31. Only `robot-dynamics compile` / `specialize` compile, never a first call.
 
 

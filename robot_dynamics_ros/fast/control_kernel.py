@@ -33,6 +33,7 @@ LAST_TIME, STARTED, LIMITED_UPDATES = range(3)
 # zeros (never written), tau in model order and the command (tau in output order).
 Q, QD, Q_REF, QD_REF, QDD_REF, FEEDBACK, ACCELERATION, ZERO, TAU, COMMAND = range(10)
 RESULT_ROWS = 10
+INTEGRAL_ARGUMENT = RESULT_ROWS   # ComputedTorqueController's row after them: the integral the law reads
 # Control modes, in the order of control.CONTROL_MODES.
 COMPUTED_TORQUE, PD_GRAVITY, GRAVITY_COMPENSATION = range(3)
 
