@@ -5,6 +5,8 @@ Only APIs available in rclpy as shipped with Humble are used.
 """
 import re
 import time
+from dataclasses import dataclass
+from typing import Any, Callable
 
 import numpy as np
 import rclpy
@@ -91,16 +93,11 @@ class RuntimeParameters:
     ConfigurationError, whose text is the refusal's reason, and nothing changes.
     """
 
-    def __init__(self, node, apply):
+    def __init__(self, node, apply, names):
         self._node = node
         self._apply = apply
-        self._names = set()
+        self._names = names
         node.add_on_set_parameters_callback(self._on_set)
-
-    def declare(self, name, default, description, dynamic_typing=False):
-        value = declare(self._node, name, default, description, dynamic_typing, read_only=False)
-        self._names.add(name)
-        return value
 
     def _on_set(self, parameters):
         changes = {parameter.name: parameter.value for parameter in parameters if parameter.name in self._names}
@@ -111,6 +108,56 @@ class RuntimeParameters:
                 return SetParametersResult(successful=False, reason=str(e))
             self._node.get_logger().info(f"parameters changed: {changes}")
         return SetParametersResult(successful=True)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One row of a node's parameter table: name, default (typed; a Parameter.Type for a list that defaults to
+    empty), description, and ``check(name, value)``, which returns the value to use (converted) or raises
+    ConfigurationError. ``runtime``: ``ros2 param set`` may change it while the node runs (the node's apply
+    then validates the whole set); otherwise read-only. ``dynamic_typing``: a number or a list (per-joint)."""
+    name: str
+    default: Any
+    description: str
+    check: Callable[[str, Any], Any] | None = None
+    runtime: bool = False
+    dynamic_typing: bool = False
+
+
+def declare_parameters(node, table, apply=None):
+    """Declare the parameters of ``table`` (Param rows) on ``node``, each checked at start-up by its ``check``;
+    returns {name: value}. The runtime ones are settable: a request is checked row by row, then ``apply(changes)``
+    (see RuntimeParameters)."""
+    values = {}
+    for row in table:
+        value = declare(node, row.name, row.default, row.description, row.dynamic_typing, read_only=not row.runtime)
+        values[row.name] = row.check(row.name, value) if row.check else value
+    runtime = {row.name: row for row in table if row.runtime}
+    if runtime:
+        def checked_apply(changes):
+            apply({name: runtime[name].check(name, value) if runtime[name].check else value
+                   for name, value in changes.items()})
+        RuntimeParameters(node, checked_apply, set(runtime))
+    return values
+
+
+def positive(name, value):
+    """A finite number > 0 (as float)."""
+    value = as_float(name, value)
+    if value <= 0:
+        raise ConfigurationError(f"parameter {name!r} must be positive, got {value}")
+    return value
+
+
+def positive_integer(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"parameter {name!r} must be a positive integer, got {value!r}")
+    return value
+
+
+def choice(*options):
+    """A check that the value is one of ``options``."""
+    return lambda name, value: one_of(name, value, options)
 
 
 def one_of(name, value, choices):

@@ -36,8 +36,8 @@ from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, C
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
 from .trajectory_cdr import FIELDS, read_joint_trajectory
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, RuntimeParameters, Throttle, as_float,
-                     as_vector, declare, default_as_none, joint_order, one_of, run)
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_vector, choice,
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many
 # seconds (Python's default, 5 ms, per lock hand-over, stalls the rclpy callbacks that hand it over often).
@@ -45,51 +45,51 @@ WORKER_SWITCH_INTERVAL = 1e-4
 STALE_BEHAVIORS = ('zero', 'gravity_compensation')
 
 
+def _gain(name, value):
+    """A number or a list of numbers, not booleans (their count needs the model)."""
+    if isinstance(value, bool) or (isinstance(value, (list, tuple)) and any(isinstance(v, bool) for v in value)):
+        raise ConfigurationError(f"parameter {name!r} must be a number or a list of numbers, not a boolean: "
+                                 f"got {value!r}")
+    as_vector(name, value, np.size(value))
+    return value
+
+
+# The runtime ones (ros2 param set) are validated by _apply_settings as at start-up.
+PARAMETERS = (
+    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands; empty: model order'),
+    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2'),
+    Param('state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale', positive),
+    Param('ignore_unknown_joints', False, 'skip joint-state entries for joints the model does not have'),
+    Param('joint_state_rate', 1000.0, 'joint states per second the loop runs at: the gains must keep the loop '
+                                      'stable at this rate (a command acting one period after its state)', positive),
+    Param('acceleration_limits', Parameter.Type.DOUBLE_ARRAY,
+          'per joint (joints order), rad/s^2 or m/s^2: the reference keeps to them (URDF has none); empty: derived '
+          'from the model (the accelerations all joints can make at once within their effort limits)'),
+    Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
+    Param('mode', 'computed_torque', "'computed_torque', 'pd_gravity' or 'gravity_compensation'",
+          choice(*CONTROL_MODES), runtime=True),
+    Param('kp', 100.0, 'position gain, 1/s^2: a number or one per joint', _gain, runtime=True, dynamic_typing=True),
+    Param('kd', 20.0, 'velocity gain, 1/s: a number or one per joint', _gain, runtime=True, dynamic_typing=True),
+    Param('ki', 0.0, 'integral gain, 1/s^3: a number or one per joint; removes the steady error friction leaves '
+                     '(kp, kd, ki must keep the loop stable at joint_state_rate)', _gain, runtime=True,
+          dynamic_typing=True),
+    Param('stale_behavior', 'zero', "on stale joint states: 'zero' (one zero command, then silence) or "
+                                    "'gravity_compensation' (g(q) at the last valid state)",
+          choice(*STALE_BEHAVIORS), runtime=True),
+    Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward', runtime=True),
+)
+
+
 class ControllerNode(Node):
     def __init__(self):
         super().__init__('computed_torque_controller')
-        self.joints_param = declare(self, 'joints', Parameter.Type.STRING_ARRAY,
-                                    'joint order of commands; empty: model order')
-        self.gravity_param = declare(self, 'gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2')
-        self.state_timeout = as_float('state_timeout', declare(
-            self, 'state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale'))
-        if self.state_timeout <= 0:
-            raise ConfigurationError(f"parameter 'state_timeout' must be positive, got {self.state_timeout}")
-        self.ignore_unknown = declare(self, 'ignore_unknown_joints', False,
-                                      'skip joint-state entries for joints the model does not have')
-        self.model = None
-        self.joint_state_rate = as_float('joint_state_rate', declare(
-            self, 'joint_state_rate', 1000.0, 'joint states per second the loop runs at: the gains must keep the '
-            'loop stable at this rate (a command acting one period after its state)'))
-        if self.joint_state_rate <= 0:
-            raise ConfigurationError(f"parameter 'joint_state_rate' must be positive, got {self.joint_state_rate}")
-        self.acceleration_limits = declare(self, 'acceleration_limits', Parameter.Type.DOUBLE_ARRAY,
-                                           'per joint (joints order), rad/s^2 or m/s^2: the reference keeps to '
-                                           'them (URDF has none); empty: derived from the model (the '
-                                           'accelerations all joints can make at once within their effort limits)')
-        self.max_trajectory_points = declare(self, 'max_trajectory_points', 100000,
-                                             'joint trajectories with more points are refused')
-        if self.max_trajectory_points < 1:
-            raise ConfigurationError("parameter 'max_trajectory_points' must be positive, "
-                                     f"got {self.max_trajectory_points}")
-        self.controller = None
-        # Settable at run time (ros2 param set), validated by _apply_settings as at start-up.
-        runtime = RuntimeParameters(self, self._apply_settings)
-        self.settings = {
-            'mode': runtime.declare('mode', 'computed_torque',
-                                    "'computed_torque', 'pd_gravity' or 'gravity_compensation'"),
-            'kp': runtime.declare('kp', 100.0, 'position gain, 1/s^2: a number or one per joint',
-                                  dynamic_typing=True),
-            'kd': runtime.declare('kd', 20.0, 'velocity gain, 1/s: a number or one per joint', dynamic_typing=True),
-            'ki': runtime.declare('ki', 0.0, 'integral gain, 1/s^3: a number or one per joint; removes the '
-                                  'steady error friction leaves (kp, kd, ki must keep the loop stable at '
-                                  'joint_state_rate)', dynamic_typing=True),
-            'stale_behavior': runtime.declare('stale_behavior', 'zero',
-                                              "on stale joint states: 'zero' (one zero command, then silence) "
-                                              "or 'gravity_compensation' (g(q) at the last valid state)"),
-            'friction_compensation': runtime.declare('friction_compensation', False,
-                                                     'add the URDF joint damping and friction as feed-forward'),
-        }
+        self.model = self.controller = None
+        self.settings = {}
+        p = declare_parameters(self, PARAMETERS, self._apply_settings)
+        self.joints_param, self.gravity_param, self.state_timeout = p['joints'], p['gravity'], p['state_timeout']
+        self.ignore_unknown, self.joint_state_rate = p['ignore_unknown_joints'], p['joint_state_rate']
+        self.acceleration_limits, self.max_trajectory_points = p['acceleration_limits'], p['max_trajectory_points']
+        self.settings = {row.name: p[row.name] for row in PARAMETERS if row.runtime}
         self._apply_settings({})
         self.throttle = Throttle(self.get_logger())
         # Trajectories are deserialized and turned into a reference on a worker thread, so that joint
@@ -102,17 +102,10 @@ class ControllerNode(Node):
         ModelSource(self, self._start)
 
     def _apply_settings(self, changes):
-        """Validate the runtime settings with `changes` applied and take them, or raise ConfigurationError
-        and keep the old ones. Before the model is known only what needs no model is checked."""
+        """Take the runtime settings with `changes` (each already checked by its PARAMETERS row) applied, or raise
+        ConfigurationError and keep the old ones: with the model known, the gains' count and the loop's
+        stability are checked too."""
         settings = dict(self.settings, **changes)
-        one_of('stale_behavior', settings['stale_behavior'], STALE_BEHAVIORS)
-        one_of('mode', settings['mode'], CONTROL_MODES)
-        for gain in ('kp', 'kd', 'ki'):
-            value = settings[gain]
-            if isinstance(value, bool) or (isinstance(value, (list, tuple)) and any(isinstance(v, bool) for v in value)):
-                raise ConfigurationError(f"parameter {gain!r} must be a number or a list of numbers, not a boolean: "
-                                         f"got {value!r}")
-            as_vector(gain, value, np.size(value))  # numbers; their count needs the model
         if self.model is not None:
             self.controller = self._make_controller(self.model, self.index, settings)
         self.settings = settings

@@ -22,8 +22,8 @@ from std_srvs.srv import SetBool, Trigger
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
 from ..simulation import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Throttle, as_float, as_vector, declare,
-                     default_as_none, joint_order, one_of, run)
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
 
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
@@ -34,58 +34,50 @@ SYNC_MODES = ('realtime', 'lockstep')
 LOCKSTEP_REPUBLISH = 0.1  # s wall between republished states while a lockstep simulator waits to start
 
 
+PARAMETERS = (
+    Param('rate', 1000.0, 'integration steps per simulated second', positive),
+    Param('integrator', 'semi_implicit_euler', "'semi_implicit_euler' or 'rk4'"),
+    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2'),
+    Param('initial_positions', Parameter.Type.DOUBLE_ARRAY, 'in joints order; empty: the middle of the joint limits'),
+    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands and joint states; empty: model order'),
+    Param('real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible', as_float),
+    Param('apply_damping', True, 'viscous damping from the URDF'),
+    Param('apply_friction', True, 'Coulomb friction from the URDF'),
+    Param('limit_velocity', True, "joint speeds saturate at the URDF velocity limits, as Gazebo's joints do"),
+    Param('wait_for_command', True, 'hold still (time stopped) until the first valid command, like brakes'),
+    Param('publish_clock', False, 'publish sim time on /clock'),
+    Param('clock_rate', 100.0, '/clock messages per sim second (on joint-state ticks); 0: with every joint state',
+          as_float),
+    Param('publish_rate', 0.0, 'joint_states per sim second; 0: rate', as_float),
+    Param('command_timeout', 0.0, 'sim seconds after which an effort_controller/commands command is stale; '
+                                  '0: never (joint_commands never are)', as_float),
+    Param('on_command_timeout', 'brake', "'brake' (joints held) or 'zero_effort'", choice(*TIMEOUT_BEHAVIOURS)),
+    Param('sync', 'realtime', "'realtime': step on the wall clock (real_time_factor); 'lockstep': publish a state, "
+                              "step when the command answering it has arrived", choice(*SYNC_MODES)),
+    Param('lockstep_timeout', 1.0, 'lockstep: wall seconds to wait for the answering command before stepping with '
+                                   'the last one (with a warning)', positive),
+    Param('pause_at_time', 0.0, 'sim seconds at which to pause, once (as ~/pause does); 0: never', as_float),
+    Param('joint_states_depth', 100, 'QoS history depth of joint_states: how many states a reliable subscriber '
+                                     'that falls behind (a recorder) may owe before it loses one', positive_integer),
+)
+
+
 class SimulatorNode(Node):
     def __init__(self):
         super().__init__('simulator')
-        self.rate = as_float('rate', declare(self, 'rate', 1000.0, 'integration steps per simulated second'))
-        if self.rate <= 0:
-            raise ConfigurationError(f"parameter 'rate' must be positive, got {self.rate}")
-        self.integrator = declare(self, 'integrator', 'semi_implicit_euler', "'semi_implicit_euler' or 'rk4'")
-        self.gravity_param = declare(self, 'gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2')
-        self.initial_positions = declare(self, 'initial_positions', Parameter.Type.DOUBLE_ARRAY,
-                                         'in joints order; empty: the middle of the joint limits')
-        self.joints_param = declare(self, 'joints', Parameter.Type.STRING_ARRAY,
-                                    'joint order of commands and joint states; empty: model order')
-        self.real_time_factor = as_float('real_time_factor', declare(
-            self, 'real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible'))
-        self.apply_damping = declare(self, 'apply_damping', True, 'viscous damping from the URDF')
-        self.apply_friction = declare(self, 'apply_friction', True, 'Coulomb friction from the URDF')
-        self.limit_velocity = declare(self, 'limit_velocity', True, 'joint speeds saturate at the URDF velocity '
-                                      'limits, as Gazebo\'s joints do')
-        self.wait_for_command = declare(self, 'wait_for_command', True, 'hold still (time stopped) until the '
-                                        'first valid command, like brakes')
-        self.waiting = self.wait_for_command
-        self.publish_clock = declare(self, 'publish_clock', False, 'publish sim time on /clock')
-        self.clock_rate = as_float('clock_rate', declare(
-            self, 'clock_rate', 100.0, '/clock messages per sim second (on joint-state ticks); 0: with every '
-                                       'joint state'))
-        publish_rate = as_float('publish_rate', declare(self, 'publish_rate', 0.0,
-                                                        'joint_states per sim second; 0: rate'))
-        self.publish_rate = min(publish_rate, self.rate) if publish_rate > 0 else self.rate
-        timeout = as_float('command_timeout', declare(self, 'command_timeout', 0.0,
-                                                      'sim seconds after which an effort_controller/commands '
-                                                      'command is stale; 0: never (joint_commands never are)'))
-        self.command_timeout = timeout if timeout > 0 else None
-        self.on_command_timeout = one_of('on_command_timeout', declare(
-            self, 'on_command_timeout', 'brake', "'brake' (joints held) or 'zero_effort'"), TIMEOUT_BEHAVIOURS)
-        self.sync = declare(self, 'sync', 'realtime', "'realtime': step on the wall clock (real_time_factor); "
-                            "'lockstep': publish a state, step when the command answering it has arrived")
-        if self.sync not in SYNC_MODES:
-            raise ConfigurationError(f"parameter 'sync' must be one of {SYNC_MODES}, got {self.sync!r}")
-        self.lockstep_timeout = as_float('lockstep_timeout', declare(
-            self, 'lockstep_timeout', 1.0, 'lockstep: wall seconds to wait for the answering command before '
-                                           'stepping with the last one (with a warning)'))
-        if self.lockstep_timeout <= 0:
-            raise ConfigurationError(f"parameter 'lockstep_timeout' must be positive, got {self.lockstep_timeout}")
-        self.pause_at_time = as_float('pause_at_time', declare(
-            self, 'pause_at_time', 0.0, 'sim seconds at which to pause, once (as ~/pause does); 0: never'))
-        self.joint_states_depth = declare(self, 'joint_states_depth', 100, 'QoS history depth of joint_states: '
-                                          'how many states a reliable subscriber that falls behind (a recorder) '
-                                          'may owe before it loses one')
-        if isinstance(self.joint_states_depth, bool) or not isinstance(self.joint_states_depth, int) \
-                or self.joint_states_depth < 1:
-            raise ConfigurationError(f"parameter 'joint_states_depth' must be a positive integer, "
-                                     f"got {self.joint_states_depth!r}")
+        p = declare_parameters(self, PARAMETERS)
+        self.rate, self.integrator, self.gravity_param = p['rate'], p['integrator'], p['gravity']
+        self.initial_positions, self.joints_param = p['initial_positions'], p['joints']
+        self.real_time_factor = p['real_time_factor']
+        self.apply_damping, self.apply_friction, self.limit_velocity = (
+            p['apply_damping'], p['apply_friction'], p['limit_velocity'])
+        self.wait_for_command = self.waiting = p['wait_for_command']
+        self.publish_clock, self.clock_rate = p['publish_clock'], p['clock_rate']
+        self.publish_rate = min(p['publish_rate'], self.rate) if p['publish_rate'] > 0 else self.rate
+        self.command_timeout = p['command_timeout'] if p['command_timeout'] > 0 else None
+        self.on_command_timeout, self.sync = p['on_command_timeout'], p['sync']
+        self.lockstep_timeout, self.pause_at_time = p['lockstep_timeout'], p['pause_at_time']
+        self.joint_states_depth = p['joint_states_depth']
         self.throttle = Throttle(self.get_logger())
         self.sim = None
         self.steps = 0

@@ -18,37 +18,38 @@ from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control import sinusoid_reference
-from .common import STEADY_CLOCK, ConfigurationError, ModelSource, as_float, as_vector, declare, joint_order, run
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, as_float, as_vector, choice,
+                     declare_parameters, joint_order, run)
 
 MODES = ('sinusoid', 'waypoints')
 NEW_SUBSCRIBER_CHECK_PERIOD = 0.1  # s
 
 
+PARAMETERS = (
+    Param('mode', 'sinusoid', "'sinusoid' or 'waypoints'", choice(*MODES)),
+    Param('joints', Parameter.Type.STRING_ARRAY,
+          'joint order of amplitude, frequency, center, waypoints; empty: model order'),
+    Param('amplitude', 0.3, 'sinusoid amplitude: a number or one per joint', dynamic_typing=True),
+    Param('frequency', 0.25, 'sinusoid frequency, Hz: a number or one per joint', dynamic_typing=True),
+    Param('center', Parameter.Type.DOUBLE_ARRAY, 'sinusoid centre, one per joint; empty: middle of limits'),
+    Param('duration', 10.0, 'sinusoid duration, s', as_float),
+    Param('sample_rate', 20.0, 'sinusoid points per second', as_float),
+    Param('waypoints', Parameter.Type.DOUBLE_ARRAY, 'flat list: len(waypoint_times) rows of positions'),
+    Param('waypoint_times', Parameter.Type.DOUBLE_ARRAY, 'time_from_start of each waypoint, s'),
+    Param('start_time', 1.0, 'time_from_start of the first point, s: the controller moves there from where it is '
+                             'in this time', as_float),
+    Param('loop', False, 'publish again every trajectory duration'),
+)
+
+
 class TrajectoryPublisherNode(Node):
     def __init__(self):
         super().__init__('trajectory_publisher')
-        self.mode = declare(self, 'mode', 'sinusoid', "'sinusoid' or 'waypoints'")
-        if self.mode not in MODES:
-            raise ConfigurationError(f"parameter 'mode' must be one of {MODES}, got {self.mode!r}")
-        self.joints_param = declare(self, 'joints', Parameter.Type.STRING_ARRAY,
-                                    'joint order of amplitude, frequency, center, waypoints; empty: model order')
-        self.amplitude = declare(self, 'amplitude', 0.3, 'sinusoid amplitude: a number or one per joint',
-                                 dynamic_typing=True)
-        self.frequency = declare(self, 'frequency', 0.25, 'sinusoid frequency, Hz: a number or one per joint',
-                                 dynamic_typing=True)
-        self.center = declare(self, 'center', Parameter.Type.DOUBLE_ARRAY,
-                              'sinusoid centre, one per joint; empty: middle of limits')
-        self.duration = as_float('duration', declare(self, 'duration', 10.0, 'sinusoid duration, s'))
-        self.sample_rate = as_float('sample_rate', declare(self, 'sample_rate', 20.0,
-                                                           'sinusoid points per second'))
-        self.waypoints = declare(self, 'waypoints', Parameter.Type.DOUBLE_ARRAY,
-                                 'flat list: len(waypoint_times) rows of positions')
-        self.waypoint_times = declare(self, 'waypoint_times', Parameter.Type.DOUBLE_ARRAY,
-                                      'time_from_start of each waypoint, s')
-        self.start_time = as_float('start_time', declare(
-            self, 'start_time', 1.0, 'time_from_start of the first point, s: the controller moves there '
-                                     'from where it is in this time'))
-        self.loop = declare(self, 'loop', False, 'publish again every trajectory duration')
+        p = declare_parameters(self, PARAMETERS)
+        self.mode, self.joints_param, self.loop = p['mode'], p['joints'], p['loop']
+        self.amplitude, self.frequency, self.center = p['amplitude'], p['frequency'], p['center']
+        self.duration, self.sample_rate = p['duration'], p['sample_rate']
+        self.waypoints, self.waypoint_times, self.start_time = p['waypoints'], p['waypoint_times'], p['start_time']
         self.publisher = self.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory', 10)
         self.message = None
         self.subscribers = 0
