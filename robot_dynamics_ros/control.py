@@ -3,8 +3,10 @@ import functools
 import math
 from array import array
 from bisect import bisect_right
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.interpolate import CubicHermiteSpline, CubicSpline
 
 from . import fast
@@ -12,7 +14,9 @@ from .algorithms.backends import compiled
 from .algorithms.packing import packed
 from .fast import control_kernel as kernel
 from .fast.control_kernel import govern_reference, integrate_error
-from .model.model import REVOLUTE
+from .model.model import REVOLUTE, Model
+
+Vector = NDArray[np.float64]
 
 CONTROL_MODES = ('computed_torque', 'pd_gravity', 'gravity_compensation')
 
@@ -38,7 +42,7 @@ def as_finite_vector(name, value, n):
 LIMIT_MARGIN = 0.95   # fraction of a joint's velocity limit (and of the room to its position limits) references use
 
 
-def sampled_loop_is_stable(kp, kd, ki, period):
+def sampled_loop_is_stable(kp: float, kd: float, ki: float, period: float) -> bool:
     """Whether the error dynamics of one joint under the law, e'' = -(kp e + kd e' + ki int e), stay stable when
     the loop is sampled every ``period`` seconds and each command acts one period after the state it answers
     (zero-order hold, one period of delay: what a controller answering joint states does): the spectral radius
@@ -53,7 +57,7 @@ def sampled_loop_is_stable(kp, kd, ki, period):
     return bool(np.max(np.abs(np.linalg.eigvals(A))) < 1.0)
 
 
-def check_gains(model, mode, kp, kd, ki, period):
+def check_gains(model: Model, mode: str, kp: ArrayLike, kd: ArrayLike, ki: ArrayLike, period: float) -> None:
     """ValueError unless every joint's gains keep the sampled loop stable (``sampled_loop_is_stable``) at the
     joint-state period. In 'pd_gravity' mode the gains are efforts per error: divided by the smallest inertia
     the joint can meet, 1 / (M^-1)_ii at the middle of the limits (the others free), they are accelerations as in
@@ -76,7 +80,7 @@ def check_gains(model, mode, kp, kd, ki, period):
 ACCELERATION_SAMPLES = 200   # configurations (fixed seed) over which model_acceleration_limits holds
 
 
-def model_acceleration_limits(model):
+def model_acceleration_limits(model: Model) -> Vector:
     """Joint accelerations the robot can make all at once, in any directions, against gravity, anywhere in its
     limits (URDF has no acceleration limits): a_i = s E_i / M_ii, the acceleration joint i's effort limit E_i gives
     it alone at the middle of the limits, scaled by the largest s with sum_j |M_ij| a_j + |g_i| <= E_i for every
@@ -122,8 +126,9 @@ class ComputedTorqueController:
     (``integrate_error``). Its state (``state``, ``clock``) is shared with ``ControlStep``.
     """
 
-    def __init__(self, model, kp, kd, mode='computed_torque', gravity=None, friction_compensation=False, ki=0.0,
-                 acceleration_limit=None):
+    def __init__(self, model: Model, kp: ArrayLike, kd: ArrayLike, mode: str = 'computed_torque',
+                 gravity: ArrayLike | None = None, friction_compensation: bool = False, ki: ArrayLike = 0.0,
+                 acceleration_limit: ArrayLike | None = None) -> None:
         if mode not in CONTROL_MODES:
             raise ValueError(f'unknown control mode {mode!r}; expected one of {CONTROL_MODES}')
         n = model.nv
@@ -156,16 +161,16 @@ class ComputedTorqueController:
                               pack.no_external_force)
         self._results = np.zeros((kernel.RESULT_ROWS + 1, n))   # control_law's rows, and the integral it reads
 
-    def take_state(self, other):
+    def take_state(self, other: 'ComputedTorqueController') -> None:
         """Continue from another controller's state (new gains for the same robot): no jump of the reference."""
         self.state[:], self.clock[:] = other.state, other.clock
 
     @property
-    def limited_updates(self):
+    def limited_updates(self) -> int:
         """How many updates have had their reference limited by the governor."""
         return int(self.clock[kernel.LIMITED_UPDATES])
 
-    def position_error(self, q_ref, q):
+    def position_error(self, q_ref: Vector, q: Vector) -> Vector:
         """q_ref - q, wrapped into [-pi, pi) on continuous joints."""
         e = q_ref - q
         if self._continuous.size:
@@ -189,13 +194,14 @@ class ComputedTorqueController:
             raise ValueError(f'the effort for this state and reference is not finite: {tau.tolist()}')
         return tau
 
-    def compute(self, q, qd, q_ref, qd_ref, qdd_ref):
+    def compute(self, q: ArrayLike, qd: ArrayLike, q_ref: ArrayLike, qd_ref: ArrayLike, qdd_ref: ArrayLike) -> Vector:
         """Joint efforts of the law (no integral, no governor) for the measured state (q, qd) and the reference;
         ValueError on non-finite input or a non-finite effort (inputs so large that the dynamics overflow)."""
         limit = self.model.effort_limit
         return np.clip(self._unclamped(q, qd, q_ref, qd_ref, qdd_ref, 0.0), -limit, limit)
 
-    def update(self, now, q, qd, q_ref, qd_ref, qdd_ref):
+    def update(self, now: float, q: ArrayLike, qd: ArrayLike, q_ref: ArrayLike, qd_ref: ArrayLike,
+               qdd_ref: ArrayLike) -> tuple[Vector, Vector, Vector, Vector]:
         """One control step at time ``now`` (s; the state's time): (tau, governed q_ref, qd_ref, qdd_ref), with the
         governor and the integral action (see the class); ValueError as ``compute``, leaving the state unchanged."""
         n = self.model.nv
@@ -228,7 +234,8 @@ class TrajectoryReference:
     t (the last one used, when t is still in it, as for a controller sampling forward in time).
     """
 
-    def __init__(self, times, positions, velocities=None, accelerations=None):
+    def __init__(self, times: ArrayLike, positions: ArrayLike, velocities: ArrayLike | None = None,
+                 accelerations: ArrayLike | None = None) -> None:
         times = np.ascontiguousarray(times, dtype=float).reshape(-1)   # ControlStep's kernel is compiled for C order
         positions = np.atleast_2d(np.ascontiguousarray(positions, dtype=float))
         if positions.shape[0] != times.size:
@@ -272,15 +279,15 @@ class TrajectoryReference:
             self._factor = np.stack([np.ones(order), j, j * (j - 1)]).astype(float)
 
     @classmethod
-    def hold(cls, q):
+    def hold(cls, q: ArrayLike) -> 'TrajectoryReference':
         """A constant reference at q."""
         return cls([0.0], [np.asarray(q, dtype=float)])
 
     @property
-    def duration(self):
+    def duration(self) -> float:
         return self.times[-1]
 
-    def sample(self, t):
+    def sample(self, t: float) -> tuple[Vector, Vector, Vector]:
         """(q_ref, qd_ref, qdd_ref) at time t."""
         times = self.times
         if self._coefficients is None or t <= times[0]:
@@ -324,7 +331,8 @@ SMOOTHSTEP_MAX_SLOPE = 1.875  # max of S'(s), at s = 1/2
 SMOOTHSTEP_MAX_CURVATURE = 10.0 / np.sqrt(3.0)   # max of |S''(s)|, at s = 1/2 -+ sqrt(3)/6
 
 
-def sinusoid_reference(model, amplitude, frequency, duration, center=None, rate=100.0):
+def sinusoid_reference(model: Model, amplitude: ArrayLike, frequency: ArrayLike, duration: float,
+                       center: ArrayLike | None = None, rate: float = 100.0) -> 'TrajectoryReference':
     """Sinusoids q_i(t) = c_i + a_i sin(2 pi f_i t) e(t) sampled at ``rate`` Hz, as (times, q, qd, qdd).
 
     The envelope e(t) rises from 0 to 1 and falls back to 0 with quintic smoothsteps, each as long as the
@@ -371,7 +379,7 @@ LIMIT_MARGIN_RAD = 0.5             # rad or m a position may lie beyond a joint 
 MAX_MAGNITUDE = 1e6                # no position, velocity or acceleration of a joint is larger than this
 
 
-def plausibility_bounds(model):
+def plausibility_bounds(model: Model) -> tuple[Vector, Vector, Vector]:
     """(lower, upper, max |velocity|) in model order that joint states and trajectory points must keep to:
     the position limits widened by LIMIT_MARGIN_RAD, PLAUSIBLE_VELOCITY_FACTOR times the velocity limits,
     and MAX_MAGNITUDE where the URDF gives no limit. Values beyond them overflow the dynamics (1e155 rad/s
@@ -393,7 +401,8 @@ class JointStateMapper:
     the same names costs one list comparison each.
     """
 
-    def __init__(self, joint_names, ignore_unknown=False, allow_missing_velocity=False, bounds=None):
+    def __init__(self, joint_names: Sequence[str], ignore_unknown: bool = False, allow_missing_velocity: bool = False,
+                 bounds: tuple[Vector, Vector, Vector] | None = None) -> None:
         self.joint_names = tuple(joint_names)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         self.ignore_unknown = ignore_unknown
@@ -414,7 +423,7 @@ class JointStateMapper:
             raise ValueError(f'joint state lacks joints {missing}')
         return np.array([names.index(name) for name in self.joint_names])
 
-    def source(self, names):
+    def source(self, names: Sequence[str]) -> np.ndarray:
         """For each model joint, its index in `names` (kept for the last name list); ValueError for duplicate,
         unknown or missing joints."""
         if names != self._names:
@@ -434,7 +443,7 @@ class JointStateMapper:
         raise ValueError(f'implausible position or velocity for joints {bad}: beyond the limits by more than '
                          f'{LIMIT_MARGIN_RAD} or faster than {PLAUSIBLE_VELOCITY_FACTOR:g}x the velocity limit')
 
-    def map(self, names, positions, velocities):
+    def map(self, names: Sequence[str], positions: ArrayLike, velocities: ArrayLike | None) -> tuple[Vector, Vector]:
         """(q, qd) in model order; ValueError naming the problem for any inconsistent message."""
         positions = (np.frombuffer(positions, dtype=float) if isinstance(positions, array) and positions.typecode == "d"
                      else np.asarray(positions, dtype=float).reshape(-1))
@@ -481,7 +490,8 @@ class ControlStep:
     path for its error. Build a new one when the mapper or controller changes (gains, mode): they are read once.
     """
 
-    def __init__(self, mapper, controller, output_order=None):
+    def __init__(self, mapper: 'JointStateMapper', controller: ComputedTorqueController,
+                 output_order: Sequence[int] | None = None) -> None:
         from .algorithms.backends import compiled
         from .algorithms.packing import packed
         model = controller.model
@@ -505,7 +515,8 @@ class ControlStep:
             R[kernel.Q], R[kernel.QD], R[kernel.Q_REF], R[kernel.QD_REF], R[kernel.QDD_REF], R[kernel.TAU],
             R[kernel.COMMAND])
 
-    def __call__(self, names, positions, velocities, reference, t, now):
+    def __call__(self, names: Sequence[str], positions: ArrayLike, velocities: ArrayLike | None,
+                 reference: TrajectoryReference, t: float, now: float) -> bool:
         """One update for a joint state (names, positions, velocities as JointStateMapper.map takes them) at time
         ``now`` (s) and ``reference`` at its time t; whether it computed (False: run the NumPy path)."""
         try:

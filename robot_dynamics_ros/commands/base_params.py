@@ -1,4 +1,5 @@
 """``robot-dynamics base-params``: base inertial parameters of a URDF, their regrouping and their values."""
+import argparse
 import sys
 
 from .. import load_urdf
@@ -9,7 +10,7 @@ from ..resources import bundled_urdf
 from . import finite_float
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled 7-DOF arm)')
     parser.add_argument('--method', choices=('numeric', 'closed-form'), default='numeric',
                         help='QR of the stacked regressor (any tree), or Gautier-Khalil closed form '
@@ -22,7 +23,7 @@ def add_arguments(parser):
                         help='gravity in the root frame (default 0 0 -9.81)')
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     path = args.urdf or bundled_urdf()
     model = load_urdf(path)
     extras = dict(rotor_inertia=args.rotor_inertia, viscous=args.friction, coulomb=args.friction)

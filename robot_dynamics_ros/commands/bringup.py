@@ -6,6 +6,7 @@ caller's ROS domain (``ROS_DOMAIN_ID``) unless told otherwise (``--domain-id``, 
 states, tracking error and compute time in this process; stops the nodes with SIGINT and checks they exit 0;
 prints tracking error, rates and compute time, and writes a tracking plot and, when asked, a JSON report.
 """
+import argparse
 import json
 import os
 import re
@@ -29,7 +30,7 @@ NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--duration', type=positive_float, default=10.0,
                         help='seconds of sim time to run the loop (at most 3x as long plus 10 s on the wall clock)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
@@ -242,7 +243,7 @@ def offer_compiled_code(model, compile_now):
         print("bringup: the nodes run the table kernels; --compile builds per-robot code ahead (once per robot)")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     urdf = os.path.abspath(args.urdf or bundled_urdf())
     if args.config and not os.path.isfile(args.config):
         raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")

@@ -1,19 +1,21 @@
 """``robot-dynamics compile``: build a robot's per-robot generated code ahead, in the foreground, so that every
 later process (library calls, the nodes) runs it from its first call."""
+import argparse
+
 from .. import fast, load_urdf
 from ..fast import code_cache
 from ..fast.codegen import ALGORITHMS
 from ..resources import bundled_urdf
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled 7-DOF arm)')
     parser.add_argument('--only', nargs='+', choices=ALGORITHMS, default=list(ALGORITHMS), metavar='ALGORITHM',
                         help=f"compile only these ({', '.join(ALGORITHMS)}; default all; the nodes use rnea, crba, "
                              "aba: the regressor takes longest)")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     path = args.urdf or bundled_urdf()
     model = load_urdf(path)
     if fast.BACKEND != 'numba':

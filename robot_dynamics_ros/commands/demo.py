@@ -1,4 +1,5 @@
 """``robot-dynamics demo``: the dynamics of a robot at one state, with the identities that must hold."""
+import argparse
 import time
 
 import numpy as np
@@ -10,7 +11,7 @@ from . import int_in
 CODE = {'generated': 'compiled per-robot code', 'table': 'compiled table kernels', 'python': 'plain Python, no numba'}
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled 7-DOF arm)')
     parser.add_argument('--seed', type=int_in(0), default=0, help='random state seed')
 
@@ -22,7 +23,7 @@ def _microseconds(function, repeats=200):
     return (time.perf_counter() - start) / repeats * 1e6
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     path = args.urdf or bundled_urdf()
     model = load_urdf(path)
     rng = np.random.default_rng(args.seed)

@@ -1,4 +1,5 @@
 """``robot-dynamics excite``: an excitation trajectory for identification, for the trajectory_publisher."""
+import argparse
 import sys
 
 from .. import load_urdf
@@ -7,7 +8,7 @@ from ..resources import bundled_urdf
 from . import float_in, int_in, positive_float
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('urdf', nargs='?', help='URDF or xacro file (default: the bundled 7-DOF arm)')
     parser.add_argument('-o', '--output', required=True,
                         help='trajectory_publisher parameter file (.yaml), or a table of t, q, qd, qdd (.csv)')
@@ -26,7 +27,7 @@ def add_arguments(parser):
                         help='stop after this many objective evaluations (reproducible, unlike the time budget)')
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     path = args.urdf or bundled_urdf()
     model = load_urdf(path)
     print(f"optimising a {args.duration:g} s, {args.harmonics}-harmonic trajectory for {model.name!r} "

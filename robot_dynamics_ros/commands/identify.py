@@ -1,4 +1,5 @@
 """``robot-dynamics identify``: base inertial parameters from recorded joint positions and efforts."""
+import argparse
 import sys
 import time
 
@@ -17,7 +18,7 @@ from . import finite_float, int_in, non_negative_float, positive_float
 # Refuse inconsistent inertias: the loader does so today; once it only warns by default, strict=True does.
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('urdf', help='URDF or xacro file of the robot (its kinematics; inertias are the prior)')
     parser.add_argument('data', help='recording: .csv, .npz, or a rosbag2 directory / .mcap / .db3 file')
     parser.add_argument('-o', '--output', required=True, help='YAML file for the identified base parameters')
@@ -38,7 +39,7 @@ def add_arguments(parser):
                         "(needs cvxpy: the 'ident' extra)")
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     model = load_urdf(args.urdf)
     try:
         recording = load_recording(args.data, args.topic).for_model(model)

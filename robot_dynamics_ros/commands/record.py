@@ -13,6 +13,7 @@ says how much of the experiment it holds, and exits with 128 + the signal's numb
 metadata carries the experiment's length in sim time (custom data ``EXPERIMENT_SECONDS``), from which
 ``identify`` tells a recording that stopped short.
 """
+import argparse
 import os
 import sys
 import tempfile
@@ -30,7 +31,7 @@ from .bringup import add_domain_arguments
 SETTLE = 0.5  # s of sim time recorded after the trajectory's end
 
 
-def add_arguments(parser):
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('trajectory', help="trajectory file written by 'robot-dynamics excite' (.yaml)")
     parser.add_argument('-o', '--output', required=True, help='rosbag2 directory to create (MCAP storage)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
@@ -84,7 +85,7 @@ def _start_in_order(recorder, processes, ros_args, env, log_dir, timeout):
             and wait_for('pause service', lambda: recorder.request_pause(False)))
 
 
-def run(args):
+def run(args: argparse.Namespace) -> int:
     try:
         from rosbags.rosbag2 import StoragePlugin, Writer
         from rosbags.typesys import Stores, get_typestore

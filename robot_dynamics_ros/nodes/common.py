@@ -330,7 +330,7 @@ def make_executor(node):
     return executor, wake_up
 
 
-def run(node_class, name, args=None):
+def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     """Create the node, spin it, and return the exit code: 0 when stopped by SIGINT, SIGTERM (at any moment,
     start-up included) or an external shutdown, 1 on a configuration error. Logs one line saying why it
     stopped, followed by the node's `summary()` if it has one.

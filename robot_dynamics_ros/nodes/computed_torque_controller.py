@@ -81,7 +81,7 @@ PARAMETERS = (
 
 
 class ControllerNode(Node):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__('computed_torque_controller')
         self.model = self.controller = None
         self.settings = {}
@@ -416,7 +416,7 @@ def model_columns(names, fields, joint_names):
     return positions, velocities, accelerations
 
 
-def main(args=None):
+def main(args: list[str] | None = None) -> int:
     return run(ControllerNode, 'computed_torque_controller', args)
 
 

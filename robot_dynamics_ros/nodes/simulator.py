@@ -63,7 +63,7 @@ PARAMETERS = (
 
 
 class SimulatorNode(Node):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__('simulator')
         p = declare_parameters(self, PARAMETERS)
         self.rate, self.integrator, self.gravity_param = p['rate'], p['integrator'], p['gravity']
@@ -355,7 +355,7 @@ class SimulatorNode(Node):
                 f"{self.steps / self.rate / elapsed:.2f})")
 
 
-def main(args=None):
+def main(args: list[str] | None = None) -> int:
     return run(SimulatorNode, 'simulator', args)
 
 

@@ -43,7 +43,7 @@ PARAMETERS = (
 
 
 class TrajectoryPublisherNode(Node):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__('trajectory_publisher')
         p = declare_parameters(self, PARAMETERS)
         self.mode, self.joints_param, self.loop = p['mode'], p['joints'], p['loop']
@@ -117,7 +117,7 @@ def trajectory_message(names, times, positions, velocities=None, accelerations=N
     return msg
 
 
-def main(args=None):
+def main(args: list[str] | None = None) -> int:
     return run(TrajectoryPublisherNode, 'trajectory_publisher', args)
 
 
