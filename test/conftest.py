@@ -1,6 +1,9 @@
 import functools
 import os
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
 from import_scan import imports
@@ -25,6 +28,42 @@ BAD_URDF_DIR = os.path.join(TEST_DIR, 'urdf', 'bad')
 def urdf_path(request):
     """Every valid test URDF and the bundled robot."""
     return TEST_URDFS[request.param]
+
+
+@pytest.fixture(scope='module')
+def arm():
+    """The bundled 7-DOF arm."""
+    from robot_dynamics_ros import load_urdf
+    return load_urdf(BUNDLED_URDF)
+
+
+def relative_error(ours, theirs):
+    """Largest difference relative to the largest value (or to 1 where the values are small)."""
+    return np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs)))
+
+
+def random_states(model, seed=0, n=50):
+    """n random (q, qd, x) of the model: a configuration (quaternions of floating joints unit), two normal vectors."""
+    from robot_dynamics_ros import random_configuration
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+
+
+def cli(*args, cwd=None):
+    """``robot-dynamics ARGS`` in a child process (its exit code and output)."""
+    return subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd or ROOT)
+
+
+def assert_one_line_error(result, *words):
+    """A user error: exit 2, one line on stderr holding every word, no traceback."""
+    assert result.returncode == 2, result.stderr
+    assert 'Traceback' not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0]
 
 
 def pytest_configure(config):

@@ -1,28 +1,12 @@
 """The command line as a user meets it: every user error is one line on stderr naming the problem, with exit
 code 2 and no traceback (``--debug`` gives the traceback). Each case runs the CLI as a subprocess."""
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import BAD_URDF_DIR, BUNDLED_URDF, ROOT, TEST_DIR
+from conftest import BAD_URDF_DIR, BUNDLED_URDF, ROOT, TEST_DIR, assert_one_line_error, cli
 
 MASSLESS = os.path.join(TEST_DIR, 'urdf', 'massless_subtree.urdf')
-
-
-def cli(*args, cwd=None):
-    return subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', *args], capture_output=True,
-                          text=True, timeout=300, cwd=cwd or ROOT)
-
-
-def assert_one_line_error(result, *words):
-    assert result.returncode == 2, result.stderr
-    assert 'Traceback' not in result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    for word in words:
-        assert word in lines[0]
 
 
 MISSING = '/no/such/robot.urdf'

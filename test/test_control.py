@@ -15,11 +15,6 @@ from robot_dynamics_ros.control import (CONTROL_MODES, ComputedTorqueController,
                                         TrajectoryReference, plausibility_bounds, sinusoid_reference)
 
 
-@pytest.fixture(scope='module')
-def arm():
-    return load_urdf(BUNDLED_URDF)
-
-
 def random_tracking_state(model, rng):
     q = model.random_configuration(rng)
     return q, rng.normal(size=model.nv), q + 0.1 * rng.normal(size=model.nv), rng.normal(size=model.nv), \

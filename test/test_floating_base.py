@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import robot_dynamics_ros
-from conftest import BUNDLED_URDF, TEST_DIR
+from conftest import BUNDLED_URDF, TEST_DIR, random_states, relative_error
 from robot_dynamics_ros import (algorithms, difference, fast, spatial, integrate, load_urdf, neutral, normalize,
                                 random_configuration)
 from robot_dynamics_ros.model import FREE_FLYER, PLANAR, URDFError
@@ -36,16 +36,6 @@ ROBOTS = {
     'floating_arm7': (_read(BUNDLED_URDF), 'floating'),
     'quadruped': (quadruped_urdf(), 'floating'),
 }
-
-
-def relative_error(ours, theirs):
-    return np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs)))
-
-
-def random_states(model, seed=0, n=20):
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        yield random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
 
 @pytest.fixture(params=sorted(ROBOTS))

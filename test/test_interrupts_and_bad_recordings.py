@@ -13,25 +13,12 @@ import time
 import numpy as np
 import pytest
 
-from conftest import BUNDLED_URDF, ROOT
+from conftest import BUNDLED_URDF, ROOT, assert_one_line_error, cli
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.control import JointStateMapper
 from robot_dynamics_ros.parameters.recordings import Recording, load_recording
 
 ARM = load_urdf(BUNDLED_URDF)
-
-
-def cli(*args):
-    return subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
-
-
-def assert_one_line_error(result, *words):
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and 'Traceback' not in result.stderr, result.stderr
-    for word in words:
-        assert word in lines[0]
 
 
 def recording(n, t0=0.0):

@@ -7,16 +7,13 @@ from random_robots import random_trees
 from robot_dynamics_ros import (crba, frame_jacobian, frame_placement, frame_placements, kinetic_energy,
                                 load_urdf, potential_energy)
 
+from conftest import relative_error
 from oracle import PinocchioOracle, pin
 from test_random_trees import XmlOracle
 
 N_STATES = 50
 RTOL = 1e-9
 PIN_REFERENCES = ('local', 'world', 'local_world_aligned')  # pin.LOCAL, pin.WORLD, pin.LOCAL_WORLD_ALIGNED
-
-
-def relative_error(ours, theirs):
-    return np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs)))
 
 
 def check_against_pinocchio(model, oracle, n_states, seed=0):

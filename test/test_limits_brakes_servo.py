@@ -20,11 +20,6 @@ REAL_AND_TEST_URDFS = {**TEST_URDFS, **{name: f'{ROOT}/test/urdf/real/{name}.urd
 RETURN_SECONDS = 3.0
 
 
-@pytest.fixture(scope='module')
-def arm():
-    return load_urdf(BUNDLED_URDF)
-
-
 def starts_on_limits(model):
     """(name, start): each joint alone on its lower and on its upper limit, and some with several on limits."""
     cases = []

@@ -9,21 +9,11 @@ import pytest
 import robot_dynamics_ros
 from robot_dynamics_ros import algorithms, load_urdf
 
+from conftest import random_states, relative_error
 from oracle import PinocchioOracle
 
-N_STATES = 50
 RTOL = 1e-9
 BACKENDS = {'default': robot_dynamics_ros, 'reference': algorithms}
-
-
-def relative_error(ours, theirs):
-    return np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs)))
-
-
-def random_states(model, seed=0, n=N_STATES):
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        yield model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
 
 @pytest.mark.parametrize('backend', sorted(BACKENDS))

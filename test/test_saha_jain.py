@@ -10,9 +10,9 @@ from robot_dynamics_ros import (SingularTaskError, aba, crba, forward_dynamics_u
                                 mass_matrix_inverse, mass_matrix_log_det, operational_space_inertia, rnea,
                                 udut)
 
+from conftest import random_states, relative_error
 from oracle import PinocchioOracle, pin
 
-N_STATES = 50
 RTOL = 1e-10
 
 # Well-posed operational-space tasks per test robot: (links, rows of the stacked [angular; linear] rows).
@@ -25,16 +25,6 @@ TASKS = {
     'fixed_and_massless.urdf': [(['tip'], [0, 1, 2])],
 }
 PIN_REFERENCES = ('local', 'world', 'local_world_aligned')  # pin.LOCAL, pin.WORLD, pin.LOCAL_WORLD_ALIGNED
-
-
-def relative_error(ours, theirs):
-    return np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs)))
-
-
-def random_states(model, n=N_STATES, seed=0):
-    rng = np.random.default_rng(seed)
-    for _ in range(n):
-        yield model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
 
 
 def is_ancestor(model, i, k):
