@@ -6,7 +6,9 @@ and in one compiled call) and the simulator's steps/s on the bundled arm; in a f
 call on. The "fast" columns time the default call (``fast.rnea(model, q, qd, qdd)``, what
 ``robot_dynamics_ros.rnea`` and the nodes run) on a model whose code was compiled ahead; the "path" column says
 which code served it: per-robot generated code, the table kernels, or plain Python (no numba); "gen us" times the
-generated function alone (the rest of "fast us" is the dispatch). "ref us" times the reference (``algorithms``:
+generated function alone (the rest of "fast us" is the dispatch and the result's allocation); "out us" the model's
+bound function (``fast.functions(model).rnea``) writing into a given ``out=`` array, as Pinocchio writes into its
+Data. "ref us" times the reference (``algorithms``:
 the same kernels as plain Python) and "table us" the table kernels on the same state.
 
     python benchmarks/bench_dynamics.py [--quick]
@@ -114,7 +116,7 @@ def calls(model, q, qd, x):
 
 def per_call_table(number):
     print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"ref us":>10}{"table us":>10}{"gen us":>10}'
-          f'{"fast us":>10}{"pin us":>10}{"fast/pin":>10}')
+          f'{"fast us":>10}{"out us":>10}{"pin us":>10}{"fast/pin":>10}{"out/pin":>10}')
     for name, xml in robots():
         model = load_hot(xml)
         rng = np.random.default_rng(0)
@@ -124,6 +126,9 @@ def per_call_table(number):
         table = calls(table_instance(xml), q, qd, x)
         generated = model._cache.get('generated') or {}
         out = {'RNEA': np.empty(model.nv), 'CRBA': np.empty((model.nv, model.nv)), 'ABA': np.empty(model.nv)}
+        bound = fast.functions(model)
+        into = {'RNEA': lambda: bound.rnea(q, qd, x, out=out['RNEA']), 'CRBA': lambda: bound.crba(q, out=out['CRBA']),
+                'ABA': lambda: bound.aba(q, qd, x, out=out['ABA'])}
         alone = {'RNEA': lambda: generated['rnea'](q, qd, x, out['RNEA']),
                  'CRBA': lambda: generated['crba'](q, out['CRBA']),
                  'ABA': lambda: generated['aba'](q, qd, x, out['ABA'])}
@@ -134,12 +139,13 @@ def per_call_table(number):
             t_ref = per_call_us(references[algorithm], max(1, number // 200))
             t_table = per_call_us(table[algorithm], number)
             t_fast = per_call_us(compiled, number)
+            t_into = per_call_us(into[algorithm], number)
             t_alone = f'{per_call_us(alone[algorithm], number):>10.2f}' if generated else f'{"-":>10}'
             row = (f'{name:<13}{model.nv:>4} {algorithm:<6}{fast.path(model, algorithm=algorithm.lower()):>10}'
-                   f'{t_ref:>10.1f}{t_table:>10.2f}{t_alone}{t_fast:>10.2f}')
+                   f'{t_ref:>10.1f}{t_table:>10.2f}{t_alone}{t_fast:>10.2f}{t_into:>10.2f}')
             if algorithm in theirs:
                 t_pin = per_call_us(theirs[algorithm], number)
-                row += f'{t_pin:>10.2f}{t_fast / t_pin:>10.2f}'
+                row += f'{t_pin:>10.2f}{t_fast / t_pin:>10.2f}{t_into / t_pin:>10.2f}'
             print(row)
 
 
