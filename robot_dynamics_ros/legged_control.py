@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .algorithms import frame_jacobian, frame_placement
+from .algorithms.kinematics import _frame_X_root, body_transforms, jacobian_from_transforms, placement_from_transform
 from .fast import bias_torques, crba
 from .model.configuration import difference, integrate
 from .model.model import Model
@@ -32,20 +32,24 @@ def skew(r):
     return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
 
 
-def point_jacobian(model: Model, q: ArrayLike, link: str, offset: ArrayLike) -> NDArray[np.float64]:
-    """3 x nv Jacobian of the velocity, in world coordinates, of the point at ``offset`` in the link's frame:
-    v_p = v_o + omega x (R offset), so J_p = J_linear - [R offset]x J_angular."""
-    J = frame_jacobian(model, q, link, 'local_world_aligned')   # [angular; linear] at the frame origin
-    r = frame_placement(model, q, link).R @ np.asarray(offset, dtype=float)
-    return J[3:] - skew(r) @ J[:3]
+def point_jacobians(model: Model, q: ArrayLike, contacts: Sequence[tuple[str, ArrayLike]]) -> NDArray[np.float64]:
+    """(3 len(contacts)) x nv: the Jacobians of the velocities, in world coordinates, of the points at ``offset``
+    in their link's frame: v_p = v_o + omega x (R offset), so J_p = J_linear - [R offset]x J_angular."""
+    X0 = body_transforms(model, q)
+    rows = []
+    for link, offset in contacts:
+        J = jacobian_from_transforms(model, X0, link, 'local_world_aligned')   # [angular; linear] at the origin
+        r = placement_from_transform(_frame_X_root(model, X0, link)).R @ np.asarray(offset, dtype=float)
+        rows.append(J[3:] - skew(r) @ J[:3])
+    return np.vstack(rows) if rows else np.zeros((0, model.nv))
 
 
-def point_acceleration_bias(model, q, v, link, offset):
-    """Jdot_p v, the point's acceleration when qdd = 0, by a central difference of J_p along the motion (error
-    about DERIVATIVE_STEP^2 |v|^3, well below the controller's tolerances)."""
+def point_acceleration_bias(model, q, v, contacts):
+    """Jdot_p v of the points, their accelerations when qdd = 0, by a central difference of J_p along the motion
+    (error about DERIVATIVE_STEP^2 |v|^3, well below the controller's tolerances)."""
     step = DERIVATIVE_STEP * np.asarray(v, dtype=float)
-    ahead = point_jacobian(model, integrate(model, q, step), link, offset)
-    behind = point_jacobian(model, integrate(model, q, -step), link, offset)
+    ahead = point_jacobians(model, integrate(model, q, step), contacts)
+    behind = point_jacobians(model, integrate(model, q, -step), contacts)
     return (ahead - behind) @ v / (2.0 * DERIVATIVE_STEP)
 
 
@@ -72,9 +76,8 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
     base = np.setdiff1d(np.arange(nv), joints)   # the rows (1) without actuation
     M = crba(model, q)
     h = bias_torques(model, q, v) if gravity is None else bias_torques(model, q, v, gravity)
-    Jc = np.vstack([point_jacobian(model, q, link, offset) for link, offset in contacts]) if k else np.zeros((0, nv))
-    bias = (np.concatenate([point_acceleration_bias(model, q, v, link, offset) for link, offset in contacts])
-            if k else np.zeros(0))
+    Jc = point_jacobians(model, q, contacts)
+    bias = point_acceleration_bias(model, q, v, contacts)
     n = nv + 3 * k                                # x = [qdd; f]
     dynamics = np.hstack([M, -Jc.T])              # rows of (1): dynamics @ x + h = S^T tau
     rows, b, cones = [], [], []

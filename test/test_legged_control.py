@@ -9,7 +9,7 @@ from oracle import BlockOracle, pin
 from random_robots import quadruped_urdf
 from robot_dynamics_ros import load_urdf, neutral
 from robot_dynamics_ros.legged_control import (base_error, contact_inverse_dynamics, point_acceleration_bias,
-                                               point_jacobian)
+                                               point_jacobians)
 
 pytest.importorskip('clarabel')
 FEET = [(f'{leg}_calf', (0.0, 0.0, -0.2)) for leg in ('FL', 'FR', 'RL', 'RR')]
@@ -38,7 +38,7 @@ def feet_still(model, q, base_acceleration):
     that keep the feet still (J_c qdd = 0)."""
     desired = np.zeros(model.nv)
     desired[:3] = base_acceleration
-    Jc = np.vstack([point_jacobian(model, q, link, offset) for link, offset in FEET])
+    Jc = point_jacobians(model, q, FEET)
     joints = np.asarray(model.joint_v_index)
     desired[joints] = np.linalg.solve(Jc[:, joints], -Jc[:, :6] @ desired[:6])
     return desired
@@ -59,9 +59,9 @@ def test_point_jacobian_and_acceleration_bias_match_pinocchio(quadruped):
     xml, model = quadruped
     oracle = BlockOracle(xml, model, 'floating')
     q, v = standing(model, np.random.default_rng(1))
-    for link, offset in FEET:
-        np.testing.assert_allclose(point_jacobian(model, q, link, offset),
-                                   pinocchio_point_jacobian(oracle, q, link, offset), atol=1e-12)
+    np.testing.assert_allclose(point_jacobians(model, q, FEET),
+                               np.vstack([pinocchio_point_jacobian(oracle, q, link, offset) for link, offset in FEET]),
+                               atol=1e-12)
     pm = oracle.pin_model
     probes = []
     for link, offset in FEET:
@@ -72,9 +72,8 @@ def test_point_jacobian_and_acceleration_bias_match_pinocchio(quadruped):
     data = pm.createData()
     pin.forwardKinematics(pm, data, oracle.q(q), oracle.v(v), np.zeros(pm.nv))
     pin.updateFramePlacements(pm, data)
-    for (link, offset), probe in zip(FEET, probes):
-        theirs = pin.getFrameClassicalAcceleration(pm, data, probe, pin.LOCAL_WORLD_ALIGNED).linear
-        np.testing.assert_allclose(point_acceleration_bias(model, q, v, link, offset), theirs, atol=1e-8)
+    theirs = [pin.getFrameClassicalAcceleration(pm, data, probe, pin.LOCAL_WORLD_ALIGNED).linear for probe in probes]
+    np.testing.assert_allclose(point_acceleration_bias(model, q, v, FEET), np.concatenate(theirs), atol=1e-8)
 
 
 def test_standing_still_the_feet_carry_the_weight(quadruped):
@@ -104,7 +103,7 @@ def test_motion_the_cones_allow_is_realised_and_forces_stay_in_them(quadruped):
     mu = 0.8
     tau, qdd, f = contact_inverse_dynamics(model, q, np.zeros(model.nv), desired, FEET, friction=mu)
     np.testing.assert_allclose(qdd, desired, atol=1e-6)
-    feet_acceleration = np.concatenate([point_jacobian(model, q, link, offset) @ qdd for link, offset in FEET])
+    feet_acceleration = point_jacobians(model, q, FEET) @ qdd
     assert np.max(np.abs(feet_acceleration)) < 1e-6
     assert np.all(np.hypot(f[:, 0], f[:, 1]) <= mu * f[:, 2] + 1e-6)
     assert np.all(np.abs(tau) <= model.effort_limit[model.joint_v_index] + 1e-6)

@@ -52,7 +52,11 @@ def frame_jacobian(model: Model, q: ArrayLike, link_name: str,
     """
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
-    X0 = body_transforms(model, q)
+    return jacobian_from_transforms(model, body_transforms(model, q), link_name, reference)
+
+
+def jacobian_from_transforms(model, X0, link_name, reference):
+    """``frame_jacobian`` from the bodies' transforms X0 (``body_transforms``): several frames at one q share them."""
     F_X_0 = _frame_X_root(model, X0, link_name)
     S = model.motion_subspace
     J = np.zeros((6, model.nv))
