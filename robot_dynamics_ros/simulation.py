@@ -1,5 +1,6 @@
 """A simulated robot: articulated-body forward dynamics, integrated in fixed steps (no ROS import)."""
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .fast import aba, crba
 from .algorithms.energy import kinetic_energy, potential_energy
@@ -7,7 +8,7 @@ from .algorithms.udut import innovations_factors
 from .contact import SLIDING, solve_velocity_step
 from .control import as_finite_vector
 from .errors import SingularMassMatrixError
-from .model.model import REVOLUTE
+from .model.model import REVOLUTE, Model
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
@@ -43,9 +44,10 @@ class Simulator:
     ``paused`` is a flag for the node that drives the simulator; ``step()`` itself ignores it.
     """
 
-    def __init__(self, model, dt, integrator='semi_implicit_euler', gravity=None, initial_positions=None,
-                 apply_damping=True, apply_friction=True, command_timeout=None, on_command_timeout='brake',
-                 limit_velocity=True):
+    def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
+                 gravity: ArrayLike | None = None, initial_positions: ArrayLike | None = None,
+                 apply_damping: bool = True, apply_friction: bool = True, command_timeout: float | None = None,
+                 on_command_timeout: str = 'brake', limit_velocity: bool = True) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'time step dt must be positive and finite, got {dt}')
         if integrator not in INTEGRATORS:
@@ -91,7 +93,7 @@ class Simulator:
                     f'{self.model.joint_names[i]!r} (body {self.model.body_names[i]!r}) moves no inertia '
                     f'(articulated-body inertia D = {D[i]:.3g}); give the bodies it moves mass and inertia')
 
-    def reset(self, positions=None):
+    def reset(self, positions: ArrayLike | None = None) -> None:
         """Back to rest at ``positions`` (default: the initial positions), t = 0, zero effort command."""
         q = self.initial_positions.copy() if positions is None else self._within_limits(positions)
         if positions is not None:
@@ -104,7 +106,7 @@ class Simulator:
         self.constraint_effort = np.zeros(self.model.nv)
         self._pattern = np.full(self.model.nv, SLIDING)
 
-    def set_command(self, tau, t=None):
+    def set_command(self, tau: ArrayLike, t: float | None = None) -> None:
         """Joint efforts to apply from now on, stamped with sim time t (default: now); clears servo targets.
 
         Raises ValueError for a wrong length or NaN/Inf and keeps the previous command.
@@ -115,7 +117,8 @@ class Simulator:
         self.position_target, self.velocity_target, self.effort_target = nan, nan.copy(), nan.copy()
         self.servo_mode = False
 
-    def set_joint_command(self, position=None, velocity=None, effort=None, t=None):
+    def set_joint_command(self, position: ArrayLike | None = None, velocity: ArrayLike | None = None,
+                          effort: ArrayLike | None = None, t: float | None = None) -> None:
         """Per-joint servo targets in model order (ros2_control's position / velocity / effort interfaces).
 
         Each given field is an array of length nv where NaN means "no new value for this joint": the
@@ -160,12 +163,12 @@ class Simulator:
         self.command = np.zeros(self.model.nv)
         self.command_time = self.t if t is None else float(t)
 
-    def command_is_stale(self):
+    def command_is_stale(self) -> bool:
         """True when the last ``set_command`` is older than ``command_timeout`` (never for servo targets)."""
         return (not self.servo_mode and self.command_timeout is not None
                 and self.t - self.command_time > self.command_timeout)
 
-    def braking(self):
+    def braking(self) -> bool:
         """True while the brakes hold the joints (a stale command with on_command_timeout='brake')."""
         return self.on_command_timeout == 'brake' and self.command_is_stale()
 
@@ -188,7 +191,7 @@ class Simulator:
         velocity = np.where(has_velocity, self.velocity_target, 0.0) + POSITION_GAIN * error / self.dt
         return has_position | has_velocity, velocity
 
-    def step(self):
+    def step(self) -> None:
         """Advance the state by one dt; SimulationDiverged (a ValueError) if it would become non-finite."""
         dt = self.dt
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
@@ -273,6 +276,6 @@ class Simulator:
         self.applied_effort = np.clip(self.applied_effort + np.where(driven, self.constraint_effort, 0.0), -limit, limit)
         return v
 
-    def total_energy(self):
+    def total_energy(self) -> float:
         """Kinetic plus potential energy of the current state (J)."""
         return kinetic_energy(self.model, self.q, self.qd) + potential_energy(self.model, self.q, self.gravity)
