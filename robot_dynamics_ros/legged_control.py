@@ -23,13 +23,10 @@ from .algorithms.kinematics import _frame_X_root, body_transforms, jacobian_from
 from .fast import bias_torques, crba
 from .model.configuration import difference, integrate
 from .model.model import Model
+from .spatial import skew
 
 FORCE_WEIGHT = 1e-9      # (m/s^2)^2 per N^2: spreads the load; moves a feasible qdd by about FORCE_WEIGHT |f|
 DERIVATIVE_STEP = 1e-6   # s: central difference for Jdot_c v
-
-
-def skew(r):
-    return np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
 
 
 def point_jacobians(model: Model, q: ArrayLike, contacts: Sequence[tuple[str, ArrayLike]]) -> NDArray[np.float64]:

@@ -1,0 +1,99 @@
+"""Ground contact for one time step: the contact points of a robot, and the impulses of hard, perfectly inelastic
+contact with Coulomb friction on a horizontal plane (no ROS import).
+
+Points: spheres of the URDF's <collision> (the sphere's lowest point touches), the corners of its boxes, points on
+the rims of its cylinders (CYLINDER_RIM_POINTS per rim), or given ``ContactPoint``s (a robot whose collision
+geometry is meshes).
+
+Impulses: with W = J M^-1 J^T the contact-space compliance (Delassus operator; M^-1 by Jain's operators) and u the
+contact velocities the step would reach without contact, the velocities after it are u + W lambda, where each
+contact's impulse lambda_i = (t_x, t_y, n) satisfies Signorini and Coulomb at the velocity level:
+
+    n >= 0,  u_n + (W lambda)_n >= -gap / dt,  complementary      (no penetration at the step's end; a closing
+                                                                    contact stops there: no bounce)
+    ||t|| <= mu n, and t opposes the sliding velocity where the contact slides (maximum dissipation)
+
+solved by projected Gauss-Seidel over the contacts: the normal impulse, then the tangential one, which sticks
+where the disc ||t|| <= mu n allows and else opposes the contact's sliding velocity with ||t|| = mu n (a fixed
+point in the direction: the contact's compliance couples t and the slip). Why not a conic solver: the convex (Anitescu) relaxation that an SOCP solves
+lifts a sliding contact off the ground by mu |u_t| dt per step, which a sliding box on an incline turns into
+bouncing; this iteration solves Coulomb's law itself. Gaps are only closed, never pushed apart: penetration is not
+corrected by a velocity (which would add energy); it is not created (up to the linearisation over one step).
+"""
+import itertools
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model.urdf import _read_xml
+from .spatial import rpy_to_matrix
+
+CYLINDER_RIM_POINTS = 8
+ITERATIONS = 200           # Gauss-Seidel sweeps at most
+SLIDING_ITERATIONS = 20    # fixed-point steps for a sliding contact's friction direction
+TOLERANCE = 1e-10          # N s: stop when no impulse changes by more than this (relative to the largest)
+
+
+@dataclass(frozen=True)
+class ContactPoint:
+    """A point at ``offset`` in the link's frame (m), with the radius of the sphere around it (0: a point)."""
+    link: str
+    offset: tuple
+    radius: float = 0.0
+
+
+def contact_points_from_urdf(source: str) -> list[ContactPoint]:
+    """The contact points of a URDF (path or XML): its <collision> spheres, box corners and cylinder rims."""
+    root = ET.fromstring(_read_xml(source))
+    points = []
+    for link in root.iter('link'):
+        for collision in link.iter('collision'):
+            origin = collision.find('origin')
+            xyz = np.array([float(x) for x in origin.get('xyz', '0 0 0').split()]) if origin is not None else np.zeros(3)
+            R = rpy_to_matrix([float(x) for x in origin.get('rpy', '0 0 0').split()]) if origin is not None \
+                else np.eye(3)
+            geometry = collision.find('geometry')
+            shape = geometry[0] if geometry is not None and len(geometry) else None
+            if shape is None:
+                continue
+            if shape.tag == 'sphere':
+                locals_, radius = [np.zeros(3)], float(shape.get('radius'))
+            elif shape.tag == 'box':
+                half = np.array([float(x) for x in shape.get('size').split()]) / 2
+                locals_, radius = [half * np.array(signs) for signs in itertools.product((-1, 1), repeat=3)], 0.0
+            elif shape.tag == 'cylinder':
+                r, h = float(shape.get('radius')), float(shape.get('length'))
+                angles = 2 * np.pi * np.arange(CYLINDER_RIM_POINTS) / CYLINDER_RIM_POINTS
+                locals_ = [np.array([r * np.cos(a), r * np.sin(a), z]) for z in (-h / 2, h / 2) for a in angles]
+                radius = 0.0
+            else:
+                continue   # meshes: give ContactPoints
+            points += [ContactPoint(link.get('name'), tuple(xyz + R @ p), radius) for p in locals_]
+    return points
+
+
+def contact_impulses(W, u, gap, dt, friction, guess=None):
+    """(k, 3) impulses (t_x, t_y, n) per contact for the compliance W (3k x 3k, rows x, y, z per contact), the
+    contact velocities u (3k,) without contact, the gaps (k,) and the friction coefficient (module docstring)."""
+    k = len(gap)
+    lam = np.zeros((k, 3)) if guess is None else np.array(guess, dtype=float).reshape(k, 3)
+    target = -np.maximum(gap, 0.0) / dt        # the normal velocity each contact may reach: closing the gap
+    W3 = W.reshape(k, 3, k, 3)
+    for _ in range(ITERATIONS):
+        change = 0.0
+        for i in range(k):
+            velocity = u[3 * i:3 * i + 3] + W[3 * i:3 * i + 3] @ lam.reshape(-1)
+            n = max(0.0, lam[i, 2] - (velocity[2] - target[i]) / W3[i, 2, i, 2])     # Signorini
+            Wtt = W3[i, :2, i, :2]
+            free = velocity[:2] + W3[i, :2, i, 2] * (n - lam[i, 2]) - Wtt @ lam[i, :2]   # sliding velocity at t = 0
+            t = -np.linalg.solve(Wtt, free)                                          # sticking
+            if np.hypot(*t) > friction * n:   # sliding: t = -mu n s/|s| with s = free + Wtt t (maximum dissipation)
+                for _ in range(SLIDING_ITERATIONS):
+                    slip = free + Wtt @ t
+                    t = -friction * n * slip / max(np.hypot(*slip), 1e-300)
+            change = max(change, abs(n - lam[i, 2]), *np.abs(t - lam[i, :2]))
+            lam[i] = t[0], t[1], n
+        if change <= TOLERANCE * max(1.0, np.max(np.abs(lam))):
+            break
+    return lam
