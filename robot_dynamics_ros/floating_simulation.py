@@ -15,9 +15,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .algorithms.energy import kinetic_energy, potential_energy
-from .algorithms.kinematics import _frame_X_root, body_transforms, placement_from_transform
 from .fast import aba
-from .ground_contact import ContactPoint, contact_impulses
+from .ground_contact import ContactPoint, contact_impulses, lowest_points
 from .legged_control import point_jacobians
 from .model.configuration import integrate
 from .model.model import Model
@@ -74,18 +73,8 @@ class FloatingBaseSimulator:
         limit = self.model.effort_limit[self.joints]
         self.command = np.clip(tau, -limit, limit)
 
-    def _lowest_points(self, q):
-        """(link, offset of the point's lowest point in the link frame, its height) of every contact point."""
-        X0 = body_transforms(self.model, q)
-        result = []
-        for point in self.points:
-            placement = placement_from_transform(_frame_X_root(self.model, X0, point.link))
-            lowest = placement.p + placement.R @ np.asarray(point.offset) - np.array([0.0, 0.0, point.radius])
-            result.append((point.link, placement.R.T @ (lowest - placement.p), lowest[2]))
-        return result
-
     def point_heights(self, q):
-        return [height for _, _, height in self._lowest_points(q)]
+        return [height for _, _, height in lowest_points(self.model, q, self.points)]
 
     def step(self) -> None:
         """Advance by one dt (module docstring)."""
@@ -94,7 +83,7 @@ class FloatingBaseSimulator:
         tau[self.joints] = self.command - self.damping * self.v[self.joints]
         w = self.v + dt * aba(model, self.q, self.v, tau, self.gravity)
         near = [(i, link, offset, height - self.ground_height)
-                for i, (link, offset, height) in enumerate(self._lowest_points(self.q))
+                for i, (link, offset, height) in enumerate(lowest_points(model, self.q, self.points))
                 if height - self.ground_height < CONTACT_MARGIN]
         v, forces = w, np.zeros((0, 3))
         if near:

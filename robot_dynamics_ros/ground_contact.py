@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .algorithms.kinematics import _frame_X_root, body_transforms, placement_from_transform
 from .model.urdf import _read_xml
 from .spatial import rpy_to_matrix
 
@@ -73,13 +74,28 @@ def contact_points_from_urdf(source: str) -> list[ContactPoint]:
     return points
 
 
+def lowest_points(model, q, points):
+    """(link, offset in the link frame, height) of each point's lowest point (its sphere's, for a radius) at q."""
+    X0 = body_transforms(model, q)
+    result = []
+    for point in points:
+        placement = placement_from_transform(_frame_X_root(model, X0, point.link))
+        lowest = placement.p + placement.R @ np.asarray(point.offset) - np.array([0.0, 0.0, point.radius])
+        result.append((point.link, placement.R.T @ (lowest - placement.p), lowest[2]))
+    return result
+
+
 def contact_impulses(W, u, gap, dt, friction, guess=None):
     """(k, 3) impulses (t_x, t_y, n) per contact for the compliance W (3k x 3k, rows x, y, z per contact), the
-    contact velocities u (3k,) without contact, the gaps (k,) and the friction coefficient (module docstring)."""
+    contact velocities u (3k,) without contact, the gaps (k,) and the friction coefficient (module docstring).
+    Where the Gauss-Seidel iteration does not converge (redundant contacts: W singular, as when a body rests on
+    more points than it has degrees of freedom) or its impulses would do positive work, the convex relaxation
+    (``relaxed_impulses``) is taken instead: it never adds energy."""
     k = len(gap)
     lam = np.zeros((k, 3)) if guess is None else np.array(guess, dtype=float).reshape(k, 3)
     target = -np.maximum(gap, 0.0) / dt        # the normal velocity each contact may reach: closing the gap
     W3 = W.reshape(k, 3, k, 3)
+    converged = False
     for _ in range(ITERATIONS):
         change = 0.0
         for i in range(k):
@@ -95,5 +111,33 @@ def contact_impulses(W, u, gap, dt, friction, guess=None):
             change = max(change, abs(n - lam[i, 2]), *np.abs(t - lam[i, :2]))
             lam[i] = t[0], t[1], n
         if change <= TOLERANCE * max(1.0, np.max(np.abs(lam))):
+            converged = True
             break
+    flat = lam.reshape(-1)
+    if not converged or flat @ (u + 0.5 * W @ flat) > 0.0:
+        return relaxed_impulses(W, u, target, friction)
     return lam
+
+
+def relaxed_impulses(W, u, target, friction):
+    """Anitescu's convex relaxation: lambda = argmin 1/2 lambda^T W lambda + lambda^T (u - target e_n) over the
+    friction cones, a second-order cone program (Clarabel). Its impulses do no positive work (lambda = 0 is
+    feasible); a sliding contact may lift by mu |u_t| dt (why it is the fallback, not the method)."""
+    try:
+        import clarabel
+    except ImportError:
+        raise ImportError("ground contact with redundant contacts needs clarabel: "
+                          "pip install 'robot_dynamics_ros[legged]'", name='clarabel') from None
+    from scipy import sparse
+    k = len(target)
+    c = np.array(u, dtype=float)
+    c[2::3] -= target
+    rows = np.zeros((3 * k, 3 * k))
+    for i in range(k):   # s = -A lambda = (mu n, t_x, t_y) in the second-order cone
+        rows[3 * i, 3 * i + 2], rows[3 * i + 1, 3 * i], rows[3 * i + 2, 3 * i + 1] = -friction, -1.0, -1.0
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    P = sparse.csc_matrix(np.triu(W + 1e-12 * np.trace(W) / len(W) * np.eye(len(W))))
+    solution = clarabel.DefaultSolver(P, c, sparse.csc_matrix(rows), np.zeros(3 * k),
+                                      [clarabel.SecondOrderConeT(3)] * k, settings).solve()
+    return np.asarray(solution.x).reshape(k, 3)

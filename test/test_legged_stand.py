@@ -1,0 +1,74 @@
+"""The bundled quadruped (urdf/quadruped.urdf) on the ground in process: contact-consistent inverse dynamics
+(legged_control.py) holds it standing and lowers it into a squat, in the simulator with ground contact
+(floating_simulation.py); without the controller it collapses."""
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.floating_simulation import FloatingBaseSimulator
+from robot_dynamics_ros.ground_contact import contact_points_from_urdf, lowest_points
+from robot_dynamics_ros.legged_control import contact_inverse_dynamics
+from robot_dynamics_ros.model.configuration import difference
+
+pytest.importorskip('clarabel')
+URDF = f'{ROOT}/urdf/quadruped.urdf'
+STAND = np.array([0.0, 0.6, -1.2] * 4)    # hip, thigh, knee (rad) per leg
+SQUAT = np.array([0.0, 0.9, -1.8] * 4)
+MU = 0.8
+KP, KD = 400.0, 40.0                       # 1/s^2, 1/s: a critically damped 20 rad/s error response
+
+
+def run(sim, model, points, q_ref, steps, control=True):
+    for _ in range(steps):
+        if control:
+            feet = [(link, offset) for link, offset, height in lowest_points(model, sim.q, points) if height < 1e-3]
+            desired = KP * difference(model, sim.q, q_ref) - KD * sim.v
+            tau, _, _ = contact_inverse_dynamics(model, sim.q, sim.v, desired, feet, MU)
+            sim.set_command(tau)
+        sim.step()
+
+
+@pytest.fixture(scope='module')
+def quadruped():
+    return load_urdf(URDF, root_joint='floating'), contact_points_from_urdf(URDF)
+
+
+def tilt_degrees(q):
+    """The base's tilt from upright: the angle of its z axis from the world's (quaternion x, y, z, w)."""
+    x, y = q[3], q[4]
+    return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
+
+
+def test_the_controller_holds_the_quadruped_standing_and_without_it_it_falls(quadruped):
+    model, points = quadruped
+    sim = FloatingBaseSimulator(model, 1e-3, points, initial_positions=STAND, ground_friction=MU)
+    spawn = sim.q.copy()
+    run(sim, model, points, spawn, 500)
+    assert abs(sim.q[2] - spawn[2]) < 1e-3 and tilt_degrees(sim.q) < 0.1
+    limp = FloatingBaseSimulator(model, 1e-3, points, initial_positions=STAND, ground_friction=MU)
+    run(limp, model, points, spawn, 500, control=False)
+    assert limp.q[2] < spawn[2] - 0.05     # m: the trunk drops without torques
+
+
+def test_the_quadruped_squats_to_a_lower_posture(quadruped):
+    """The reference: the squat joint angles, the trunk at the height where the feet touch the ground in them. The
+    trunk gets there within 5 mm and 1 deg in 1.5 s, on its feet: the foot spheres roll as the calves pitch by 0.3
+    rad (their centres move radius x 0.3 = 6 mm), and slip less than 1 mm beyond that."""
+    model, points = quadruped
+    sim = FloatingBaseSimulator(model, 1e-3, points, initial_positions=STAND, ground_friction=MU)
+    target = FloatingBaseSimulator(model, 1e-3, points, initial_positions=SQUAT).q   # spawned on the ground
+    feet_before = np.array([lowest for lowest in foot_positions(model, sim.q, points)])
+    run(sim, model, points, target, 1500)
+    assert abs(sim.q[2] - target[2]) < 5e-3 and tilt_degrees(sim.q) < 1.0
+    np.testing.assert_allclose(sim.q[7:], target[7:], atol=np.radians(1.0))
+    calf_pitch_change = abs((SQUAT[1] + SQUAT[2]) - (STAND[1] + STAND[2]))
+    rolled = 0.02 * calf_pitch_change
+    assert np.max(np.abs(foot_positions(model, sim.q, points)[:, :2] - feet_before[:, :2])) < rolled + 1e-3
+
+
+def foot_positions(model, q, points):
+    from robot_dynamics_ros.algorithms import frame_placement
+    feet = [p for p in points if p.radius > 0]
+    return np.array([frame_placement(model, q, p.link).p + frame_placement(model, q, p.link).R @ np.asarray(p.offset)
+                     for p in feet])
