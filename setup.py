@@ -33,7 +33,8 @@ setup(
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
         'ident': ['cvxpy', 'clarabel', 'rosbags'],
         'legged': ['clarabel'],  # contact-consistent inverse dynamics (legged_control.py)  # physically consistent identified URDF; recordings
-        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel'],
+        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
+                 'mujoco'],
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',
