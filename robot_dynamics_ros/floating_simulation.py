@@ -6,8 +6,8 @@ Each step (semi-implicit Euler on the configuration manifold):
     v+ = w + M^-1 J_c^T lambda                                 lambda: ``ground_contact.contact_impulses``
     q+ = integrate(q, dt v+)
 
-M^-1 J_c^T is one ABA per contact row (zero velocity, zero gravity, the row as the generalized force): O(n) per
-contact, without forming M^-1 (Jain's contact-space inverse inertia, seed 002); W = J_c M^-1 J_c^T.
+M^-1 J_c^T is one ABA per contact row (zero velocity, zero gravity, the row as the generalized force; one batched
+call): O(n) per contact, without forming M^-1 (Jain's contact-space inverse inertia, seed 002); W = J_c M^-1 J_c^T.
 """
 from collections.abc import Sequence
 
@@ -15,7 +15,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .algorithms.energy import kinetic_energy, potential_energy
-from .fast import aba
+from .algorithms.kinematics import body_transforms
+from .fast import aba, aba_batch
 from .ground_contact import ContactPoint, contact_impulses, lowest_points
 from .legged_control import point_jacobians
 from .model.configuration import integrate
@@ -82,14 +83,15 @@ class FloatingBaseSimulator:
         tau = np.zeros(model.nv)
         tau[self.joints] = self.command - self.damping * self.v[self.joints]
         w = self.v + dt * aba(model, self.q, self.v, tau, self.gravity)
+        X0 = body_transforms(model, self.q)
         near = [(i, link, offset, height - self.ground_height)
-                for i, (link, offset, height) in enumerate(lowest_points(model, self.q, self.points))
+                for i, (link, offset, height) in enumerate(lowest_points(model, self.q, self.points, X0))
                 if height - self.ground_height < CONTACT_MARGIN]
         v, forces = w, np.zeros((0, 3))
         if near:
-            J = point_jacobians(model, self.q, [(link, offset) for _, link, offset, _ in near])
-            zero = np.zeros(model.nv)
-            MinvJT = np.column_stack([aba(model, self.q, zero, row, np.zeros(3)) for row in J])
+            J = point_jacobians(model, self.q, [(link, offset) for _, link, offset, _ in near], X0)
+            rows = len(J)
+            MinvJT = aba_batch(model, np.tile(self.q, (rows, 1)), np.zeros((rows, model.nv)), J, np.zeros(3)).T
             guess = np.array([self._guess.get(i, np.zeros(3)) for i, _, _, _ in near])
             impulses = contact_impulses(J @ MinvJT, J @ w, np.array([gap for *_, gap in near]), dt,
                                         self.ground_friction, guess)

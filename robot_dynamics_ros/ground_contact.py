@@ -20,12 +20,16 @@ lifts a sliding contact off the ground by mu |u_t| dt per step, which a sliding 
 bouncing; this iteration solves Coulomb's law itself. Gaps are only closed, never pushed apart: penetration is not
 corrected by a velocity (which would add energy); it is not created (up to the linearisation over one step).
 """
+import functools
 import itertools
+import math
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import fast
+from .algorithms.backends import compiled, njit
 from .algorithms.kinematics import _frame_X_root, body_transforms, placement_from_transform
 from .model.urdf import _read_xml
 from .spatial import rpy_to_matrix
@@ -74,9 +78,10 @@ def contact_points_from_urdf(source: str) -> list[ContactPoint]:
     return points
 
 
-def lowest_points(model, q, points):
-    """(link, offset in the link frame, height) of each point's lowest point (its sphere's, for a radius) at q."""
-    X0 = body_transforms(model, q)
+def lowest_points(model, q, points, X0=None):
+    """(link, offset in the link frame, height) of each point's lowest point (its sphere's, for a radius) at q
+    (X0: the bodies' transforms at q, where the caller has them)."""
+    X0 = body_transforms(model, q) if X0 is None else X0
     result = []
     for point in points:
         placement = placement_from_transform(_frame_X_root(model, X0, point.link))
@@ -93,30 +98,58 @@ def contact_impulses(W, u, gap, dt, friction, guess=None):
     (``relaxed_impulses``) is taken instead: it never adds energy."""
     k = len(gap)
     lam = np.zeros((k, 3)) if guess is None else np.array(guess, dtype=float).reshape(k, 3)
-    target = -np.maximum(gap, 0.0) / dt        # the normal velocity each contact may reach: closing the gap
-    W3 = W.reshape(k, 3, k, 3)
-    converged = False
-    for _ in range(ITERATIONS):
-        change = 0.0
-        for i in range(k):
-            velocity = u[3 * i:3 * i + 3] + W[3 * i:3 * i + 3] @ lam.reshape(-1)
-            n = max(0.0, lam[i, 2] - (velocity[2] - target[i]) / W3[i, 2, i, 2])     # Signorini
-            Wtt = W3[i, :2, i, :2]
-            free = velocity[:2] + W3[i, :2, i, 2] * (n - lam[i, 2]) - Wtt @ lam[i, :2]   # sliding velocity at t = 0
-            t = -np.linalg.solve(Wtt, free)                                          # sticking
-            if np.hypot(*t) > friction * n:   # sliding: t = -mu n s/|s| with s = free + Wtt t (maximum dissipation)
-                for _ in range(SLIDING_ITERATIONS):
-                    slip = free + Wtt @ t
-                    t = -friction * n * slip / max(np.hypot(*slip), 1e-300)
-            change = max(change, abs(n - lam[i, 2]), *np.abs(t - lam[i, :2]))
-            lam[i] = t[0], t[1], n
-        if change <= TOLERANCE * max(1.0, np.max(np.abs(lam))):
-            converged = True
-            break
+    target = -np.maximum(np.asarray(gap, dtype=float), 0.0) / dt   # the normal velocity a contact may reach
+    W, u = np.ascontiguousarray(W, dtype=float), np.ascontiguousarray(u, dtype=float)
+    converged = _gauss_seidel(fast.BACKEND)(W, u, target, float(friction), lam)
     flat = lam.reshape(-1)
     if not converged or flat @ (u + 0.5 * W @ flat) > 0.0:
         return relaxed_impulses(W, u, target, friction)
     return lam
+
+
+@njit(cache=True)
+def gauss_seidel(W, u, target, friction, lam):
+    """Projected Gauss-Seidel on the impulses lam (k, 3), in place: each contact's normal impulse (Signorini), then
+    its tangential one, sticking where the disc ||t|| <= mu n allows, else opposing the slip s = free + W_tt t with
+    ||t|| = mu n (a fixed point in its direction). Whether it converged (no impulse changed by more than TOLERANCE
+    relative to the largest) within ITERATIONS sweeps."""
+    k = target.shape[0]
+    for _ in range(ITERATIONS):
+        change, largest = 0.0, 1.0
+        for i in range(k):
+            a = 3 * i
+            vx, vy, vz = u[a], u[a + 1], u[a + 2]
+            for j in range(3 * k):
+                vx += W[a, j] * lam[j // 3, j % 3]
+                vy += W[a + 1, j] * lam[j // 3, j % 3]
+                vz += W[a + 2, j] * lam[j // 3, j % 3]
+            n = max(0.0, lam[i, 2] - (vz - target[i]) / W[a + 2, a + 2])
+            dn = n - lam[i, 2]
+            # slip velocity with this contact's tangential impulse removed and its new normal impulse in
+            fx = vx + W[a, a + 2] * dn - W[a, a] * lam[i, 0] - W[a, a + 1] * lam[i, 1]
+            fy = vy + W[a + 1, a + 2] * dn - W[a + 1, a] * lam[i, 0] - W[a + 1, a + 1] * lam[i, 1]
+            det = W[a, a] * W[a + 1, a + 1] - W[a, a + 1] * W[a + 1, a]
+            tx = -(W[a + 1, a + 1] * fx - W[a, a + 1] * fy) / det     # sticking: W_tt t = -free
+            ty = -(W[a, a] * fy - W[a + 1, a] * fx) / det
+            bound = friction * n
+            if tx * tx + ty * ty > bound * bound:
+                for _ in range(SLIDING_ITERATIONS):
+                    sx = fx + W[a, a] * tx + W[a, a + 1] * ty
+                    sy = fy + W[a + 1, a] * tx + W[a + 1, a + 1] * ty
+                    norm = max(math.sqrt(sx * sx + sy * sy), 1e-300)
+                    tx, ty = -bound * sx / norm, -bound * sy / norm
+            change = max(change, abs(dn), abs(tx - lam[i, 0]), abs(ty - lam[i, 1]))
+            lam[i, 0], lam[i, 1], lam[i, 2] = tx, ty, n
+            largest = max(largest, abs(tx), abs(ty), n)
+        if change <= TOLERANCE * largest:
+            return True
+    return False
+
+
+@functools.cache
+def _gauss_seidel(backend):
+    """``gauss_seidel`` compiled (numba) or as plain Python."""
+    return compiled(gauss_seidel) if backend == 'numba' else gauss_seidel
 
 
 def relaxed_impulses(W, u, target, friction):

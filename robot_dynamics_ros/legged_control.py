@@ -29,10 +29,12 @@ FORCE_WEIGHT = 1e-9      # (m/s^2)^2 per N^2: spreads the load; moves a feasible
 DERIVATIVE_STEP = 1e-6   # s: central difference for Jdot_c v
 
 
-def point_jacobians(model: Model, q: ArrayLike, contacts: Sequence[tuple[str, ArrayLike]]) -> NDArray[np.float64]:
+def point_jacobians(model: Model, q: ArrayLike, contacts: Sequence[tuple[str, ArrayLike]],
+                    X0=None) -> NDArray[np.float64]:
     """(3 len(contacts)) x nv: the Jacobians of the velocities, in world coordinates, of the points at ``offset``
-    in their link's frame: v_p = v_o + omega x (R offset), so J_p = J_linear - [R offset]x J_angular."""
-    X0 = body_transforms(model, q)
+    in their link's frame: v_p = v_o + omega x (R offset), so J_p = J_linear - [R offset]x J_angular. X0: the
+    bodies' transforms at q where the caller has them (``body_transforms``)."""
+    X0 = body_transforms(model, q) if X0 is None else X0
     rows = []
     for link, offset in contacts:
         J = jacobian_from_transforms(model, X0, link, 'local_world_aligned')   # [angular; linear] at the origin
