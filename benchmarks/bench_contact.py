@@ -8,7 +8,6 @@ import os
 import sys
 import time
 
-import mujoco
 import numpy as np
 
 from robot_dynamics_ros import load_urdf
@@ -20,6 +19,11 @@ sys.path.insert(0, os.path.join(ROOT, 'test'))
 from test_mujoco_contact import KD, KP, MU, STAND, URDF, mjcf  # noqa: E402 (the oracle's robot and gains)
 
 STEPS = 2000
+
+try:
+    import mujoco
+except ImportError:
+    sys.exit("bench_contact.py compares with MuJoCo: pip install mujoco")
 
 
 def main():
