@@ -279,14 +279,20 @@ def run(args: argparse.Namespace) -> int:
     start = end = time.monotonic()
     try:
         # The record covers the run from its first step: the simulator is paused once this process hears it,
-        # the controller started, and the simulator resumed once the controller's tracking error arrives here.
+        # the controller started, and the simulator resumed once the controller follows the demo trajectory
+        # and its tracking error arrives here (in lockstep sim time runs faster than the wall clock: a trajectory
+        # arriving late would leave the run's start without a reference).
         start_nodes('simulator', 'trajectory_publisher')
         recorder.spin_until(lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
                             args.startup_timeout)
         start_nodes('computed_torque_controller')
-        if not recorder.spin_until(lambda: (recorder.errors and recorder.request_pause(False)) or any_exited(),
-                                   args.startup_timeout):
-            print(f"no controller update within {args.startup_timeout:g} s", file=sys.stderr)
+
+        def following():
+            with open(os.path.join(log_dir, 'computed_torque_controller.log')) as f:
+                return 'following a trajectory' in f.read()
+        if not recorder.spin_until(lambda: (recorder.errors and following() and recorder.request_pause(False))
+                                   or any_exited(), args.startup_timeout):
+            print(f"no controller update on the demo trajectory within {args.startup_timeout:g} s", file=sys.stderr)
         if recorder.errors and not any_exited():
             start, first = time.monotonic(), len(recorder.states)
             print(f"loop running; recording {args.duration:g} s of sim time ...")
