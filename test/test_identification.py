@@ -339,3 +339,38 @@ def test_record_refuses_bad_input_in_one_line(tmp_path, capsys):
     assert cli_main(['record', str(tmp_path / 'bad.yaml'), '-o', str(tmp_path / 'rec')]) == 2
     assert 'exists' in capsys.readouterr().err
 
+
+def test_identify_reports_each_parameter_in_words_units_and_against_the_urdf(arm, recording, tmp_path, capsys):
+    """The printout and params.yaml: per base parameter its meaning, unit, estimate, std, interval, URDF value and
+    difference; per joint the held-out torque errors; what was left out and why."""
+    noisy = with_noise(recording, 1e-4, 0.01, seed=11)
+    noisy.save(tmp_path / 'rec.npz')
+    assert load_recording(tmp_path / 'rec.npz').sampling == 'simulator'     # npz keeps the sampling
+    assert cli_main(['identify', BUNDLED_URDF, str(tmp_path / 'rec.npz'), '-o', str(tmp_path / 'p.yaml'),
+                     '--weighted', '--friction']) == 0
+    out = capsys.readouterr().out
+    doc = yaml.safe_load((tmp_path / 'p.yaml').read_text())
+    assert doc['sampling'] == 'simulator' and doc['method'] == 'weighted least squares'
+    base = numeric_base_parameters(arm, **FRICTION)
+    assert list(doc['base_parameters']) == list(base.names) == list(doc['base_parameters'])
+    zz = doc['base_parameters']['ZZR2']
+    assert zz['unit'] == 'kg m^2' and zz['meaning'].startswith('arm7_link2 ZZ + arm7_link3 YY, MZ, M')
+    assert zz['relation'].startswith('ZZR2 = ZZ2 + YY3')
+    assert doc['base_parameters']['Fv3']['unit'] == 'N m s/rad'
+    assert doc['base_parameters']['Fc3']['meaning'] == 'Coulomb friction of arm7_joint3'
+    truth = base.project(standard_parameters(arm, **FRICTION))
+    for (name, p), prior in zip(doc['base_parameters'].items(), truth):
+        assert p['urdf_value'] == pytest.approx(prior, rel=1e-12, abs=1e-15)
+        assert p['difference'] == pytest.approx(p['value'] - prior, rel=1e-9, abs=1e-15)
+        assert p['interval95'] > 1.96 * p['std'] > 0
+        assert p['relative_std_percent'] == pytest.approx(100 * p['std'] / abs(p['value']))
+        line = next(line for line in out.splitlines() if line.startswith(f"{name} "))
+        assert p['unit'] in line and p['meaning'] in line
+    equations = doc['equations']
+    assert equations['used'] + sum(sum(v) for v in equations['excluded_per_joint'].values()) == equations['total']
+    assert sum(equations['excluded_per_joint']['slow']) > 0 and 'near a speed below 0.02' in out
+    held = doc['held_out']
+    assert set(held['rms_torque_error']) == set(arm.joint_names) and 'held-out segment' in out
+    for joint, errors in held['rms_torque_error'].items():   # below 3 % of the torque, as the round trip
+        assert 0 < errors['urdf'] < 0.03 * errors['torque'] and 0 < errors['identified'] < 0.03 * errors['torque']
+        assert joint in out

@@ -10,11 +10,12 @@ from ..algorithms.regressor import parameter_names, standard_parameters
 from ..model.urdf import _read_xml
 from ..parameters import numeric_base_parameters
 from ..parameters.equations import identification_equations
-from ..parameters.identification import identify_equations
+from ..parameters.identification import held_out_torque_errors, identify_equations
 from ..parameters.identified_urdf import consistent_standard_parameters, write_identified_urdf
 from ..parameters.recordings import load_recording
+from ..parameters.report import document, text
 from ..parameters.signals import SAMPLINGS
-from . import finite_float, int_in, non_negative_float, positive_float
+from . import finite_float, float_in, int_in, non_negative_float, positive_float
 
 # Refuse inconsistent inertias: the loader does so today; once it only warns by default, strict=True does.
 
@@ -37,6 +38,8 @@ def add_arguments(parser):
                         help="'simulator': semi-implicit Euler steps, each effort applied over the step before "
                              "its state; 'continuous': effort and state at the same instant (default: what the "
                              "recording says, as record's bags do, else continuous)")
+    parser.add_argument('--held-out', type=float_in(0, 1, low_open=True, high_open=True), default=0.2,
+                        help='fraction of the equations, at the end, held out to compare torque errors')
     parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
     parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias '
@@ -67,25 +70,15 @@ def run(args):
     equations = identification_equations(model, base, recording.t, recording.q, recording.tau, sampling, args.cutoff,
                                          args.decimate, args.min_velocity, args.gravity, progress, **extras)
     result = identify_equations(equations, base.names, args.weighted)
-    print(result.report())
-    used = int(equations.rows.sum())
-    print(f"{used} of {equations.rows.size} equations used; left out per joint: "
-          + '; '.join(f"{reason} {counts.tolist()}" for reason, counts in equations.excluded.items()))
     prior = base.project(standard_parameters(model, **extras))
-    interval = result.interval(0.95)
-    document = {
-        'robot': model.name, 'joints': list(model.joint_names),
-        'method': 'weighted least squares' if args.weighted else 'ordinary least squares', 'sampling': sampling,
-        'samples': result.n_samples, 'cutoff_hz': args.cutoff, 'decimation': equations.decimation,
-        'condition_number': result.condition_number, 'relative_residual': result.relative_residual,
-        'std_method': result.std_method,
-        'base_parameters': {name: {'value': float(v), 'std': float(s), 'relative_std_percent': float(r),
-                                   'interval95': float(i), 'urdf_value': float(p)}
-                            for name, v, s, r, i, p in zip(result.names, result.beta, result.std,
-                                                           result.relative_std, interval, prior)},
-        'regrouping': list(base.regrouping)}
+    held_out = held_out_torque_errors(equations, base.names, prior, args.weighted, args.held_out)
+    settings = {'method': 'weighted least squares' if args.weighted else 'ordinary least squares',
+                'sampling': sampling, 'cutoff_hz': args.cutoff, 'decimation': equations.decimation,
+                'min_velocity': args.min_velocity}
+    doc = document(model, base, result, prior, equations, held_out, settings)
+    print(text(doc))
     with open(args.output, 'w', encoding='utf-8') as f:
-        yaml.safe_dump(document, f, sort_keys=False)
+        yaml.safe_dump(doc, f, sort_keys=False)
     print(f"wrote {len(result.beta)} base parameters to {args.output}", file=sys.stderr)
     if args.urdf_out:
         try:

@@ -19,6 +19,7 @@ from .base_numeric import numeric_base_parameters
 from .jackknife import block_jackknife
 
 BLOCK_CORRELATION_TIMES = 1.0   # jackknife blocks span one correlation time of the filtered equations (2 H dt)
+HELD_OUT_FRACTION = 0.2         # the last fifth of the equations in use is the held-out segment
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,3 +156,25 @@ def identify_equations(equations, names, weighted=True, rows=None):
         result = identify(equations.Y, equations.tau, weights=weights, names=names, rows=rows, blocks=blocks)
     return result
 
+
+def held_out_torque_errors(equations, names, prior, weighted=True, fraction=HELD_OUT_FRACTION):
+    """Fit without the last ``fraction`` of the equations in use (by time) and compare there.
+
+    prior: (b,) base parameters of the URDF. Returns {'segment': (t0, t1) s, 'torque': (n,), 'urdf': (n,),
+    'identified': (n,)}: per joint the RMS of the filtered efforts there, and the RMS errors (N m or N) of the prior
+    and of the fit on the rest; None
+    where the rest does not determine every base parameter (a short recording).
+    """
+    used_times = equations.t[np.any(equations.rows, axis=1)]
+    start = used_times[int(np.floor((1 - fraction) * (len(used_times) - 1)))]
+    held = equations.t >= start
+    try:
+        fit = identify_equations(equations, names, weighted, rows=equations.rows & ~held[:, None])
+    except ValueError:   # rank deficient without the held-out segment, or too few blocks
+        return None
+    rows = equations.rows & held[:, None]
+
+    def rms(x):
+        return np.sqrt(np.sum(np.where(rows, x, 0.0) ** 2, axis=0) / np.maximum(np.sum(rows, axis=0), 1))
+    return {'segment': (float(start), float(equations.t[-1])), 'torque': rms(equations.tau),
+            'urdf': rms(equations.tau - equations.Y @ prior), 'identified': rms(equations.tau - equations.Y @ fit.beta)}
