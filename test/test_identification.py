@@ -374,3 +374,15 @@ def test_identify_reports_each_parameter_in_words_units_and_against_the_urdf(arm
     for joint, errors in held['rms_torque_error'].items():   # below 3 % of the torque, as the round trip
         assert 0 < errors['urdf'] < 0.03 * errors['torque'] and 0 < errors['identified'] < 0.03 * errors['torque']
         assert joint in out
+
+
+def test_a_recording_at_rest_is_a_one_line_error_saying_why(arm, recording, tmp_path, capsys):
+    """The first second of an experiment (the arm held at its start): every equation is left out (sticking)."""
+    held = recording.t < 1.0
+    Recording(recording.t[held], recording.joint_names, recording.q[held], recording.tau[held],
+              sampling=recording.sampling).save(tmp_path / 'rest.npz')
+    assert cli_main(['identify', BUNDLED_URDF, str(tmp_path / 'rest.npz'), '-o', str(tmp_path / 'p.yaml'),
+                     '--friction']) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert 'equations in use' in err[-1] and 'the joints must move' in err[-1]
+    assert not (tmp_path / 'p.yaml').exists()

@@ -69,7 +69,11 @@ def run(args):
         print(f"  regressor {done}/{total} samples ({time.monotonic() - started:.1f} s)", file=sys.stderr)
     equations = identification_equations(model, base, recording.t, recording.q, recording.tau, sampling, args.cutoff,
                                          args.decimate, args.min_velocity, args.gravity, progress, **extras)
-    result = identify_equations(equations, base.names, args.weighted)
+    try:
+        result = identify_equations(equations, base.names, args.weighted)
+    except ValueError as e:   # too few equations in use: say why they were left out
+        raise ValueError(f"{e} ({int(equations.rows.sum())} of {equations.rows.size} equations in use, the others "
+                         f"near a speed below {args.min_velocity:g} or at a limit: the joints must move)") from None
     prior = base.project(standard_parameters(model, **extras))
     held_out = held_out_torque_errors(equations, base.names, prior, args.weighted, args.held_out)
     settings = {'method': 'weighted least squares' if args.weighted else 'ordinary least squares',
