@@ -62,9 +62,9 @@ def hann_kernel(half_width):
 
 def half_width_for(cutoff, dt):
     """H with gain 1/2 at ``cutoff`` Hz: the Hann window of length T = 2 H dt has its -6 dB point at 1/T."""
-    nyquist = 0.5 / dt
-    if not 0 < cutoff < 0.5 * nyquist:
-        raise ValueError(f"cut-off {cutoff} Hz must lie between 0 and a quarter of the sampling rate ({nyquist:g} Hz)")
+    quarter = 0.25 / dt
+    if not 0 < cutoff < quarter:
+        raise ValueError(f"cut-off {cutoff:g} Hz must lie between 0 and a quarter of the sampling rate ({quarter:g} Hz)")
     return max(1, int(round(1.0 / (2.0 * cutoff * dt))))
 
 
@@ -79,10 +79,10 @@ def identification_equations(model, base, t, q, tau, sampling='continuous', cuto
     if not is_uniform(t):
         t, q, tau = uniform_grid(t, q, tau)
     dt = float(t[1] - t[0])
-    delay = EFFORT_DELAY[sampling] if sampling in EFFORT_DELAY else 0
     noise = position_noise(q)
     h = smoothing_half_width(dt, noise, min_velocity)
     q_s, qd, qdd, qd_coulomb = derivatives(q, dt, h, sampling)
+    delay = EFFORT_DELAY[sampling]
     if delay:   # state k's effort arrives with state k + delay
         t, q_s, qd, qdd, qd_coulomb = (a[:-delay] for a in (t, q_s, qd, qdd, qd_coulomb))
         tau = tau[delay:]

@@ -4,7 +4,7 @@ Positions are smoothed by a Savitzky-Golay filter (a cubic fitted over +-h sampl
 smooth part of the motion keeps its derivatives, and zero-phase) and differenced. h is the smallest half-width
 (at least 2) that keeps the velocity noise below 1/VELOCITY_NOISE_RATIO of the speed below which equations are
 left out, from the position noise estimated on the recording itself (``position_noise``): noise-free simulated
-data are differentiated nearly exactly (h = 2), 1e-4 rad of encoder noise at 1 kHz gives h of about 26 (26 ms).
+data are differentiated nearly exactly (h = 2), 1e-4 rad of encoder noise at 1 kHz gives h = 28 (28 ms).
 How to difference depends on what produced the samples (``sampling``):
 
 - ``'continuous'``: a robot sampled at instants t_k, each sample's effort acting at t_k (a real robot).
@@ -13,10 +13,11 @@ How to difference depends on what produced the samples (``sampling``):
 - ``'simulator'``: the package's Simulator stepped by semi-implicit Euler, one sample per step, as ``record``
   writes it. A step from state k applies the effort tau_k over [t_k, t_k+1] and does (simulation.py)
 
-      qd_k+1 = qd_k + dt M(q_k)^-1 (tau_k - h(q_k, qd_k) - Fv qd_k) - dt M^-1 Fc sign(qd_k+1),
+      qd_k+1 = qd_k + dt M(q_k)^-1 (tau_k - c(q_k, qd_k) - Fv qd_k) - dt M^-1 Fc sign(qd_k+1),
       q_k+1  = q_k + dt qd_k+1,
 
-  so the equation of state k is exactly M(q_k) qdd_k + h(q_k, qd_k) + Fv qd_k + Fc sign(qd_k+1) = tau_k with the
+  (c: Coriolis, centrifugal and gravity efforts; the last term while the joint slides), so the equation of
+  state k is exactly M(q_k) qdd_k + c(q_k, qd_k) + Fv qd_k + Fc sign(qd_k+1) = tau_k with the
   backward velocity qd_k = (q_k - q_k-1) / dt, qdd_k = (qd_k+1 - qd_k) / dt (the central second difference) and
   Coulomb friction taking the sign of the *next* velocity (the velocity-level friction solve). Its state
   message carries the effort applied over the step before it: effort tau_k arrives with state k+1
