@@ -9,11 +9,14 @@ import yaml
 from .. import load_urdf
 from ..algorithms.regressor import parameter_names, standard_parameters
 from ..model.urdf import _read_xml
-from ..parameters.identification import identify_base_parameters
+from ..parameters import numeric_base_parameters
+from ..parameters.equations import identification_equations
+from ..parameters.identification import held_out_torque_errors, identify_equations
 from ..parameters.identified_urdf import consistent_standard_parameters, write_identified_urdf
 from ..parameters.recordings import load_recording
-from ..parameters.signals import prepare
-from . import finite_float, int_in, non_negative_float, positive_float
+from ..parameters.report import document, text
+from ..parameters.signals import SAMPLINGS
+from . import finite_float, float_in, int_in, non_negative_float, positive_float
 
 # Refuse inconsistent inertias: the loader does so today; once it only warns by default, strict=True does.
 
@@ -26,13 +29,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Gautier's weighted least squares (per-joint weights 1/sigma_j)")
     parser.add_argument('--friction', action='store_true', help='identify viscous and Coulomb friction per joint')
     parser.add_argument('--topic', default='/joint_states', help='JointState topic in a rosbag2 recording')
-    parser.add_argument('--cutoff', type=positive_float, default=10.0,
-                        help='low-pass cut-off in Hz for positions (and efforts) before differentiating')
+    parser.add_argument('--cutoff', type=positive_float, default=5.0,
+                        help='Hz where the low-pass applied to efforts and regressor alike has gain 1/2')
     parser.add_argument('--decimate', type=int_in(1), default=None,
-                        help='keep every k-th filtered sample (default: down to about 20 samples per '
-                             'cut-off period)')
+                        help='keep every k-th filtered sample (default: 10 per half-width of the filter)')
     parser.add_argument('--min-velocity', type=non_negative_float, default=0.02,
-                        help="leave out a joint's equations where its speed is below this (sticking friction)")
+                        help="leave out a joint's equations near a speed below this (sticking, reversing)")
+    parser.add_argument('--sampling', choices=SAMPLINGS, default=None,
+                        help="'simulator': semi-implicit Euler steps, each effort applied over the step before "
+                             "its state; 'continuous': effort and state at the same instant (default: what the "
+                             "recording says, as record's bags do, else continuous)")
+    parser.add_argument('--held-out', type=float_in(0, 1, low_open=True, high_open=True), default=0.2,
+                        help='fraction of the equations, at the end, held out to compare torque errors')
     parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
     parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias '
@@ -53,31 +61,29 @@ def run(args: argparse.Namespace) -> int:
         print(f"robot-dynamics identify: warning: the recording is shorter than its experiment: "
               f"{recording.duration:.3f} s of {recording.expected_duration:.3f} s ({covered:.0%}; "
               "interrupted, or a node stopped)", file=sys.stderr)
-    rate = (len(recording.t) - 1) / (recording.t[-1] - recording.t[0])
-    decimate = args.decimate or max(1, int(rate / (20 * args.cutoff)))
-    t, q, qd, qdd, tau = prepare(recording.t, recording.q, recording.tau, args.cutoff, decimate=decimate)
+    sampling = args.sampling or recording.sampling or 'continuous'
     extras = dict(viscous=args.friction, coulomb=args.friction)
+    base = numeric_base_parameters(model, gravity=args.gravity, **extras)
     started = time.monotonic()
 
     def progress(done, total):
         print(f"  regressor {done}/{total} samples ({time.monotonic() - started:.1f} s)", file=sys.stderr)
-    result, base = identify_base_parameters(model, q, qd, qdd, tau, weighted=args.weighted,
-                                            gravity=args.gravity, min_velocity=args.min_velocity,
-                                            progress=progress, **extras)
-    print(result.report())
+    equations = identification_equations(model, base, recording.t, recording.q, recording.tau, sampling, args.cutoff,
+                                         args.decimate, args.min_velocity, args.gravity, progress, **extras)
+    try:
+        result = identify_equations(equations, base.names, args.weighted)
+    except ValueError as e:   # too few equations in use: say why they were left out
+        raise ValueError(f"{e} ({int(equations.rows.sum())} of {equations.rows.size} equations in use, the others "
+                         f"near a speed below {args.min_velocity:g} or at a limit: the joints must move)") from None
     prior = base.project(standard_parameters(model, **extras))
-    document = {
-        'robot': model.name, 'joints': list(model.joint_names),
-        'method': 'weighted least squares' if args.weighted else 'ordinary least squares',
-        'samples': result.n_samples, 'cutoff_hz': args.cutoff, 'decimation': decimate,
-        'condition_number': result.condition_number, 'relative_residual': result.relative_residual,
-        'base_parameters': {name: {'value': float(v), 'std': float(s), 'relative_std_percent': float(r),
-                                   'urdf_value': float(p)}
-                            for name, v, s, r, p in zip(result.names, result.beta, result.std,
-                                                        result.relative_std, prior)},
-        'regrouping': list(base.regrouping)}
+    held_out = held_out_torque_errors(equations, base.names, prior, args.weighted, args.held_out)
+    settings = {'method': 'weighted least squares' if args.weighted else 'ordinary least squares',
+                'sampling': sampling, 'cutoff_hz': args.cutoff, 'decimation': equations.decimation,
+                'min_velocity': args.min_velocity}
+    doc = document(model, base, result, prior, equations, held_out, settings)
+    print(text(doc))
     with open(args.output, 'w', encoding='utf-8') as f:
-        yaml.safe_dump(document, f, sort_keys=False)
+        yaml.safe_dump(doc, f, sort_keys=False)
     print(f"wrote {len(result.beta)} base parameters to {args.output}", file=sys.stderr)
     if args.urdf_out:
         try:

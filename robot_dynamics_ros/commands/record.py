@@ -23,7 +23,7 @@ import yaml
 
 from .. import load_urdf, stopping
 from ..errors import RobotDynamicsError
-from ..parameters.recordings import EXPERIMENT_SECONDS
+from ..parameters.recordings import EXPERIMENT_SECONDS, SAMPLING
 from ..resources import bundled_urdf, parameter_files
 from ..processes import describe_domain, loop_environment, start_node, stop_node, use_environment
 from .bringup import add_domain_arguments
@@ -120,14 +120,17 @@ def run(args: argparse.Namespace) -> int:
     start_time = 1.0  # trajectory_publisher's start_time default: the reference starts 1 s after receipt
     sim_seconds = start_time + times[-1] + SETTLE
     # Lockstep, a state every integration step: every state answered by its command whatever the machine's load,
-    # and each recorded effort applied over the one step (1 ms) before its state. The lockstep loop does not
-    # wait for the recorder, so the simulator pauses at the experiment's end and both ends of joint_states keep
-    # every state it publishes (the experiment's, and those sent again while it waits or is paused): a recorder
-    # that falls behind under load catches up instead of losing states.
+    # and each recorded effort applied over the one step (1 ms) before its state. Integrator and rate are fixed
+    # whatever the config says, so that what the bag says (SAMPLING 'simulator': semi-implicit Euler, one state
+    # per step) is true: identify then differentiates as the simulator integrated (parameters/signals.py).
+    # The lockstep loop does not wait for the recorder, so the simulator pauses at the experiment's end and both
+    # ends of joint_states keep every state it publishes (the experiment's, and those sent again while it waits or
+    # is paused): a recorder that falls behind under load catches up instead of losing states.
     end = sim_seconds + 0.002   # the first recorded state is one 1 ms step in
     depth = int(np.ceil(end * 1000.0)) + int(np.ceil(4 * args.startup_timeout / LOCKSTEP_REPUBLISH))
     ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}",
-                                       '-p', 'sync:=lockstep', '-p', 'publish_rate:=1000.0',
+                                       '-p', 'sync:=lockstep', '-p', 'rate:=1000.0', '-p', 'publish_rate:=1000.0',
+                                       '-p', 'integrator:=semi_implicit_euler',
                                        '-p', f'joint_states_depth:={depth}', '-p', f'pause_at_time:={end}'],
                 'computed_torque_controller': common,
                 'trajectory_publisher': common + ['--params-file', os.path.abspath(args.trajectory),
@@ -138,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
     stopping.catch()   # from here a signal ends the recording in order instead of raising where it lands
     with Writer(args.output, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         writer.set_custom_data(EXPERIMENT_SECONDS, repr(float(sim_seconds)))
+        writer.set_custom_data(SAMPLING, 'simulator')
         connection = writer.add_connection('/joint_states', 'sensor_msgs/msg/JointState', typestore=store)
         recorder = JointStateBagRecorder(writer, connection, depth)
         processes = {}

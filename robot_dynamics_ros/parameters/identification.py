@@ -5,14 +5,21 @@ the stacked base regressor has full column rank on an exciting trajectory and be
 least-squares estimate. Ordinary least squares, or Gautier's weighted least squares: each joint's
 equations are divided by that joint's residual standard deviation from a first OLS pass, which makes
 the errors of all rows comparable (joints with large torques no longer dominate the fit).
-Standard deviations follow from the residual variance: cov(beta) = sigma^2 (W^T W)^-1, W = weighted Y.
+Standard deviations: from the residual variance, cov(beta) = sigma^2 (W^T W)^-1, W = weighted Y, for
+independent equations (``identify`` without blocks); for a recording's filtered equations, which are correlated
+in time, by the delete-a-block jackknife (``identify_equations``, ``jackknife.py``).
 """
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from ..fast import regressor   # compiled where numba imports: one call per sample
 from .base_numeric import numeric_base_parameters
+from .jackknife import block_jackknife
+
+BLOCK_CORRELATION_TIMES = 1.0   # jackknife blocks span one correlation time of the filtered equations (2 H dt)
+HELD_OUT_FRACTION = 0.2         # the last fifth of the equations in use is the held-out segment
 
 
 @dataclass(frozen=True, eq=False)
@@ -26,6 +33,13 @@ class IdentificationResult:
     n_samples: int                # time samples (rows / joints)
     weights: np.ndarray = None    # per-joint weights of weighted least squares, None for OLS
     R: np.ndarray = None          # (b, b) triangular factor of the weighted stacked regressor, W = Q R
+    dof: int = None               # degrees of freedom of std: equations - b, or jackknife blocks - 1
+    std_method: str = 'residual variance'
+    n_equations: int = None       # equations in use
+
+    def interval(self, level=0.95):
+        """(b,) half-widths of the two-sided ``level`` confidence intervals: Student's t quantile times std."""
+        return student_t.ppf(0.5 + 0.5 * level, self.dof) * self.std
 
     def report(self):
         method = 'weighted least squares' if self.weights is not None else 'ordinary least squares'
@@ -40,12 +54,14 @@ class IdentificationResult:
         return '\n'.join(lines)
 
 
-def identify(Y_base, tau, weights=None, names=None, rows=None):
+def identify(Y_base, tau, weights=None, names=None, rows=None, blocks=None):
     """Least-squares beta with tau ~ Y_base beta.
 
     Y_base: (N, n, b) per-sample regressors, or (rows, b) already stacked; tau: (N, n) or (rows,).
     weights: None (OLS), or per-row weights broadcastable to tau's shape (e.g. (n,): one per joint).
     rows: optional boolean mask of tau's shape, the equations to use (default all).
+    blocks: None (std from the residual variance, independent equations), or the jackknife block of each
+    equation, broadcastable to tau's shape (e.g. (N, 1): one per time sample).
     """
     Y_base = np.asarray(Y_base, dtype=float)
     tau = np.asarray(tau, dtype=float)
@@ -61,10 +77,14 @@ def identify(Y_base, tau, weights=None, names=None, rows=None):
     beta, _, rank, singular_values = np.linalg.lstsq(W, y, rcond=None)
     if rank < b:
         raise ValueError(f"the regressor has rank {rank} < {b}: the data do not excite every base parameter")
-    sigma2 = np.sum((y - W @ beta) ** 2) / (W.shape[0] - b)           # residual variance
     R = np.linalg.qr(W, mode='r')
-    R_inv = np.linalg.inv(R)                                          # (W^T W)^-1 = R^-1 R^-T
-    std = np.sqrt(sigma2 * np.sum(R_inv ** 2, axis=1))
+    if blocks is None:
+        sigma2 = np.sum((y - W @ beta) ** 2) / (W.shape[0] - b)       # residual variance
+        R_inv = np.linalg.inv(R)                                      # (W^T W)^-1 = R^-1 R^-T
+        std, dof, method = np.sqrt(sigma2 * np.sum(R_inv ** 2, axis=1)), W.shape[0] - b, 'residual variance'
+    else:
+        std, K = block_jackknife(W, y, np.broadcast_to(blocks, tau.shape)[used])
+        dof, method = K - 1, f'delete-a-block jackknife over {K} blocks'
     with np.errstate(divide='ignore'):
         relative_std = 100.0 * std / np.abs(beta)
     residual = tau[used] - Y_base[used] @ beta
@@ -73,7 +93,8 @@ def identify(Y_base, tau, weights=None, names=None, rows=None):
         beta=beta, std=std, relative_std=relative_std,
         condition_number=float(singular_values[0] / singular_values[-1]),
         relative_residual=float(np.linalg.norm(residual) / np.linalg.norm(tau[used])),
-        n_samples=tau.shape[0], weights=None if weights is None else np.asarray(weights, dtype=float), R=R)
+        n_samples=tau.shape[0], weights=None if weights is None else np.asarray(weights, dtype=float), R=R,
+        dof=int(dof), std_method=method, n_equations=int(W.shape[0]))
 
 
 def joint_weights(Y_base, tau, beta, rows):
@@ -120,3 +141,40 @@ def identify_base_parameters(model, q, qd, qdd, tau, base=None, weighted=False, 
         result = identify(Y_base, tau, weights=joint_weights(Y_base, tau, result.beta, rows), names=base.names,
                           rows=rows)
     return result, base
+
+
+def identify_equations(equations, names, weighted=True, rows=None):
+    """IdentificationResult of a recording's ``equations.Equations`` (OLS, then Gautier's weights if weighted),
+    standard deviations by the delete-a-block jackknife over blocks of BLOCK_CORRELATION_TIMES correlation times.
+    rows: a subset of ``equations.rows`` to use (default all of them)."""
+    rows = equations.rows if rows is None else rows & equations.rows
+    block = BLOCK_CORRELATION_TIMES * equations.correlation_time
+    blocks = np.floor((equations.t - equations.t[0]) / block).astype(int)[:, None]
+    result = identify(equations.Y, equations.tau, names=names, rows=rows, blocks=blocks)
+    if weighted:
+        weights = joint_weights(equations.Y, equations.tau, result.beta, rows)
+        result = identify(equations.Y, equations.tau, weights=weights, names=names, rows=rows, blocks=blocks)
+    return result
+
+
+def held_out_torque_errors(equations, names, prior, weighted=True, fraction=HELD_OUT_FRACTION):
+    """Fit without the last ``fraction`` of the equations in use (by time) and compare there.
+
+    prior: (b,) base parameters of the URDF. Returns {'segment': (t0, t1) s, 'torque': (n,), 'urdf': (n,),
+    'identified': (n,)}: per joint the RMS of the filtered efforts there, and the RMS errors (N m or N) of the prior
+    and of the fit on the rest; None
+    where the rest does not determine every base parameter (a short recording).
+    """
+    used_times = equations.t[np.any(equations.rows, axis=1)]
+    start = used_times[int(np.floor((1 - fraction) * (len(used_times) - 1)))]
+    held = equations.t >= start
+    try:
+        fit = identify_equations(equations, names, weighted, rows=equations.rows & ~held[:, None])
+    except ValueError:   # rank deficient without the held-out segment, or too few blocks
+        return None
+    rows = equations.rows & held[:, None]
+
+    def rms(x):
+        return np.sqrt(np.sum(np.where(rows, x, 0.0) ** 2, axis=0) / np.maximum(np.sum(rows, axis=0), 1))
+    return {'segment': (float(start), float(equations.t[-1])), 'torque': rms(equations.tau),
+            'urdf': rms(equations.tau - equations.Y @ prior), 'identified': rms(equations.tau - equations.Y @ fit.beta)}

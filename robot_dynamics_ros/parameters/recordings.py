@@ -6,12 +6,14 @@ into the model's order by name (``for_model``); joints the model does not have a
 File formats:
 - CSV: a header row with ``t`` and, per joint, ``q_<joint>``, ``tau_<joint>`` and optionally
   ``qd_<joint>``; one row per sample.
-- npz: arrays ``t`` (N,), ``joint_names`` (n,), ``q`` (N, n), ``tau`` (N, n), optionally ``qd``.
+- npz: arrays ``t`` (N,), ``joint_names`` (n,), ``q`` (N, n), ``tau`` (N, n), optionally ``qd`` and ``sampling``
+  (a string).
 - rosbag2: a bag directory (or its ``.mcap`` / ``.db3`` file) with ``sensor_msgs/msg/JointState`` on
   a topic (default ``/joint_states``); position and effort per message, mapped by name per message.
   Read with the pure-Python ``rosbags`` package (no ROS install needed). Time is the header stamp, or
   the bag's receive time where the stamp is zero. A bag ``robot-dynamics record`` wrote says in its
-  metadata (custom data ``EXPERIMENT_SECONDS``) how long the full experiment is: ``expected_duration``.
+  metadata (custom data ``EXPERIMENT_SECONDS``) how long the full experiment is: ``expected_duration``, and
+  (``SAMPLING``) how its samples relate to the simulator's steps: ``sampling`` (see ``signals.py``).
 
 A recording needs two samples or more at distinct times; a sample sent again (same time, same values, as a
 lockstep simulator does while it waits) is kept once, different samples at one time are an error. A file that
@@ -28,6 +30,7 @@ import numpy as np
 import yaml
 
 EXPERIMENT_SECONDS = 'robot_dynamics_ros.experiment_seconds'  # rosbag2 custom data: sim seconds a full recording spans
+SAMPLING = 'robot_dynamics_ros.sampling'   # rosbag2 custom data: 'simulator' where each effort is from the step before
 
 @dataclass(frozen=True, eq=False)
 class Recording:
@@ -37,6 +40,7 @@ class Recording:
     tau: np.ndarray        # (N, n)
     qd: np.ndarray = None  # (N, n) or None
     expected_duration: float = None  # s the full experiment spans, where the recording says (record's bags)
+    sampling: str = None     # 'simulator' or 'continuous' where the recording says (record's bags), else None
 
     @property
     def duration(self):
@@ -53,7 +57,7 @@ class Recording:
             raise ValueError(f"the recording has no data for joints {missing} (it has {list(self.joint_names)})")
         cols = [self.joint_names.index(name) for name in model.joint_names]
         return Recording(self.t, tuple(model.joint_names), self.q[:, cols], self.tau[:, cols],
-                         None if self.qd is None else self.qd[:, cols], self.expected_duration)
+                         None if self.qd is None else self.qd[:, cols], self.expected_duration, self.sampling)
 
     def save(self, path):
         """Write as CSV or npz, by the file extension."""
@@ -62,6 +66,8 @@ class Recording:
             arrays = dict(t=self.t, joint_names=np.array(self.joint_names), q=self.q, tau=self.tau)
             if self.qd is not None:
                 arrays['qd'] = self.qd
+            if self.sampling is not None:
+                arrays['sampling'] = np.array(self.sampling)
             np.savez(path, **arrays)
             return
         groups = [('q', self.q), ('tau', self.tau)] + ([('qd', self.qd)] if self.qd is not None else [])
@@ -92,8 +98,9 @@ def _load_npz(path):
     missing = {'t', 'joint_names', 'q', 'tau'} - set(data.files)
     if missing:
         raise ValueError(f"{path.name}: missing arrays {sorted(missing)}")
-    return _checked(data['t'], [str(n) for n in data['joint_names']], data['q'], data['tau'],
-                    data['qd'] if 'qd' in data.files else None, path.name)
+    recording = _checked(data['t'], [str(n) for n in data['joint_names']], data['q'], data['tau'],
+                         data['qd'] if 'qd' in data.files else None, path.name)
+    return dataclasses.replace(recording, sampling=str(data['sampling']) if 'sampling' in data.files else None)
 
 
 def _load_csv(path):
@@ -136,7 +143,8 @@ def load_rosbag(path, topic='/joint_states'):
     qd = np.array(velocities)
     recording = _checked(np.array(stamps), names, np.array(positions), np.array(efforts),
                          None if np.isnan(qd).any() else qd, bag.name)
-    return dataclasses.replace(recording, expected_duration=_expected_duration(bag))
+    expected_duration, sampling = _custom_data(bag)
+    return dataclasses.replace(recording, expected_duration=expected_duration, sampling=sampling)
 
 
 def _read_joint_states(AnyReader, typestore, bag, topic):
@@ -163,12 +171,13 @@ def _read_joint_states(AnyReader, typestore, bag, topic):
     return names, stamps, positions, velocities, efforts
 
 
-def _expected_duration(bag):
-    """The experiment's length that record wrote into the bag's metadata.yaml, or None."""
+def _custom_data(bag):
+    """(experiment's length, sampling) that record wrote into the bag's metadata.yaml, each None if absent."""
     with open(bag / 'metadata.yaml', encoding='utf-8') as f:
         info = yaml.safe_load(f).get('rosbag2_bagfile_information', {})
-    value = (info.get('custom_data') or {}).get(EXPERIMENT_SECONDS)
-    return None if value is None else float(value)
+    custom = info.get('custom_data') or {}
+    seconds = custom.get(EXPERIMENT_SECONDS)
+    return None if seconds is None else float(seconds), custom.get(SAMPLING)
 
 
 def _message_order(message_names, names):
