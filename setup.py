@@ -32,7 +32,9 @@ setup(
         'fast': ['numba'],
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
         'ident': ['cvxpy', 'clarabel', 'rosbags'],  # physically consistent identified URDF; recordings
-        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel'],
+        'contact': ['clarabel'],  # the simulator's ground contact (a second-order cone program per step)
+        'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
+                 'mujoco'],
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',
