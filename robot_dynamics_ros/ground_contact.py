@@ -23,8 +23,9 @@ The rows, and their cones K:
   solution breaks is added and the problem solved again (rows are only added, so this ends).
 So contacts, joint friction, drives, brakes and stops are solved together, coupled through M^-1. Not coupled:
 penetration left by the step's linearisation (a point on a rotating body moves on an arc, not on the line
-dt J v) is removed after the step by a position-level projection (``project_out``) that changes q, not v:
-it adds no kinetic energy; the potential energy it returns is what the overshoot took.
+dt J v; nanometres at 1 kHz) is removed at the start of the next step by a position-level projection
+(``project_out``) that changes q, not v: it adds no kinetic energy; the potential energy it returns is what the
+overshoot took.
 
 Contact-space inverse inertia: G M^-1 G^T from Saha's M = U D U^T (the compiled ``fast.udut`` kernel) and two
 triangular solves on the m columns of G^T. For the 18-DOF quadruped that is ~30 us; Jain's operator sweeps
@@ -45,6 +46,7 @@ from scipy.linalg import solve_triangular
 from . import spatial
 from .algorithms.point_kinematics import PointKinematics
 from .fast import udut
+from .model.configuration import integrate
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
 # by FIXED_POINT_TOLERANCE dt per step (1 nm at 1 kHz), which the gap term max(phi, 0) / dt takes back the next step.
@@ -131,19 +133,23 @@ class GroundContact:
         return near[keep], J[rows]
 
     def solve(self, q, w, dt, joints):
-        """(v, impulses, factors): the velocity after the step (None when no point is near the ground: the caller
-        solves the joints alone), the (count, 3) world contact impulses, and (U, D, which, J) for ``project_out``.
-        ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate, as in ``simulation``."""
+        """(q, v, impulses): the configuration to step from (q with any penetration projected out), the velocity
+        after the step (None when no point is near the ground: the caller solves the joints alone) and the
+        (count, 3) world contact impulses. ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate,
+        as in ``simulation``."""
         phi, x, R, p = self.points(q)
+        if np.any(phi < -PENETRATION_TOLERANCE):
+            q = self.project_out(q, phi, x, R, p)
+            phi, x, R, p = self.points(q)
         which, J = self.candidates(phi, x, R, p, w, dt)
         impulses = np.zeros((self.count, 3))
         if not which.size:
             self.shift[:] = 0.0
-            return None, impulses, (None, None, which, None)
+            return q, None, impulses
         U, D = udut(self.model, q)
         v, lam_c = self._solve_rows(U, D, J, phi[which], w, dt, joints, which)
         impulses[which] = lam_c.reshape(-1, 3)
-        return v, impulses, (U, D, which, J)
+        return q, v, impulses
 
     def _solve_rows(self, U, D, J, phi, w, dt, joints, which):
         """Problem (1) over the contact rows J and the joint rows, with constraint generation for the stops."""
@@ -239,17 +245,12 @@ class GroundContact:
             return np.asarray(solution.x)
         return solve
 
-    def project_out(self, q, factors):
-        """q moved by the smallest displacement (in the metric M) that lifts the points the step left below the ground
-        onto it: dq = M^-1 J_n^T (J_n M^-1 J_n^T)^+ (-phi) over the penetrating points (M and J_n of the step)."""
-        U, D, which, J = factors
-        phi = self.points(q)[0][which]
+    def project_out(self, q, phi, x, R, p):
+        """q moved by the smallest displacement (in the metric M) that lifts the points below the ground onto it:
+        dq = M^-1 J_n^T (J_n M^-1 J_n^T)^+ (-phi) over the penetrating points (one linearised projection)."""
         deep = np.flatnonzero(phi < -PENETRATION_TOLERANCE)
-        if not deep.size:
-            return q
-        from .model.configuration import integrate
-        J_n = J[3 * deep + 2]
-        Y = _inverse_mass_times(U, D, J_n.T)
+        J_n = self.jacobians(R, p, x, deep)[2::3]
+        Y = _inverse_mass_times(*udut(self.model, q), J_n.T)
         dq = Y @ np.linalg.lstsq(J_n @ Y, -phi[deep], rcond=None)[0]
         return integrate(self.model, q, dq)
 

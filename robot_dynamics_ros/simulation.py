@@ -8,6 +8,7 @@ from .contact import SLIDING, solve_velocity_step
 from .control import as_finite_vector
 from .errors import SingularMassMatrixError
 from .model.configuration import integrate, normalize
+from .spatial import quaternion_to_matrix
 from .model.model import FREE_FLYER, NQ, NV, REVOLUTE
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
@@ -246,12 +247,12 @@ class Simulator:
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
         if self.contact is not None:
             free_velocity = self._finite(self.qd + dt * self._acceleration(self.q, self.qd))
-            qd, factors = self._contact_and_joints(self.q, free_velocity)
-            q = self.contact.project_out(self._finite(integrate(self.model, self.q, dt * self._finite(qd))), factors)
+            start, qd = self._contact_and_joints(self.q, free_velocity)
+            q = self._integrate(start, dt * self._finite(qd))
         elif self.integrator == 'semi_implicit_euler':
             free_velocity = self._finite(self.qd + dt * self._acceleration(self.q, self.qd))
             qd = self._friction_and_stops(self.q, free_velocity)
-            q = self.q + dt * qd if self.model.fixed_base else integrate(self.model, self.q, dt * self._finite(qd))
+            q = self.q + dt * qd if self.model.fixed_base else self._integrate(self.q, dt * self._finite(qd))
         else:
             q_free, free_velocity = (self._finite(x) for x in self._rk4(self.q, self.qd))
             qd = self._friction_and_stops(self.q, free_velocity)
@@ -262,6 +263,15 @@ class Simulator:
         self._finite(qd)
         self.q, self.qd = np.clip(q, self.model.lower, self.model.upper), qd
         self.t += dt
+
+    def _integrate(self, q, dv):
+        """q (+) dv (``integrate``), except that a floating root's origin moves on the straight line R dv_linear, as
+        MuJoCo's free joint, not on the screw of exp(dv): the linearised contact velocity J v is then exact for points
+        at the base origin (a rolling ball does not dip by omega |v| dt^2 / 2 each step)."""
+        result = integrate(self.model, q, dv)
+        if self.model.joint_type[0] == FREE_FLYER:
+            result[:3] = q[:3] + quaternion_to_matrix(q[3:7]) @ dv[:3]
+        return result
 
     def _finite(self, x):
         """x, or SimulationDiverged with the state kept and the arm held still."""
@@ -339,20 +349,21 @@ class Simulator:
         return v_lo, v_hi, impulse_bound, driven, center
 
     def _contact_and_joints(self, q, free_velocity):
-        """(velocity after the step, factors for the position projection): ground contact solved together with the
-        joints' friction, stops, brakes and drives (``ground_contact``); without a point near the ground, the joints
-        alone as ``_friction_and_stops``. Sets ``contact_forces`` (world, N) and ``constraint_effort``."""
+        """(configuration to step from, velocity after the step): ground contact solved together with the joints'
+        friction, stops, brakes and drives (``ground_contact``; it first projects any penetration out of q); without
+        a point near the ground, the joints alone as ``_friction_and_stops``. Sets ``contact_forces`` (world, N) and
+        ``constraint_effort``."""
         v_lo, v_hi, impulse_bound, driven, center = self._joint_rows(q)
-        v, impulses, factors = self.contact.solve(q, free_velocity, self.dt, (v_lo, v_hi, impulse_bound, center))
+        q, v, impulses = self.contact.solve(q, free_velocity, self.dt, (v_lo, v_hi, impulse_bound, center))
         self.contact_forces = impulses / self.dt
         if v is None:   # no point near the ground: the joints' exact pivoting solver
-            return self._friction_and_stops(q, free_velocity), factors
+            return q, self._friction_and_stops(q, free_velocity)
         M = crba(self.model, q)
         self.constraint_effort = M @ (v - free_velocity) / self.dt
         self._pattern = np.full(self.model.nv, SLIDING)
         limit = self.model.effort_limit
         self.applied_effort = np.clip(self.applied_effort + np.where(driven, self.constraint_effort, 0.0), -limit, limit)
-        return v, factors
+        return q, v
 
     def total_energy(self):
         """Kinetic plus potential energy of the current state (J)."""
