@@ -82,6 +82,7 @@ class Simulator:
             if NQ[kind] == NV[kind] == 1:
                 self._q_of_v[iv] = iq
         self._actuated = self._q_of_v >= 0
+        self._free_root = model.joint_type[0] == FREE_FLYER
         self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
         self._upper_v = np.where(self._actuated, model.upper[np.maximum(self._q_of_v, 0)], np.inf)
         if ground is not None:
@@ -246,13 +247,11 @@ class Simulator:
         dt = self.dt
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
         if self.contact is not None:
-            free_velocity = self._finite(self.qd + dt * self._acceleration(self.q, self.qd))
-            start, qd = self._contact_and_joints(self.q, free_velocity)
-            q = self._integrate(start, dt * self._finite(qd))
+            start, qd = self._contact_and_joints(self.q, self._free_velocity())
+            q, qd = self._integrate(start, self._finite(qd))
         elif self.integrator == 'semi_implicit_euler':
-            free_velocity = self._finite(self.qd + dt * self._acceleration(self.q, self.qd))
-            qd = self._friction_and_stops(self.q, free_velocity)
-            q = self.q + dt * qd if self.model.fixed_base else self._integrate(self.q, dt * self._finite(qd))
+            qd = self._friction_and_stops(self.q, self._free_velocity())
+            q, qd = (self.q + dt * qd, qd) if self.model.fixed_base else self._integrate(self.q, self._finite(qd))
         else:
             q_free, free_velocity = (self._finite(x) for x in self._rk4(self.q, self.qd))
             qd = self._friction_and_stops(self.q, free_velocity)
@@ -264,14 +263,29 @@ class Simulator:
         self.q, self.qd = np.clip(q, self.model.lower, self.model.upper), qd
         self.t += dt
 
-    def _integrate(self, q, dv):
-        """q (+) dv (``integrate``), except that a floating root's origin moves on the straight line R dv_linear, as
-        MuJoCo's free joint, not on the screw of exp(dv): the linearised contact velocity J v is then exact for points
-        at the base origin (a rolling ball does not dip by omega |v| dt^2 / 2 each step)."""
-        result = integrate(self.model, q, dv)
-        if self.model.joint_type[0] == FREE_FLYER:
-            result[:3] = q[:3] + quaternion_to_matrix(q[3:7]) @ dv[:3]
-        return result
+    def _free_velocity(self):
+        """qd + dt qdd by ABA (semi-implicit Euler's velocity before constraints). A floating root's linear velocity is
+        carried in the base frame at the start of the step: ABA's body-frame rate v' plus omega x v (the classical
+        acceleration), so that the base origin moves in the world as a point does; ``_integrate`` expresses it in
+        the new base frame. (Euler on v' = a - omega x v in the moving frame would grow |v| by (omega dt)^2 / 2 per
+        step: a spinning ball rolling on the ground would speed up.)"""
+        w = self._finite(self.qd + self.dt * self._acceleration(self.q, self.qd))
+        if self._free_root:
+            w[:3] += self.dt * np.cross(self.qd[3:6], self.qd[:3])
+        return w
+
+    def _integrate(self, q, v):
+        """(q (+) dt v, v in the new frames) (``integrate``), except for a floating root: its origin moves on the
+        straight line dt R v_linear, as MuJoCo's free joint, not on the screw of exp(dt v) (the linearised contact
+        velocity J v is then exact for points at the base origin: a rolling ball does not dip by omega |v| dt^2 / 2
+        each step), and its linear velocity is re-expressed in the base frame at the end of the step, R'^T R v."""
+        result = integrate(self.model, q, self.dt * v)
+        if self._free_root:
+            R, R_new = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(result[3:7])
+            result[:3] = q[:3] + self.dt * R @ v[:3]
+            v = v.copy()
+            v[:3] = R_new.T @ (R @ v[:3])
+        return result, v
 
     def _finite(self, x):
         """x, or SimulationDiverged with the state kept and the arm held still."""
