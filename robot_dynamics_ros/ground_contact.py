@@ -37,6 +37,7 @@ optimum, where a QP solver (DAQP, OSQP) would need a linearised friction pyramid
 the cone under-estimates the friction by up to 1 - cos(pi/8) = 7.6 % in the worst direction) and a home-made
 projected Gauss-Seidel would need its own convergence proof. Cost: ~0.3 ms per solve from Python.
 """
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -120,17 +121,14 @@ class GroundContact:
     def jacobians(self, R, p, x, which):
         """(3 len(which), nv): rows x, y, z of the velocity Jacobian of each selected point."""
         C_ang, C_lin = self.kinematics.columns(R, p)
-        return np.vstack([self.kinematics.jacobian(C_ang, C_lin, self.body[i], x[i]) for i in which]) \
-            if len(which) else np.zeros((0, self.model.nv))
+        return self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which]).reshape(-1, self.model.nv)
 
     def candidates(self, phi, x, R, p, w, dt):
         """(which, J): the points that may touch during the step (height below CONTACT_MARGIN plus twice their
         approach under w) and their Jacobians (``jacobians``)."""
-        near = np.flatnonzero(phi < CONTACT_MARGIN + 1.0)   # (cheap filter before the Jacobians)
-        J = self.jacobians(R, p, x, near)
-        keep = phi[near] + 2.0 * dt * np.minimum(J[2::3] @ w, 0.0) < CONTACT_MARGIN
-        rows = (3 * np.flatnonzero(keep)[:, None] + np.arange(3)).reshape(-1)
-        return near[keep], J[rows]
+        J = self.jacobians(R, p, x, np.arange(self.count))
+        which = np.flatnonzero(phi + 2.0 * dt * np.minimum(J[2::3] @ w, 0.0) < CONTACT_MARGIN)
+        return which, J[(3 * which[:, None] + np.arange(3)).reshape(-1)]
 
     def solve(self, q, w, dt, joints):
         """(q, v, impulses): the configuration to step from (q with any penetration projected out), the velocity
@@ -222,10 +220,8 @@ class GroundContact:
             counts[start_box + n_box + k] = 1
         A_c = _csc(np.array(values), np.array(rows, dtype=np.int64), np.concatenate([[0], np.cumsum(counts)]),
                    (n_rows, m))
-        upper = np.triu_indices(m)   # the upper triangle of A, column by column
-        order = np.lexsort((upper[0], upper[1]))
-        P = _csc(A[upper[0][order], upper[1][order]], upper[0][order].astype(np.int64),
-                 np.concatenate([[0], np.cumsum(np.arange(1, m + 1))]), (m, m))
+        row, column, indptr = _upper_triangle(m)
+        P = _csc(A[row, column], row, indptr, (m, m))
         b_c = np.concatenate([bound, bound, np.zeros(n_stops), np.zeros(3 * nc)])
         cones = ([clarabel.NonnegativeConeT(2 * n_box + n_stops)] if first_cone else []) \
             + [clarabel.SecondOrderConeT(3)] * nc
@@ -253,6 +249,14 @@ class GroundContact:
         Y = _inverse_mass_times(*udut(self.model, q), J_n.T)
         dq = Y @ np.linalg.lstsq(J_n @ Y, -phi[deep], rcond=None)[0]
         return integrate(self.model, q, dq)
+
+
+@functools.cache
+def _upper_triangle(m):
+    """(rows, columns, indptr) of the upper triangle of an m x m matrix in CSC order (column by column)."""
+    column = np.repeat(np.arange(m), np.arange(1, m + 1))
+    row = np.concatenate([np.arange(j + 1) for j in range(m)]).astype(np.int64)
+    return row, column, np.concatenate([[0], np.cumsum(np.arange(1, m + 1))]).astype(np.int64)
 
 
 def _csc(data, indices, indptr, shape):

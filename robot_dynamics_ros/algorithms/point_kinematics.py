@@ -79,11 +79,18 @@ class PointKinematics:
         the world origin point, were it fixed on the moving body."""
         b = self.column_body
         C_ang = np.einsum('kij,kj->ik', R[b], self.S_ang)
-        C_lin = np.einsum('kij,kj->ik', R[b], self.S_lin) - np.cross(C_ang.T, p[b]).T
+        C_lin = np.einsum('kij,kj->ik', R[b], self.S_lin) - _cross(C_ang, p[b].T)
         return C_ang, C_lin
 
-    def jacobian(self, C_ang, C_lin, body, x):
-        """(3, nv) world velocity Jacobian of the point x (world coordinates) fixed on ``body``:
+    def jacobians(self, C_ang, C_lin, bodies, x):
+        """(k, 3, nv) world velocity Jacobians of the points x (k, 3) (world coordinates) fixed on ``bodies`` (k,):
         xdot = (C_lin + C_ang x x) qd over the columns that move the body."""
-        J = C_lin - spatial.skew(x) @ C_ang   # c_ang x x = -skew(x) c_ang
-        return J * self.moves[body]
+        J = C_lin[None] + _cross(C_ang[None], x[:, :, None])
+        return J * self.moves[bodies][:, None, :]
+
+
+def _cross(a, b):
+    """a x b over axis -2 (the 3 components), broadcast over the others (np.cross is slow on small arrays)."""
+    return np.stack([a[..., 1, :] * b[..., 2, :] - a[..., 2, :] * b[..., 1, :],
+                     a[..., 2, :] * b[..., 0, :] - a[..., 0, :] * b[..., 2, :],
+                     a[..., 0, :] * b[..., 1, :] - a[..., 1, :] * b[..., 0, :]], axis=-2)
