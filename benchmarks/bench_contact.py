@@ -14,8 +14,12 @@ import time
 
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 
-import mujoco  # noqa: E402
 import numpy as np  # noqa: E402
+
+try:
+    import mujoco
+except ImportError:
+    sys.exit('bench_contact needs MuJoCo: pip install mujoco')
 
 from robot_dynamics_ros import load_urdf  # noqa: E402
 from robot_dynamics_ros.ground_contact import Ground  # noqa: E402

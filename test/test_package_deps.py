@@ -42,8 +42,9 @@ DEPENDENCIES = {
 }
 # Not in package.xml, so imported only where a missing one is handled (importorskip, except ImportError):
 # import name -> pip distribution. rosbags: rosdep has only a pip key for it, which a released package cannot use;
-# cvxpy (with the Clarabel solver) only for identify --urdf-out; clarabel for the simulator's ground contact.
-OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel'}
+# cvxpy (with the Clarabel solver) only for identify --urdf-out; clarabel for the simulator's ground contact; mujoco
+# as a second simulator in the contact test and benchmark.
+OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel', 'mujoco': 'mujoco'}
 FOLDERS = ('robot_dynamics_ros', 'launch', 'test', 'benchmarks')
 RUNTIME_FOLDERS = ('robot_dynamics_ros', 'launch')  # their unguarded imports need an exec_depend
 TEST_COMMAND_EXTRAS = ('ros', 'test')  # the README's test command installs '.[ros,test]'
