@@ -14,13 +14,14 @@ The rows, and their cones K:
   which lifts a sliding body; with s_i = mu |u_t,i| (De Saxce's bipotential, solved by the fixed point on s of
   Acary-Cadoux, INRIA RR-8113, 2012) it is u_n + phi/dt >= 0: perfectly inelastic, no penetration within the step
   (phi > 0 is a gap the point may close, not cross), sliding contacts slide, sticking ones stick, and the friction
-  impulse opposes the sliding velocity (maximum dissipation). The fixed point starts from the previous step's s
-  and stops when s changes by less than FIXED_POINT_TOLERANCE.
+  impulse opposes the sliding velocity (maximum dissipation). The fixed point starts from s extrapolated from the
+  last two steps and stops when s changes by less than FIXED_POINT_TOLERANCE (or after MAX_FIXED_POINT solves,
+  keeping the last: Anitescu's relaxation with a lagged shift).
 - joint Coulomb friction (or a servo drive about velocity c_j): |lam_j| <= b_j = dt F_j, beta = -c_j;
   a braked joint (v_lo = v_hi) is a bilateral row, lam free;
 - a joint stop or velocity limit v_lo_j <= v_j (v_j <= v_hi_j): lam >= 0 with beta = -v_lo_j (row -e_j, beta =
-  v_hi_j). Stops enter by constraint generation: those active in the last step or broken by w first; any a
-  solution breaks is added and the problem solved again (rows are only added, so this ends).
+  v_hi_j). Stops enter by constraint generation: those the free velocity w breaks first; any a solution breaks is
+  added and the problem solved again (rows are only added, so this ends).
 So contacts, joint friction, drives, brakes and stops are solved together, coupled through M^-1. Not coupled:
 penetration left by the step's linearisation (a point on a rotating body moves on an arc, not on the line
 dt J v; nanometres at 1 kHz) is removed at the start of the next step by a position-level projection
@@ -54,7 +55,7 @@ from .model.configuration import integrate
 FIXED_POINT_TOLERANCE = 1e-6
 MAX_FIXED_POINT = 30
 CONTACT_MARGIN = 5e-3          # m: points this high (plus twice the step's approach) enter the problem
-PENETRATION_TOLERANCE = 1e-9   # m: deeper is projected out after the step
+PENETRATION_TOLERANCE = 1e-9   # m: deeper is projected out at the start of the next step
 
 
 class Ground(NamedTuple):
