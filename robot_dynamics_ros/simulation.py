@@ -71,6 +71,9 @@ class Simulator:
             raise ValueError(f'command_timeout must be positive or None, got {command_timeout}')
         if on_command_timeout not in TIMEOUT_BEHAVIOURS:
             raise ValueError(f'unknown on_command_timeout {on_command_timeout!r}; expected one of {TIMEOUT_BEHAVIOURS}')
+        if integrator != 'semi_implicit_euler' and ground is not None:
+            raise ValueError(f"integrator {integrator!r}: ground contact is solved at the velocity level in "
+                             "'semi_implicit_euler' steps; use that integrator with a ground")
         if integrator != 'semi_implicit_euler' and not model.fixed_base:
             raise ValueError(f"integrator {integrator!r} is for fixed-base models; a model with floating or planar "
                              "joints takes 'semi_implicit_euler'")

@@ -78,6 +78,14 @@ def test_a_floating_robot_spawns_with_its_lowest_point_on_the_ground_unless_its_
     np.testing.assert_array_equal(sim.q, given)
 
 
+def test_ground_contact_and_floating_models_take_semi_implicit_euler_only():
+    model = load_urdf(BOX, root_joint='floating')
+    with pytest.raises(ValueError, match='semi_implicit_euler'):
+        Simulator(model, DT, integrator='rk4')
+    with pytest.raises(ValueError, match='ground'):
+        Simulator(load_urdf(QUADRUPED), DT, integrator='rk4', ground=Ground())
+
+
 def test_without_ground_a_floating_body_falls_freely():
     """No ground: semi-implicit Euler of free fall, z_n = z_0 - g dt^2 n (n + 1) / 2 exactly."""
     model = load_urdf(BOX, root_joint='floating')
