@@ -31,8 +31,8 @@ setup(
         'plot': ['matplotlib'],
         'fast': ['numba'],
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
-        'ident': ['cvxpy', 'clarabel', 'rosbags'],
-        'legged': ['clarabel'],  # contact-consistent inverse dynamics (legged_control.py)  # physically consistent identified URDF; recordings
+        'ident': ['cvxpy', 'clarabel', 'rosbags'],  # physically consistent identified URDF; recordings
+        'legged': ['clarabel'],  # ground contact in the simulator, contact-consistent inverse dynamics
         'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
                  'mujoco'],
     },

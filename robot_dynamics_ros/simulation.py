@@ -1,4 +1,7 @@
 """A simulated robot: articulated-body forward dynamics, integrated in fixed steps (no ROS import)."""
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -8,7 +11,13 @@ from .algorithms.udut import innovations_factors
 from .contact import SLIDING, solve_velocity_step
 from .control import as_finite_vector
 from .errors import SingularMassMatrixError
-from .model.model import REVOLUTE, Model
+from .model.configuration import integrate, normalize
+from .model.model import FREE_FLYER, NQ, NV, REVOLUTE, Model
+from .spatial import quaternion_to_matrix
+
+if TYPE_CHECKING:   # clarabel, the optional solver, is imported only with a ground
+    from .ground_contact import Ground
+    from .model.collision import ContactPoint
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
@@ -42,12 +51,28 @@ class Simulator:
     it away. Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds saturate at
     the URDF velocity limits, solved in the same step (``limit_velocity=False`` turns that off).
     ``paused`` is a flag for the node that drives the simulator; ``step()`` itself ignores it.
+
+    Floating and planar joints (e.g. ``load_urdf(urdf, root_joint='floating')``): q has nq coordinates and is
+    advanced on the configuration manifold (``integrate``); commands, velocities and efforts have nv; the
+    coordinates of floating and planar joints are not actuated (their command entries are ignored) and have no
+    limits. Such models take semi-implicit Euler only. ``initial_positions`` is then either a whole configuration
+    (nq values: the base pose is given) or the 1-DOF joint positions alone (``joint_names`` order): the base then
+    starts at the origin, upright, lifted so that its lowest contact point touches the ground (at the origin when
+    there is no ground).
+
+    Ground contact (off unless ``ground`` is given, so fixed-base arms and free-floating models behave as before):
+    ``ground`` = ``ground_contact.Ground(height, friction)``, the plane z = height with Coulomb friction mu, and
+    ``contact_points`` = ``ContactPoint``s (``model.collision.contact_points_from_urdf`` gives the URDF's collision
+    spheres, box corners and cylinder rims; add your own for mesh-only robots). Contact is hard, perfectly
+    inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
+    brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
                  gravity: ArrayLike | None = None, initial_positions: ArrayLike | None = None,
                  apply_damping: bool = True, apply_friction: bool = True, command_timeout: float | None = None,
-                 on_command_timeout: str = 'brake', limit_velocity: bool = True) -> None:
+                 on_command_timeout: str = 'brake', limit_velocity: bool = True, ground: 'Ground | None' = None,
+                 contact_points: Sequence['ContactPoint'] = ()) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'time step dt must be positive and finite, got {dt}')
         if integrator not in INTEGRATORS:
@@ -56,8 +81,28 @@ class Simulator:
             raise ValueError(f'command_timeout must be positive or None, got {command_timeout}')
         if on_command_timeout not in TIMEOUT_BEHAVIOURS:
             raise ValueError(f'unknown on_command_timeout {on_command_timeout!r}; expected one of {TIMEOUT_BEHAVIOURS}')
+        if integrator != 'semi_implicit_euler' and ground is not None:
+            raise ValueError(f"integrator {integrator!r}: ground contact is solved at the velocity level in "
+                             "'semi_implicit_euler' steps; use that integrator with a ground")
+        if integrator != 'semi_implicit_euler' and not model.fixed_base:
+            raise ValueError(f"integrator {integrator!r} is for fixed-base models; a model with floating or planar "
+                             "joints takes 'semi_implicit_euler'")
         self.model = model
         self.dt = float(dt)
+        # Per velocity coordinate: the q index of a 1-DOF joint (-1 for floating and planar joints), its limits.
+        self._q_of_v = np.full(model.nv, -1)
+        for kind, iq, iv in zip(model.joint_type, model.idx_q, model.idx_v):
+            if NQ[kind] == NV[kind] == 1:
+                self._q_of_v[iv] = iq
+        self._actuated = self._q_of_v >= 0
+        self._free_root = model.joint_type[0] == FREE_FLYER
+        self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
+        self._upper_v = np.where(self._actuated, model.upper[np.maximum(self._q_of_v, 0)], np.inf)
+        if ground is not None:
+            from .ground_contact import GroundContact
+            self.contact = GroundContact(model, contact_points, ground)
+        else:
+            self.contact = None
         self.integrator = integrator
         self.gravity = gravity
         self.damping = model.damping if apply_damping else np.zeros(model.nv)
@@ -68,16 +113,30 @@ class Simulator:
         self.on_command_timeout = on_command_timeout
         self.initial_positions = self._within_limits(initial_positions)
         self._check_positive_definite(self.initial_positions)
-        self._continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
+        revolute = np.zeros(model.nv, dtype=bool)
+        revolute[model.idx_v[model.joint_type == REVOLUTE]] = True
+        self._continuous = revolute & ~np.isfinite(self._lower_v) & ~np.isfinite(self._upper_v)
         self.paused = False
         self.reset()
 
     def _within_limits(self, positions):
         """Positions as a checked array clipped into the joint limits (the neutral configuration for None)."""
-        if positions is None:
-            return self.model.neutral()
-        q = as_finite_vector('initial positions', positions, self.model.nv)
-        return np.clip(q, self.model.lower, self.model.upper)
+        model = self.model
+        if model.fixed_base:
+            if positions is None:
+                return model.neutral()
+            return np.clip(as_finite_vector('initial positions', positions, model.nv), model.lower, model.upper)
+        if positions is not None and np.size(positions) == model.nq:   # a whole configuration, base pose given
+            q = as_finite_vector('initial positions', positions, model.nq)
+            return normalize(model, np.clip(q, model.lower, model.upper))
+        q = model.neutral()
+        if positions is not None:
+            joints = as_finite_vector(f'initial positions (nq = {model.nq} values, or the {len(model.joint_names)} '
+                                      'joint positions)', positions, len(model.joint_names))
+            q[model.joint_q_index] = np.clip(joints, model.lower[model.joint_q_index], model.upper[model.joint_q_index])
+        if self.contact is not None and self.contact.count and model.joint_type[0] == FREE_FLYER:
+            q[model.idx_q[0] + 2] -= self.contact.lowest_height(q)   # spawn with the lowest point on the ground
+        return q
 
     def _check_positive_definite(self, q):
         """ValueError naming the joint unless every pivot D_i of M(q) = U D U^T (Saha eqs. 25-27) is positive."""
@@ -101,6 +160,7 @@ class Simulator:
         self.q = q
         self.qd = np.zeros(self.model.nv)
         self.t = 0.0
+        self.contact_forces = np.zeros((self.contact.count if self.contact else 0, 3))
         self.set_command(np.zeros(self.model.nv), t=0.0)
         self.applied_effort = np.zeros(self.model.nv)
         self.constraint_effort = np.zeros(self.model.nv)
@@ -150,14 +210,14 @@ class Simulator:
                 raise ValueError(f'{name} command contains Inf: {value.tolist()}')
             fields.append(np.where(np.isnan(value), previous, value))
         with np.errstate(over='ignore', invalid='ignore'):
-            drive = fields[1] + POSITION_GAIN * (fields[0] - self.q) / self.dt
+            drive = fields[1] + POSITION_GAIN * (fields[0] - self._positions_v(self.q)) / self.dt
         if np.any(np.isinf(drive)) or np.any(np.isnan(drive) & ~np.isnan(fields[0]) & ~np.isnan(fields[1])):
             raise ValueError(f'the drive velocity for these targets is not finite (position {fields[0].tolist()}, '
                              f'velocity {fields[1].tolist()})')
         self.servo_mode = True
         limit = self.model.velocity_limit
         speed = np.where(np.isfinite(limit) & (limit > 0), limit, np.inf)
-        self.position_target = np.clip(fields[0], self.model.lower, self.model.upper)   # NaN stays NaN
+        self.position_target = np.clip(fields[0], self._lower_v, self._upper_v)   # NaN stays NaN
         self.velocity_target = np.clip(fields[1], -speed, speed)
         self.effort_target = np.clip(fields[2], -self.model.effort_limit, self.model.effort_limit)
         self.command = np.zeros(self.model.nv)
@@ -181,12 +241,17 @@ class Simulator:
             tau = np.zeros(self.model.nv)
         else:
             tau = self.command
-        return np.clip(tau, -self.model.effort_limit, self.model.effort_limit)
+        tau = np.clip(tau, -self.model.effort_limit, self.model.effort_limit)
+        return tau if self.model.fixed_base else np.where(self._actuated, tau, 0.0)
+
+    def _positions_v(self, q):
+        """The 1-DOF joint positions at their velocity coordinates (0 at floating and planar ones)."""
+        return q if self.model.fixed_base else np.where(self._actuated, q[np.maximum(self._q_of_v, 0)], 0.0)
 
     def _drive_velocity(self, q):
         """(driven, velocity): which joints the servo drives at a velocity this step, and that velocity."""
         has_position, has_velocity = ~np.isnan(self.position_target), ~np.isnan(self.velocity_target)
-        error = np.where(has_position, self.position_target - q, 0.0)
+        error = np.where(has_position, self.position_target - self._positions_v(q), 0.0)
         error[self._continuous] = (error[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
         velocity = np.where(has_velocity, self.velocity_target, 0.0) + POSITION_GAIN * error / self.dt
         return has_position | has_velocity, velocity
@@ -195,10 +260,12 @@ class Simulator:
         """Advance the state by one dt; SimulationDiverged (a ValueError) if it would become non-finite."""
         dt = self.dt
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
-        if self.integrator == 'semi_implicit_euler':
-            free_velocity = self._finite(self.qd + dt * self._acceleration(self.q, self.qd))
-            qd = self._friction_and_stops(self.q, free_velocity)
-            q = self.q + dt * qd
+        if self.contact is not None:
+            start, qd = self._contact_and_joints(self.q, self._free_velocity())
+            q, qd = self._integrate(start, self._finite(qd))
+        elif self.integrator == 'semi_implicit_euler':
+            qd = self._friction_and_stops(self.q, self._free_velocity())
+            q, qd = (self.q + dt * qd, qd) if self.model.fixed_base else self._integrate(self.q, self._finite(qd))
         else:
             q_free, free_velocity = (self._finite(x) for x in self._rk4(self.q, self.qd))
             qd = self._friction_and_stops(self.q, free_velocity)
@@ -209,6 +276,30 @@ class Simulator:
         self._finite(qd)
         self.q, self.qd = np.clip(q, self.model.lower, self.model.upper), qd
         self.t += dt
+
+    def _free_velocity(self):
+        """qd + dt qdd by ABA (semi-implicit Euler's velocity before constraints). A floating root's linear velocity is
+        carried in the base frame at the start of the step: ABA's body-frame rate v' plus omega x v (the classical
+        acceleration), so that the base origin moves in the world as a point does; ``_integrate`` expresses it in
+        the new base frame. (Euler on v' = a - omega x v in the moving frame would grow |v| by (omega dt)^2 / 2 per
+        step: a spinning ball rolling on the ground would speed up.)"""
+        w = self._finite(self.qd + self.dt * self._acceleration(self.q, self.qd))
+        if self._free_root:
+            w[:3] += self.dt * np.cross(self.qd[3:6], self.qd[:3])
+        return w
+
+    def _integrate(self, q, v):
+        """(q (+) dt v, v in the new frames) (``integrate``), except for a floating root: its origin moves on the
+        straight line dt R v_linear, as MuJoCo's free joint, not on the screw of exp(dt v) (the linearised contact
+        velocity J v is then exact for points at the base origin: a rolling ball does not dip by omega |v| dt^2 / 2
+        each step), and its linear velocity is re-expressed in the base frame at the end of the step, R'^T R v."""
+        result = integrate(self.model, q, self.dt * v)
+        if self._free_root:
+            R, R_new = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(result[3:7])
+            result[:3] = q[:3] + self.dt * R @ v[:3]
+            v = v.copy()
+            v[:3] = R_new.T @ (R @ v[:3])
+        return result, v
 
     def _finite(self, x):
         """x, or SimulationDiverged with the state kept and the arm held still."""
@@ -237,7 +328,8 @@ class Simulator:
                 qd + dt / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v))
 
     def _friction_and_stops(self, q, free_velocity):
-        """Velocity after Coulomb friction, the position limits, the brakes and the servo's drives act for one step.
+        """Velocity after Coulomb friction, the position limits, the brakes and the servo's drives act for one step
+        (no ground contact).
 
         Bounds (lower - q)/dt <= v <= (upper - q)/dt keep q + dt v within the limits (v >= 0 / v <= 0 on a
         stop), and |v| <= the URDF velocity limit (the drives saturate there, as Gazebo's joints do; unless
@@ -250,18 +342,7 @@ class Simulator:
         the step, and adds the drives' part to ``applied_effort``.
         """
         dt = self.dt
-        if self.braking():
-            v_lo = v_hi = np.zeros(self.model.nv)
-        else:
-            v_lo = np.maximum((self.model.lower - q) / dt, -self.velocity_limit)
-            v_hi = np.minimum((self.model.upper - q) / dt, self.velocity_limit)
-        impulse_bound = dt * self.friction
-        driven, center = np.zeros(self.model.nv, dtype=bool), np.zeros(self.model.nv)
-        if self.servo_mode:
-            driven, drive = self._drive_velocity(q)
-            center = np.where(driven, np.clip(drive, v_lo, v_hi), 0.0)
-            impulse_bound = np.where(driven, dt * (self.model.effort_limit - np.abs(self.applied_effort)),
-                                     impulse_bound)
+        v_lo, v_hi, impulse_bound, driven, center = self._joint_rows(q)
         if (not np.any(impulse_bound > 0) and not driven.any() and np.all(free_velocity > v_lo)
                 and np.all(free_velocity < v_hi)):
             self.constraint_effort = np.zeros(self.model.nv)
@@ -275,6 +356,42 @@ class Simulator:
         limit = self.model.effort_limit   # (the drive's impulse is bounded; the clip removes rounding)
         self.applied_effort = np.clip(self.applied_effort + np.where(driven, self.constraint_effort, 0.0), -limit, limit)
         return v
+
+    def _joint_rows(self, q):
+        """(v_lo, v_hi, impulse_bound, driven, center) of the joints for this step; see ``_friction_and_stops``."""
+        dt = self.dt
+        if self.braking():
+            v_lo, v_hi = np.where(self._actuated, 0.0, -np.inf), np.where(self._actuated, 0.0, np.inf)
+        else:
+            positions = self._positions_v(q)
+            v_lo = np.maximum((self._lower_v - positions) / dt, -self.velocity_limit)
+            v_hi = np.minimum((self._upper_v - positions) / dt, self.velocity_limit)
+        impulse_bound = dt * self.friction
+        driven, center = np.zeros(self.model.nv, dtype=bool), np.zeros(self.model.nv)
+        if self.servo_mode:
+            driven, drive = self._drive_velocity(q)
+            driven &= self._actuated
+            center = np.where(driven, np.clip(drive, v_lo, v_hi), 0.0)
+            impulse_bound = np.where(driven, dt * (self.model.effort_limit - np.abs(self.applied_effort)),
+                                     impulse_bound)
+        return v_lo, v_hi, impulse_bound, driven, center
+
+    def _contact_and_joints(self, q, free_velocity):
+        """(configuration to step from, velocity after the step): ground contact solved together with the joints'
+        friction, stops, brakes and drives (``ground_contact``; it first projects any penetration out of q); without
+        a point near the ground, the joints alone as ``_friction_and_stops``. Sets ``contact_forces`` (world, N) and
+        ``constraint_effort``."""
+        v_lo, v_hi, impulse_bound, driven, center = self._joint_rows(q)
+        q, v, impulses = self.contact.solve(q, free_velocity, self.dt, (v_lo, v_hi, impulse_bound, center))
+        self.contact_forces = impulses / self.dt
+        if v is None:   # no point near the ground: the joints' exact pivoting solver
+            return q, self._friction_and_stops(q, free_velocity)
+        M = crba(self.model, q)
+        self.constraint_effort = M @ (v - free_velocity) / self.dt
+        self._pattern = np.full(self.model.nv, SLIDING)
+        limit = self.model.effort_limit
+        self.applied_effort = np.clip(self.applied_effort + np.where(driven, self.constraint_effort, 0.0), -limit, limit)
+        return q, v
 
     def total_energy(self) -> float:
         """Kinetic plus potential energy of the current state (J)."""

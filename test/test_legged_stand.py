@@ -1,17 +1,20 @@
 """The bundled quadruped (urdf/quadruped.urdf) on the ground in process: contact-consistent inverse dynamics
 (legged_control.py) holds it standing and lowers it into a squat, in the simulator with ground contact
-(floating_simulation.py); without the controller it collapses."""
+(Simulator with a Ground); without the controller it collapses."""
 import numpy as np
 import pytest
 
 from conftest import ROOT
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.floating_simulation import FloatingBaseSimulator
-from robot_dynamics_ros.ground_contact import contact_points_from_urdf, lowest_points
+from robot_dynamics_ros.algorithms import frame_placement
 from robot_dynamics_ros.legged_control import contact_inverse_dynamics
+from robot_dynamics_ros.model.collision import contact_points_from_urdf
 from robot_dynamics_ros.model.configuration import difference
+from robot_dynamics_ros.simulation import Simulator
 
 pytest.importorskip('clarabel')
+from robot_dynamics_ros.ground_contact import Ground  # noqa: E402  (needs clarabel)
+
 URDF = f'{ROOT}/urdf/quadruped.urdf'
 STAND = np.array([0.0, 0.6, -1.2] * 4)    # hip, thigh, knee (rad) per leg
 SQUAT = np.array([0.0, 0.9, -1.8] * 4)
@@ -19,13 +22,30 @@ MU = 0.8
 KP, KD = 400.0, 40.0                       # 1/s^2, 1/s: a critically damped 20 rad/s error response
 
 
-def run(sim, model, points, q_ref, steps, control=True):
+def simulator(model, points, initial_positions):
+    return Simulator(model, 1e-3, initial_positions=initial_positions, ground=Ground(0.0, MU), contact_points=points)
+
+
+def feet_in_contact(sim):
+    """(link, lowest point in the link's frame) of the contact points within 1 mm of the ground."""
+    height, lowest, _, _ = sim.contact.points(sim.q)
+    feet = []
+    for i in np.flatnonzero(height < 1e-3):
+        link = sim.contact.links[i]
+        placement = frame_placement(sim.model, sim.q, link)
+        feet.append((link, placement.R.T @ (lowest[i] - placement.p)))
+    return feet
+
+
+def run(sim, q_ref, steps, control=True):
+    model = sim.model
     for _ in range(steps):
         if control:
-            feet = [(link, offset) for link, offset, height in lowest_points(model, sim.q, points) if height < 1e-3]
-            desired = KP * difference(model, sim.q, q_ref) - KD * sim.v
-            tau, _, _ = contact_inverse_dynamics(model, sim.q, sim.v, desired, feet, MU)
-            sim.set_command(tau)
+            desired = KP * difference(model, sim.q, q_ref) - KD * sim.qd
+            tau, _, _ = contact_inverse_dynamics(model, sim.q, sim.qd, desired, feet_in_contact(sim), MU)
+            command = np.zeros(model.nv)
+            command[model.joint_v_index] = tau
+            sim.set_command(command)
         sim.step()
 
 
@@ -42,12 +62,12 @@ def tilt_degrees(q):
 
 def test_the_controller_holds_the_quadruped_standing_and_without_it_it_falls(quadruped):
     model, points = quadruped
-    sim = FloatingBaseSimulator(model, 1e-3, points, initial_positions=STAND, ground_friction=MU)
+    sim = simulator(model, points, STAND)
     spawn = sim.q.copy()
-    run(sim, model, points, spawn, 500)
+    run(sim, spawn, 500)
     assert abs(sim.q[2] - spawn[2]) < 1e-3 and tilt_degrees(sim.q) < 0.1
-    limp = FloatingBaseSimulator(model, 1e-3, points, initial_positions=STAND, ground_friction=MU)
-    run(limp, model, points, spawn, 500, control=False)
+    limp = simulator(model, points, STAND)
+    run(limp, spawn, 500, control=False)
     assert limp.q[2] < spawn[2] - 0.05     # m: the trunk drops without torques
 
 
@@ -56,10 +76,10 @@ def test_the_quadruped_squats_to_a_lower_posture(quadruped):
     trunk gets there within 5 mm and 1 deg in 1.5 s, on its feet: the foot spheres roll as the calves pitch by 0.3
     rad (their centres move radius x 0.3 = 6 mm), and slip less than 1 mm beyond that."""
     model, points = quadruped
-    sim = FloatingBaseSimulator(model, 1e-3, points, initial_positions=STAND, ground_friction=MU)
-    target = FloatingBaseSimulator(model, 1e-3, points, initial_positions=SQUAT).q   # spawned on the ground
+    sim = simulator(model, points, STAND)
+    target = simulator(model, points, SQUAT).q   # spawned on the ground
     feet_before = np.array([lowest for lowest in foot_positions(model, sim.q, points)])
-    run(sim, model, points, target, 1500)
+    run(sim, target, 1500)
     assert abs(sim.q[2] - target[2]) < 5e-3 and tilt_degrees(sim.q) < 1.0
     np.testing.assert_allclose(sim.q[7:], target[7:], atol=np.radians(1.0))
     calf_pitch_change = abs((SQUAT[1] + SQUAT[2]) - (STAND[1] + STAND[2]))
@@ -68,7 +88,6 @@ def test_the_quadruped_squats_to_a_lower_posture(quadruped):
 
 
 def foot_positions(model, q, points):
-    from robot_dynamics_ros.algorithms import frame_placement
     feet = [p for p in points if p.radius > 0]
     return np.array([frame_placement(model, q, p.link).p + frame_placement(model, q, p.link).R @ np.asarray(p.offset)
                      for p in feet])

@@ -42,8 +42,8 @@ DEPENDENCIES = {
 }
 # Not in package.xml, so imported only where a missing one is handled (importorskip, except ImportError):
 # import name -> pip distribution. rosbags: rosdep has only a pip key for it, which a released package cannot use;
-# cvxpy (with the Clarabel solver) only for identify --urdf-out; clarabel for contact_inverse_dynamics and ground contact;
-# mujoco: the second simulator the contact tests compare with.
+# cvxpy (with the Clarabel solver) only for identify --urdf-out; clarabel for ground contact and
+# contact_inverse_dynamics; mujoco: the second simulator the contact tests and benchmark compare with.
 OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel', 'mujoco': 'mujoco'}
 FOLDERS = ('robot_dynamics_ros', 'launch', 'test', 'benchmarks')
 RUNTIME_FOLDERS = ('robot_dynamics_ros', 'launch')  # their unguarded imports need an exec_depend

@@ -1,0 +1,96 @@
+"""World poses of the bodies and the velocity Jacobians of points fixed on them (Jain Lemma 2: base-to-tips scatter).
+
+The same kinematics as ``kinematics.py`` (body_transforms, frame_jacobian), written with 3x3 rotations instead of
+6x6 Plücker transforms because the simulator's ground contact needs it for many points every step:
+
+    R_i = R_p E_i^T R_J(q_i),   p_i = p_p + R_p (r_i + E_i^T p_J(q_i))      (X_tree[i] = plucker(E_i, r_i))
+
+and a point x fixed on body b moves with  xdot = sum_{j in ancestors(b)} (c_lin_j + c_ang_j x) qd_j, where
+column k of joint j has c_ang = R_j s_ang (angular velocity in world) and c_lin = R_j s_lin - c_ang x p_j (the
+velocity of the world origin carried by the column), s = the column of the motion subspace in the body frame.
+"""
+import numpy as np
+
+from .. import spatial
+from ..model.model import FREE_FLYER, PLANAR, PRISMATIC, REVOLUTE
+
+
+class PointKinematics:
+    """Per-model constants (E_i^T, r_i, ancestor masks) and ``poses`` / ``jacobian`` at a configuration."""
+
+    def __init__(self, model):
+        self.model = model
+        self.E_T = np.array([X[:3, :3].T for X in model.X_tree]).reshape(model.nb, 3, 3)
+        self.r = np.array([spatial.pose_from_plucker(X)[1] for X in model.X_tree]).reshape(model.nb, 3)
+        S = model.motion_subspace   # (nv, 6) [angular; linear] columns in the body frames
+        self.S_ang, self.S_lin = S[:, :3], S[:, 3:]
+        self.column_body = np.repeat(np.arange(model.nb), np.diff(np.append(model.idx_v, model.nv)))
+        self.revolute = np.flatnonzero(model.joint_type == REVOLUTE)
+        self.prismatic = np.flatnonzero(model.joint_type == PRISMATIC)
+        self.other = np.flatnonzero((model.joint_type == FREE_FLYER) | (model.joint_type == PLANAR))
+        self.K = np.array([spatial.skew(a) for a in model.axis[self.revolute]]).reshape(-1, 3, 3)
+        self.K2 = self.K @ self.K
+        depth = np.zeros(model.nb, dtype=int)
+        for i in range(model.nb):
+            depth[i] = depth[model.parent[i]] + 1 if model.parent[i] >= 0 else 0
+        self.levels = [np.flatnonzero(depth == d) for d in range(depth.max(initial=0) + 1)]
+        # moves[b, k]: column k belongs to a joint between body b and the root (b's ancestors and b itself)
+        self.moves = np.zeros((model.nb, model.nv), dtype=bool)
+        for b in range(model.nb):
+            j = b
+            while j >= 0:
+                self.moves[b, self.column_body == j] = True
+                j = model.parent[j]
+
+    def poses(self, q):
+        """(R, p): (nb, 3, 3) body orientations and (nb, 3) origins in the world (root) frame. The scatter from base to
+        tips runs one tree level at a time (all bodies of a depth at once: their parents are done)."""
+        m = self.model
+        R_J, p_J = self._joint_poses(q)
+        A = self.E_T @ R_J                                           # body i in its parent's frame: (A_i, t_i)
+        t = self.r + np.einsum('kij,kj->ki', self.E_T, p_J)
+        R, p = np.empty((m.nb, 3, 3)), np.empty((m.nb, 3))
+        R[self.levels[0]], p[self.levels[0]] = A[self.levels[0]], t[self.levels[0]]
+        for bodies in self.levels[1:]:
+            parents = m.parent[bodies]
+            R[bodies] = R[parents] @ A[bodies]
+            p[bodies] = p[parents] + np.einsum('kij,kj->ki', R[parents], t[bodies])
+        return R, p
+
+    def _joint_poses(self, q):
+        """(R_J, p_J) of every body: the pose of its frame in its joint frame at q = 0 (X_J = plucker_from_pose(R_J,
+        p_J)); revolute joints by Rodrigues' formula R_J = I + sin(q) K + (1 - cos(q)) K^2, K = skew(axis)."""
+        m = self.model
+        R_J, p_J = np.tile(np.eye(3), (m.nb, 1, 1)), np.zeros((m.nb, 3))
+        angle = q[m.idx_q[self.revolute]]
+        R_J[self.revolute] += np.sin(angle)[:, None, None] * self.K + (1.0 - np.cos(angle))[:, None, None] * self.K2
+        p_J[self.prismatic] = m.axis[self.prismatic] * q[m.idx_q[self.prismatic]][:, None]
+        for i in self.other:
+            k = m.idx_q[i]
+            if m.joint_type[i] == FREE_FLYER:
+                R_J[i], p_J[i] = spatial.quaternion_to_matrix(q[k + 3:k + 7]), q[k:k + 3]
+            else:   # PLANAR
+                c, s = q[k + 2], q[k + 3]
+                R_J[i], p_J[i] = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]]), np.array([q[k], q[k + 1], 0.0])
+        return R_J, p_J
+
+    def columns(self, R, p):
+        """(C_ang, C_lin): (3, nv) each; column k is what qd_k adds to the angular velocity and to the velocity of
+        the world origin point, were it fixed on the moving body."""
+        b = self.column_body
+        C_ang = np.einsum('kij,kj->ik', R[b], self.S_ang)
+        C_lin = np.einsum('kij,kj->ik', R[b], self.S_lin) - _cross(C_ang, p[b].T)
+        return C_ang, C_lin
+
+    def jacobians(self, C_ang, C_lin, bodies, x):
+        """(k, 3, nv) world velocity Jacobians of the points x (k, 3) (world coordinates) fixed on ``bodies`` (k,):
+        xdot = (C_lin + C_ang x x) qd over the columns that move the body."""
+        J = C_lin[None] + _cross(C_ang[None], x[:, :, None])
+        return J * self.moves[bodies][:, None, :]
+
+
+def _cross(a, b):
+    """a x b over axis -2 (the 3 components), broadcast over the others (np.cross is slow on small arrays)."""
+    return np.stack([a[..., 1, :] * b[..., 2, :] - a[..., 2, :] * b[..., 1, :],
+                     a[..., 2, :] * b[..., 0, :] - a[..., 0, :] * b[..., 2, :],
+                     a[..., 0, :] * b[..., 1, :] - a[..., 1, :] * b[..., 0, :]], axis=-2)

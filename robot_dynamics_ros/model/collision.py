@@ -1,0 +1,83 @@
+"""Contact points from a URDF's ``<collision>`` geometry, for the simulator's ground contact (no ROS import).
+
+A contact point is a sphere of ``radius`` (0: a point) whose centre is at ``offset`` in the frame of ``link``.
+Spheres give one point (their centre, with their radius); boxes their 8 corners; cylinders ``RIM_POINTS`` points
+on each of their two rims (the cylinder's polygon approximation: a rolling cylinder rolls on a polygon).
+Meshes give none: declare ``ContactPoint``s for robots whose collision geometry is meshes.
+"""
+import xml.etree.ElementTree as ET
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import spatial
+from .urdf import URDFError, _read_xml
+
+RIM_POINTS = 8   # points on each rim of a cylinder
+
+
+class ContactPoint(NamedTuple):
+    """A sphere that can touch the ground: centre ``offset`` (3,) in the frame of ``link``, ``radius`` >= 0."""
+    link: str
+    offset: tuple
+    radius: float = 0.0
+
+
+def contact_points_from_urdf(source) -> list[ContactPoint]:
+    """The contact points of every ``<collision>`` sphere, box and cylinder of a URDF (path or XML string),
+    in document order; URDFError naming the link for a malformed one."""
+    robot = ET.fromstring(_read_xml(source))
+    points = []
+    for link in robot.findall('link'):
+        name = link.get('name')
+        for collision in link.findall('collision'):
+            points.extend(_geometry_points(name, collision))
+    return points
+
+
+def _geometry_points(link, collision):
+    """Contact points of one <collision> in the link frame: its origin (xyz, rpy) applied to the shape's points."""
+    origin = collision.find('origin')
+    xyz = _numbers(origin, 'xyz', 3, link) if origin is not None else np.zeros(3)
+    rpy = _numbers(origin, 'rpy', 3, link) if origin is not None else np.zeros(3)
+    R = spatial.rpy_to_matrix(rpy)
+    geometry = collision.find('geometry')
+    if geometry is None or len(geometry) == 0:
+        raise URDFError(f"link {link!r}: <collision> without <geometry>")
+    shape = geometry[0]
+    if shape.tag == 'sphere':
+        centres, radius = np.zeros((1, 3)), _positive(shape, 'radius', link)
+    elif shape.tag == 'box':
+        half = 0.5 * _numbers(shape, 'size', 3, link)
+        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=float)
+        centres, radius = signs * half, 0.0
+    elif shape.tag == 'cylinder':   # axis along z, centred at the origin
+        r, half_length = _positive(shape, 'radius', link), 0.5 * _positive(shape, 'length', link)
+        angles = 2.0 * np.pi * np.arange(RIM_POINTS) / RIM_POINTS
+        rim = np.stack([r * np.cos(angles), r * np.sin(angles), np.zeros(RIM_POINTS)], axis=1)
+        centres, radius = np.concatenate([rim + [0, 0, -half_length], rim + [0, 0, half_length]]), 0.0
+    else:   # mesh (or an unknown shape): no points; declare them with ContactPoint
+        return []
+    return [ContactPoint(link, tuple(float(x) for x in xyz + R @ c), float(radius)) for c in centres]
+
+
+def _numbers(element, attribute, count, link):
+    text = element.get(attribute)
+    if text is None:
+        if element.tag == 'origin':
+            return np.zeros(count)
+        raise URDFError(f"link {link!r}: <collision> <{element.tag}> has no {attribute!r}")
+    try:
+        values = np.array([float(x) for x in text.split()])
+    except ValueError:
+        raise URDFError(f"link {link!r}: <collision> <{element.tag}> {attribute}={text!r} is not numbers") from None
+    if values.shape != (count,) or not np.all(np.isfinite(values)):
+        raise URDFError(f"link {link!r}: <collision> <{element.tag}> {attribute}={text!r} needs {count} finite numbers")
+    return values
+
+
+def _positive(element, attribute, link):
+    value = _numbers(element, attribute, 1, link)[0]
+    if not value > 0:
+        raise URDFError(f"link {link!r}: <collision> <{element.tag}> {attribute}={value!r} must be positive")
+    return value
