@@ -269,6 +269,7 @@ def _csc(data, indices, indptr, shape):
 
 def _inverse_mass_times(U, D, B):
     """M^-1 B with M = U diag(D) U^T (U unit upper triangular): U^-T D^-1 U^-1 B (Saha eq. 15's three sweeps as
-    triangular solves)."""
+    triangular solves). U in Fortran order: SciPy copies a C-ordered one for each solve, which took milliseconds."""
+    U = np.asfortranarray(U)
     Z = solve_triangular(U, B, unit_diagonal=True, check_finite=False)
     return solve_triangular(U, Z / D[:, None], trans='T', unit_diagonal=True, check_finite=False)

@@ -86,10 +86,11 @@ def node_parameters(parameters_file, node_name):
     return result
 
 
-def closed_loop_parameters(urdf_file, config_file, node_name):
+def closed_loop_parameters(urdf_file, config_file, node_name, files=parameter_files):
     """A closed-loop node's parameters from `resources.parameter_files` (config/closed_loop.yaml for any robot,
-    config/arm7.yaml for the bundled arm, then `config_file` when not empty), later files overriding."""
+    config/arm7.yaml for the bundled arm, then `config_file` when not empty), later files overriding; for a robot
+    on the ground, `files` = `resources.legged_parameter_files`."""
     result = {}
-    for parameters_file in parameter_files(urdf_file, config_file or None):
+    for parameters_file in files(urdf_file, config_file or None):
         result.update(node_parameters(parameters_file, node_name))
     return result

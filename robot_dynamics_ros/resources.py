@@ -48,3 +48,15 @@ def parameter_files(urdf, config=None):
     if config:
         files.append(os.path.abspath(config))
     return files
+
+
+def legged_parameter_files(urdf, config=None):
+    """The files of a robot on the ground (floating base), in loading order: legged.yaml (any robot),
+    quadruped.yaml when `urdf` is the bundled quadruped, then the user's `config`."""
+    files = [bundled_config('legged.yaml')]
+    try:
+        if os.path.samefile(urdf, bundled_urdf('quadruped.urdf')):
+            files.append(bundled_config('quadruped.yaml'))
+    except OSError:
+        pass
+    return files + ([os.path.abspath(config)] if config else [])

@@ -7,6 +7,7 @@ from numpy.typing import ArrayLike
 
 from .fast import aba, crba
 from .algorithms.energy import kinetic_energy, potential_energy
+from .algorithms.kinematics import frame_jacobian
 from .algorithms.udut import innovations_factors
 from .contact import SLIDING, solve_velocity_step
 from .control import as_finite_vector
@@ -165,6 +166,26 @@ class Simulator:
         self.applied_effort = np.zeros(self.model.nv)
         self.constraint_effort = np.zeros(self.model.nv)
         self._pattern = np.full(self.model.nv, SLIDING)
+        self.push_wrench = None   # (link, [torque; force] in world coordinates, sim time it ends)
+
+    def push(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0), duration: float = 0.1) -> None:
+        """Apply a force (N) at the origin of ``link`` and a torque (N m), both in world coordinates, for
+        ``duration`` sim seconds from now (a push, for tests and demos); it replaces any push still acting."""
+        if link not in self.model.frames:
+            raise ValueError(f"push: no link {link!r} in {self.model.name!r}")
+        wrench = np.concatenate([as_finite_vector('push torque', torque, 3), as_finite_vector('push force', force, 3)])
+        if not (np.isfinite(duration) and duration > 0):
+            raise ValueError(f'push duration must be positive and finite, got {duration}')
+        self.push_wrench = (link, wrench, self.t + duration)
+
+    def _push_effort(self, q):
+        """The generalized force of the active push, J^T [torque; force] (J: the link's Jacobian at its origin,
+        world-aligned, [angular; linear]); zero when none acts."""
+        if self.push_wrench is None or self.t >= self.push_wrench[2] - 0.5 * self.dt:
+            self.push_wrench = None
+            return 0.0
+        link, wrench, _ = self.push_wrench
+        return frame_jacobian(self.model, q, link).T @ wrench
 
     def set_command(self, tau: ArrayLike, t: float | None = None) -> None:
         """Joint efforts to apply from now on, stamped with sim time t (default: now); clears servo targets.
@@ -312,7 +333,7 @@ class Simulator:
     def _acceleration(self, q, qd):
         """qdd from ABA under the motor effort at (q, qd) and viscous damping."""
         tau = self.applied_effort if not self.servo_mode else self._effort(q, qd)
-        return aba(self.model, q, qd, tau - self.damping * qd, self.gravity)
+        return aba(self.model, q, qd, tau - self.damping * qd + self._push_effort(q), self.gravity)
 
     def _rk4(self, q, qd):
         """One classical Runge-Kutta step of (q, qd)' = (qd, qdd)."""

@@ -29,6 +29,8 @@ DEPENDENCIES = {
     'sensor_msgs': ('sensor_msgs', ROS),
     'std_msgs': ('std_msgs', ROS),
     'std_srvs': ('std_srvs', ROS),
+    'geometry_msgs': ('geometry_msgs', ROS),
+    'nav_msgs': ('nav_msgs', ROS),
     'trajectory_msgs': ('trajectory_msgs', ROS),
     'rosgraph_msgs': ('rosgraph_msgs', ROS),
     'ament_index_python': ('ament_index_python', ROS),

@@ -24,7 +24,7 @@ from ..model.model import PRISMATIC
 from ..processes import (MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, stop_node,
                          use_environment)
 from ..resources import bundled_urdf, parameter_files
-from . import int_in, positive_float
+from . import finite_float, int_in, non_negative_float, positive_float
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
@@ -45,6 +45,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "answered: sim time runs as fast as the loop, the same on any machine load)")
     parser.add_argument('--startup-timeout', type=positive_float, default=60.0,
                         help='seconds to wait for the first controller update')
+    parser.add_argument('--root-joint', choices=('floating',), default=None,
+                        help="join the URDF's root link to the world by a floating joint: the robot stands on the "
+                             "ground under the legged controller (config/legged.yaml)")
+    parser.add_argument('--controller', choices=('auto', 'none'), default='auto',
+                        help="'auto': the computed-torque controller for a fixed base, the legged controller for a "
+                             "floating one; 'none': the simulator alone, zero effort")
+    parser.add_argument('--gravity', type=finite_float, nargs=3, metavar=('GX', 'GY', 'GZ'), default=None,
+                        help='gravity in the world frame, m/s^2, for the simulator and the controller')
+    parser.add_argument('--ground-friction', type=non_negative_float, default=None, metavar='MU',
+                        help='friction coefficient of the ground (floating base; default from config/legged.yaml)')
     parser.add_argument('--compile', action='store_true',
                         help="first compile the robot's per-robot code for the nodes (rnea, crba, aba) where it is not "
                              "in the disk cache (as 'robot-dynamics compile URDF --only rnea crba aba'; once per robot)")
@@ -247,10 +257,15 @@ def run(args: argparse.Namespace) -> int:
     urdf = os.path.abspath(args.urdf or bundled_urdf())
     if args.config and not os.path.isfile(args.config):
         raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
-    model = load_urdf(urdf)  # a URDF the nodes cannot run with fails here, in one line
+    if args.ground_friction is not None and args.root_joint is None:
+        raise ValueError("--ground-friction is for a robot on the ground: give --root-joint floating")
+    model = load_urdf(urdf, root_joint=args.root_joint)  # a URDF the nodes cannot run with fails here, in one line
     algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
     env = loop_environment(args.domain_id, args.isolated)
     offer_compiled_code(model, args.compile)
+    if args.root_joint or args.controller == 'none':
+        from . import legged_bringup
+        return legged_bringup.run(args, model, urdf, env)
     try:
         from .monitor import Recorder  # rclpy and the message packages
     except ImportError as e:
@@ -265,6 +280,8 @@ def run(args: argparse.Namespace) -> int:
     recorder = Recorder()
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: stop the nodes, then report
     ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    if args.gravity is not None:
+        ros_args += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: ros_args for name in NODES}
     node_args['simulator'] = ros_args + ['-p', f'sync:={args.sync}']
     processes = {}

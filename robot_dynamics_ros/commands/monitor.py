@@ -6,7 +6,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64
+from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import SetBool
 
 from ..nodes.common import EventsExecutor
@@ -77,3 +77,34 @@ class Recorder(InProcessNode):
 
     def _on_error(self, msg):
         self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
+
+
+class BaseRecorder(InProcessNode):
+    """In-process monitor node of a robot on the ground: joint-state stamps, the base pose from the simulator's
+    odometry, the controller's commands and compute time (``controller``: its node name, or None)."""
+
+    def __init__(self, robot, controller):
+        super().__init__('bringup_monitor')
+        from nav_msgs.msg import Odometry   # only for robots with a floating base
+        self.robot = robot
+        self.states = []        # (receipt wall time, stamp s)
+        self.odom = []          # (receipt wall time, stamp s, [x, y, z, qx, qy, qz, qw])
+        self.commands = []      # receipt wall times
+        self.compute_us = []
+        node = self.node
+        node.create_subscription(JointState, 'joint_states', lambda msg: self.states.append(
+            (time.monotonic(), Recorder._stamp(msg))), 1000)
+        node.create_subscription(Odometry, 'simulator/odom', self._on_odom, 1000)
+        node.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                 lambda msg: self.commands.append(time.monotonic()), 1000)
+        if controller:
+            node.create_subscription(Float64, f'{controller}/compute_time_us',
+                                     lambda msg: self.compute_us.append(msg.data), 100)
+
+    def _on_odom(self, msg):
+        p, o = msg.pose.pose.position, msg.pose.pose.orientation
+        self.odom.append((time.monotonic(), Recorder._stamp(msg), [p.x, p.y, p.z, o.x, o.y, o.z, o.w]))
+
+    def sim_time_since(self, first):
+        """Sim time from the joint state with index `first` to the newest one."""
+        return self.states[-1][1] - self.states[first][1] if len(self.states) > first + 1 else 0.0

@@ -209,16 +209,19 @@ def joint_order(model, joints):
     if sorted(names) != sorted(model.joint_names):
         raise ConfigurationError(f"parameter 'joints' must list each of {list(model.joint_names)} once, "
                                  f"got {names}")
-    return names, np.array([model.joint_names.index(name) for name in names])
+    return names, np.array([model.joint_names.index(name) for name in names], dtype=int)
+
+
+ROOT_JOINTS = ('', 'floating', 'planar')
 
 
 def _fixed_base_only(on_model):
-    """on_model, refusing (ConfigurationError) a model with a floating or planar joint: running one needs ground
-    contact, which the nodes do not model yet."""
+    """on_model, refusing (ConfigurationError) a model with a floating or planar joint inside the URDF: with
+    root_joint '' the node runs fixed-base robots."""
     def accept(model):
         if not model.fixed_base:
-            raise ConfigurationError(f"robot {model.name!r} has a floating or planar joint: the nodes need ground "
-                                     "contact to run it, which they do not model yet")
+            raise ConfigurationError(f"robot {model.name!r} has a floating or planar joint: set the parameter "
+                                     "'root_joint' ('floating' or 'planar') to run a robot that moves its base")
         on_model(model)
     return accept
 
@@ -231,17 +234,28 @@ class ModelSource:
     (the executor thread runs it between two callbacks, so none sees half a switch), or raises
     ConfigurationError (e.g. joints the configuration does not name): that URDF, like an invalid one, is
     logged and skipped, and the node keeps the model it runs. An invalid URDF from a parameter is a
-    ConfigurationError."""
+    ConfigurationError. The parameter `root_joint` joins the URDF's root link to the world: '' (fixed; the
+    default unless the node says otherwise), 'floating' or 'planar' (``load_urdf``). While on_model runs,
+    ``urdf`` is the model's source (URDF XML or file), for what the model does not keep (collision geometry);
+    the node has this object as ``model_source`` from the start (on_model may run before the constructor returns)."""
 
-    def __init__(self, node, on_model):
+    def __init__(self, node, on_model, root_joint_default=''):
         self._node = node
-        self._on_model = on_model = _fixed_base_only(on_model)
+        node.model_source = self
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
+        root_joint = declare(node, 'root_joint', root_joint_default,
+                             "the URDF root link's joint to the world: '' (fixed), 'floating' or 'planar'")
+        if root_joint not in ROOT_JOINTS:
+            raise ConfigurationError(f"parameter 'root_joint' must be one of {ROOT_JOINTS}, got {root_joint!r}")
+        self._root_joint = root_joint or None
+        self._on_model = on_model = on_model if root_joint else _fixed_base_only(on_model)
+        self.urdf = xml or path
         if xml or path:
             try:
-                model = parse_urdf(xml) if xml else load_urdf(path)
+                model = parse_urdf(xml, root_joint=self._root_joint) if xml else load_urdf(path,
+                                                                                           root_joint=self._root_joint)
             except URDFError as e:
                 source = "parameter 'robot_description'" if xml else f"urdf_file {path!r}"
                 raise ConfigurationError(f"invalid URDF from {source}: {e}") from None
@@ -258,11 +272,12 @@ class ModelSource:
         keeping = (f"keeping robot model {self._running[1].name!r}" if self._running is not None
                    else "waiting for another one")
         try:
-            model = parse_urdf(msg.data)
+            model = parse_urdf(msg.data, root_joint=self._root_joint)
         except URDFError as e:
             self._node.get_logger().error(f"invalid URDF on {topic}: {e}; {keeping}")
             return
         try:
+            self.urdf = msg.data
             self._on_model(model)
         except ConfigurationError as e:
             self._node.get_logger().error(f"cannot run with the URDF on {topic}: {e}; {keeping}")

@@ -6,6 +6,14 @@ Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, i
 simulator, and efforts; what ros2_control's topic-based JointStateTopicSystem publishes); publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
 `publish_clock`, `clock_rate` times per sim second (as Gazebo's ROS plugin throttles it; use_sim_time nodes wake
 for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool).
+
+A robot with a floating root (parameter ``root_joint`` 'floating') stands on a ground (``ground_contact``: height
+and friction as parameters, contact points from the URDF's <collision> spheres, boxes and cylinders or the
+``contact_points`` parameter) and spawns with its lowest contact point on it unless ``initial_base_pose`` is given.
+It also publishes ``~/odom``, ``~/imu`` and ``~/contact/<link>`` (``base_state.py``) and takes ``~/push``
+(geometry_msgs/WrenchStamped: ``header.frame_id`` names the link, empty for the base; force and torque in world
+coordinates, applied at the link origin for ``push_duration`` sim seconds). joint_states and commands hold the
+actuated joints only.
 """
 import sys
 import time
@@ -15,12 +23,15 @@ import numpy as np
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
+from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
+from ..model.collision import ContactPoint, contact_points_from_urdf
+from ..model.model import FREE_FLYER
 from ..simulation import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
                      declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
@@ -31,6 +42,7 @@ CATCH_UP_PER_TICK = 0.008  # s of sim time at most one late tick steps (at least
 KEEP_UP_WINDOW = 2.0     # wall seconds over which the achieved real-time factor is checked
 KEEP_UP_FRACTION = 0.95  # below this fraction of the real-time factor the node warns (once)
 SYNC_MODES = ('realtime', 'lockstep')
+GROUND_MODES = ('auto', 'on', 'off')
 LOCKSTEP_REPUBLISH = 0.1  # s wall between republished states while a lockstep simulator waits to start
 
 
@@ -57,6 +69,16 @@ PARAMETERS = (
     Param('lockstep_timeout', 1.0, 'lockstep: wall seconds to wait for the answering command before stepping with '
                                    'the last one (with a warning)', positive),
     Param('pause_at_time', 0.0, 'sim seconds at which to pause, once (as ~/pause does); 0: never', as_float),
+    Param('ground', 'auto', "ground contact: 'auto' (with a floating or planar root_joint), 'on' or 'off'",
+          choice(*GROUND_MODES)),
+    Param('ground_height', 0.0, 'height of the ground plane in the world frame, m', as_float),
+    Param('ground_friction', 0.8, 'Coulomb friction coefficient between the robot and the ground', as_float),
+    Param('contact_points', Parameter.Type.STRING_ARRAY, "'link x y z radius' per contact sphere (m, in the link "
+                                                         "frame); empty: from the URDF's <collision> geometry"),
+    Param('initial_base_pose', Parameter.Type.DOUBLE_ARRAY, 'floating root: x y z qx qy qz qw in the world; '
+                                                            'empty: upright, its lowest contact point on the ground'),
+    Param('push_duration', 0.1, 'sim seconds a ~/push acts', positive),
+    Param('world_frame', 'world', 'frame_id of ~/odom and ~/contact/<link>'),
     Param('joint_states_depth', 100, 'QoS history depth of joint_states: how many states a reliable subscriber '
                                      'that falls behind (a recorder) may owe before it loses one', positive_integer),
 )
@@ -78,8 +100,12 @@ class SimulatorNode(Node):
         self.on_command_timeout, self.sync = p['on_command_timeout'], p['sync']
         self.lockstep_timeout, self.pause_at_time = p['lockstep_timeout'], p['pause_at_time']
         self.joint_states_depth = p['joint_states_depth']
+        self.ground, self.ground_height, self.ground_friction = p['ground'], p['ground_height'], p['ground_friction']
+        self.contact_points_param, self.initial_base_pose = p['contact_points'], p['initial_base_pose']
+        self.push_duration, self.world_frame = p['push_duration'], p['world_frame']
         self.throttle = Throttle(self.get_logger())
         self.sim = None
+        self.base_state = None
         self.steps = 0
         ModelSource(self, self._start)
 
@@ -91,28 +117,42 @@ class SimulatorNode(Node):
         gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
         initial = self._in_model_order(model, index, 'initial_positions', self.initial_positions)
+        if initial is None:
+            initial = model.middle_of_limits()[model.joint_q_index]
         try:
+            ground = self._ground(model)
             sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
-                            initial_positions=model.middle_of_limits() if initial is None else initial,
+                            initial_positions=self._initial_configuration(model, initial),
                             apply_damping=self.apply_damping,
                             apply_friction=self.apply_friction, command_timeout=self.command_timeout,
                             limit_velocity=self.limit_velocity,
-                            on_command_timeout=self.on_command_timeout)
-        except (ValueError, RobotDynamicsError) as e:
-            raise ConfigurationError(str(e)) from None
+                            on_command_timeout=self.on_command_timeout, **ground)
+        except (ValueError, KeyError, ImportError, RobotDynamicsError) as e:
+            raise ConfigurationError(str(e).strip('"')) from None
         sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
         sim.reset()
         if self.sim is not None:
             sim.t = self.sim.t   # a clock that jumps back upsets ROS time users
         first = self.sim is None
-        self.sim, self.joint_names, self.index = sim, joint_names, index
+        self.sim, self.joint_names = sim, joint_names
+        self.q_index, self.v_index = model.joint_q_index[index], model.joint_v_index[index]
         self.model_index = {name: i for i, name in enumerate(model.joint_names)}
         self.state_msg = JointState(name=list(joint_names))   # filled and published again and again
         self.waiting = self.wait_for_command
         self.answered = True       # lockstep: the command answering the last state has arrived
         if first:
             self._create_interfaces()
+        if model.joint_type[0] != FREE_FLYER:
+            self.base_state = None
+        elif self.base_state is None:
+            from .base_state import BaseStatePublisher   # nav_msgs: only for robots with a floating root
+            self.base_state = BaseStatePublisher(self, sim, gravity, self.world_frame)
+        else:
+            self.base_state.sim = sim
         self._anchor()
+        if sim.contact is not None:
+            self.get_logger().info(f"ground at z = {self.ground_height:g} m, friction {self.ground_friction:g}, "
+                                   f"{sim.contact.count} contact points on {sorted(set(sim.contact.links))}")
         self.get_logger().info(
             f"simulating {model.name!r} ({model.nv} DOF), {self.integrator} at {self.rate:g} Hz, "
             f"joint_states every {self.steps_per_publish} steps, "
@@ -128,6 +168,7 @@ class SimulatorNode(Node):
         self.create_subscription(JointState, '~/joint_commands', self._on_joint_command, 1)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
+        self.create_subscription(WrenchStamped, '~/push', self._on_push, 10)
         self.steps_per_publish = max(1, round(self.rate / self.publish_rate))
         as_fast_as_possible = self.real_time_factor <= 0 or self.sync == 'lockstep'
         period = 0.0 if as_fast_as_possible else self.steps_per_publish / (self.rate * self.real_time_factor)
@@ -146,13 +187,39 @@ class SimulatorNode(Node):
             self.create_timer(period, self._on_timer, clock=STEADY_CLOCK)
 
     def _in_model_order(self, model, index, name, values):
-        """A per-joint list parameter in `joints` order (`index`: their model indices) -> model order; None
-        when empty."""
+        """A per-joint list parameter in `joints` order (`index`: their indices in model.joint_names) -> that
+        order; None when empty."""
         if not len(values):
             return None
-        result = np.zeros(model.nv)
-        result[index] = as_vector(name, values, model.nv, allow_scalar=False)
+        result = np.zeros(len(model.joint_names))
+        result[index] = as_vector(name, values, len(result), allow_scalar=False)
         return result
+
+    def _ground(self, model):
+        """The Simulator's ground arguments from the parameters: {} without a ground."""
+        if self.ground == 'off' or (self.ground == 'auto' and model.fixed_base):
+            return {}
+        from ..ground_contact import Ground   # clarabel: the 'legged' extra
+        if self.contact_points_param:
+            points = [_contact_point(entry) for entry in self.contact_points_param]
+        else:
+            points = contact_points_from_urdf(self.model_source.urdf)
+        if not points:
+            raise ConfigurationError(f"robot {model.name!r} has no contact points for the ground: give <collision> "
+                                     "spheres, boxes or cylinders in its URDF, or the parameter contact_points")
+        return {'ground': Ground(self.ground_height, self.ground_friction), 'contact_points': points}
+
+    def _initial_configuration(self, model, joints):
+        """Simulator initial_positions: the joint positions, with the base pose before them when one is given."""
+        if not len(self.initial_base_pose):
+            return joints
+        if model.joint_type[0] != FREE_FLYER:
+            raise ConfigurationError("parameter 'initial_base_pose' is for a floating root_joint")
+        pose = as_vector('initial_base_pose', self.initial_base_pose, 7, allow_scalar=False)
+        q = model.neutral()
+        q[:7] = pose
+        q[model.joint_q_index] = joints
+        return q
 
     def _anchor(self):
         """Tie the current sim time to the current wall time; stepping catches up with the wall from here."""
@@ -233,9 +300,9 @@ class SimulatorNode(Node):
     def _publish(self):
         """Publish the joint state (and /clock), unless a value is not finite: the last check before every
         publish. In lockstep, the next command answers this state."""
-        q, qd, effort = self.sim.q[self.index], self.sim.qd[self.index], self.sim.applied_effort[self.index]
+        q, qd, effort = self.sim.q[self.q_index], self.sim.qd[self.v_index], self.sim.applied_effort[self.v_index]
         if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(effort).all()
-                and np.isfinite(self.sim.t)):
+                and np.isfinite(self.sim.t) and (self.base_state is None or self.base_state.finite())):
             self.throttle.warn('non-finite', "not publishing a non-finite simulation state; call ~/reset")
             return
         msg = self.state_msg
@@ -253,6 +320,8 @@ class SimulatorNode(Node):
         msg.velocity = array('d', qd.tobytes())
         msg.effort = array('d', effort.tobytes())
         self.state_pub.publish(msg)
+        if self.base_state is not None:
+            self.base_state.publish(msg.header.stamp)
         self.answered = False
         self.published_at = time.monotonic()
 
@@ -263,8 +332,8 @@ class SimulatorNode(Node):
                                          f"{len(self.joint_names)} joints {self.joint_names}; "
                                          "keeping the last safe command")
             return
-        tau = np.zeros(len(values))
-        tau[self.index] = values
+        tau = np.zeros(self.sim.model.nv)
+        tau[self.v_index] = values
         try:
             self.sim.set_command(tau, t=self.sim.t)
         except ValueError as e:
@@ -290,7 +359,7 @@ class SimulatorNode(Node):
         unknown = [name for name in names if name not in self.model_index]
         if unknown or len(set(names)) != len(names):
             raise ValueError(f"joint names {names} must be distinct joints of the model (unknown: {unknown})")
-        rows = [self.model_index[name] for name in names]
+        rows = [self.sim.model.joint_v_index[self.model_index[name]] for name in names]
         fields = {}
         for field in ('position', 'velocity', 'effort'):
             values = np.asarray(getattr(msg, field), dtype=float)
@@ -301,7 +370,7 @@ class SimulatorNode(Node):
                 raise ValueError(f"{field} has {values.size} values for {len(names)} names")
             if np.any(np.isinf(values)):
                 raise ValueError(f"{field} contains Inf: {values.tolist()}")
-            fields[field] = np.full(len(self.model_index), np.nan)
+            fields[field] = np.full(self.sim.model.nv, np.nan)
             fields[field][rows] = values
         return fields
 
@@ -325,8 +394,21 @@ class SimulatorNode(Node):
         self.waiting = self.wait_for_command
         self._anchor()
         response.success = True
-        response.message = f"reset to {self.sim.q[self.index].tolist()}"
+        response.message = f"reset to {self.sim.q[self.q_index].tolist()}"
         return response
+
+    def _on_push(self, msg):
+        """Push the link named by header.frame_id (empty: the base) with the message's wrench (world coordinates,
+        at the link origin) for push_duration sim seconds."""
+        link = msg.header.frame_id or self.sim.model.root_link
+        force, torque = msg.wrench.force, msg.wrench.torque
+        try:
+            self.sim.push(link, [force.x, force.y, force.z], [torque.x, torque.y, torque.z], self.push_duration)
+        except ValueError as e:
+            self.throttle.warn(Throttle.reason(e), f"rejected push: {e}")
+            return
+        self.get_logger().info(f"pushing {link!r} with force {[force.x, force.y, force.z]} N for "
+                               f"{self.push_duration:g} s")
 
     def _on_pause(self, request, response):
         self.sim.paused = bool(request.data)
@@ -353,6 +435,18 @@ class SimulatorNode(Node):
         return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, target "
                 f"{target}), sim time {self.sim.t:.3f} s (real-time factor "
                 f"{self.steps / self.rate / elapsed:.2f})")
+
+
+def _contact_point(entry):
+    """A ContactPoint from a 'link x y z radius' parameter entry."""
+    words = str(entry).split()
+    try:
+        if len(words) != 5:
+            raise ValueError
+        x, y, z, radius = map(float, words[1:])
+    except ValueError:
+        raise ConfigurationError(f"parameter 'contact_points': {entry!r} is not 'link x y z radius'") from None
+    return ContactPoint(words[0], (x, y, z), radius)
 
 
 def main(args: list[str] | None = None) -> int:

@@ -1,0 +1,65 @@
+"""A robot with a floating base on the ground: the simulator (ground contact, base odometry, IMU, contact forces)
+and the legged controller that keeps it standing (contact-consistent inverse dynamics), with robot_state_publisher
+where it is installed. `robot-dynamics bringup --root-joint floating` runs the same without ROS installed.
+
+ros2 launch robot_dynamics_ros legged.launch.py [urdf_file:=...] [config_file:=...] [controller:=true|false]
+Parameters: config/legged.yaml, then config/quadruped.yaml for the bundled quadruped, then config_file.
+"""
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
+from launch.event_handlers import OnProcessExit
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import Node
+from launch_ros.parameter_descriptions import ParameterValue
+from launch_ros.substitutions import FindPackageShare
+
+from robot_dynamics_ros.launch_support import closed_loop_parameters, is_installed, robot_description
+from robot_dynamics_ros.resources import legged_parameter_files
+
+PACKAGE = 'robot_dynamics_ros'
+
+
+def start_nodes(context):
+    def argument(name):
+        return LaunchConfiguration(name).perform(context)
+    urdf_file, config_file = argument('urdf_file'), argument('config_file')
+    description = ParameterValue(robot_description(urdf_file), value_type=str)
+
+    def parameters(node_name):
+        return closed_loop_parameters(urdf_file, config_file, node_name, files=legged_parameter_files)
+    with_controller = argument('controller').lower() == 'true'
+    simulator = Node(package=PACKAGE, executable='simulator', name='simulator', output='screen',
+                     parameters=[parameters('simulator'), {'robot_description': description,
+                                                           'wait_for_command': with_controller}])
+    actions = [simulator, stop_launch_on_failure(simulator)]
+    if with_controller:
+        controller = Node(package=PACKAGE, executable='legged_controller', name='legged_controller', output='screen',
+                          parameters=[parameters('legged_controller'), {'robot_description': description}],
+                          remappings=[('odom', '/simulator/odom')])
+        actions += [controller, stop_launch_on_failure(controller)]
+    if is_installed('robot_state_publisher'):
+        actions.append(Node(package='robot_state_publisher', executable='robot_state_publisher', output='screen',
+                            parameters=[{'robot_description': description, 'use_sim_time': True}]))
+    return actions
+
+
+def stop_launch_on_failure(node):
+    """A node that exits with an error ends the launch with the reason."""
+    def on_exit(event, context):
+        if event.returncode:
+            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
+    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
+
+
+def generate_launch_description():
+    share = FindPackageShare(PACKAGE)
+    return LaunchDescription([
+        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'quadruped.urdf']),
+                              description='URDF (or xacro) of a robot whose root link floats'),
+        DeclareLaunchArgument('config_file', default_value='',
+                              description='ROS 2 parameters YAML over config/legged.yaml (and config/quadruped.yaml '
+                                          'for the bundled quadruped)'),
+        DeclareLaunchArgument('controller', default_value='true',
+                              description="'false': the simulator alone, zero effort"),
+        OpaqueFunction(function=start_nodes),
+    ])

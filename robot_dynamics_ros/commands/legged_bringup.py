@@ -1,0 +1,162 @@
+"""``robot-dynamics bringup --root-joint floating`` (a robot on the ground under the legged controller) and
+``bringup --controller none`` (the simulator alone, zero effort): what happens to the base.
+
+Starts the simulator (and the legged controller) as processes with config/legged.yaml, config/quadruped.yaml for
+the bundled quadruped, and the user's config; records the base odometry in this process for ``--duration`` s of sim
+time; prints and reports (``--report``) the real-time factor and the base's position and height.
+"""
+import argparse
+import os
+import signal
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ..errors import RobotDynamicsError
+from ..model.model import Model
+from ..processes import describe_domain, start_node, stop_node, use_environment
+from ..resources import legged_parameter_files
+from .bringup import WALL_ALLOWANCE, first_error_line, steps_per_second, write_report
+
+LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
+
+
+def tilt_degrees(quaternion):
+    """Angle of the base's z axis from the world's (quaternion x, y, z, w)."""
+    x, y = quaternion[..., 0], quaternion[..., 1]
+    return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
+
+
+def summary(recorder, start: float, end: float, sim_log: str, floating: bool) -> dict:
+    """The run in numbers (SI units): what ``--report`` writes."""
+    odom = [row for row in recorder.odom if start <= row[0] <= end]
+    stamps = np.array([stamp for received, stamp in recorder.states if start <= received <= end])
+    simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
+    wall = end - start
+    result = {
+        'robot': recorder.robot,
+        'sim_time': float(simulated),
+        'wall_time': wall,
+        'real_time_factor': float(simulated / wall) if wall > 0 else 0.0,
+        'simulator_steps_per_second': steps_per_second(sim_log),
+        'joint_states_hz': len(stamps) / wall if wall > 0 else 0.0,
+        'controller_commands_hz': sum(start <= t <= end for t in recorder.commands) / wall if wall > 0 else 0.0,
+        'compute_time_us': ({'mean': float(np.mean(recorder.compute_us)),
+                             'p99': float(np.percentile(recorder.compute_us, 99)),
+                             'updates': len(recorder.compute_us)} if recorder.compute_us else None),
+    }
+    if floating and odom:
+        t = np.array([stamp for _, stamp, _ in odom])
+        pose = np.array([p for _, _, p in odom])
+        last = t >= t[-1] - LAST_SECONDS
+        result.update({
+            'base_position': {'initial': pose[0, :3].tolist(), 'final': pose[-1, :3].tolist()},
+            'base_height': {'min': float(pose[:, 2].min()), 'max': float(pose[:, 2].max()),
+                            'final': float(pose[-1, 2]), 'min_last3s': float(pose[last, 2].min()),
+                            'max_last3s': float(pose[last, 2].max())},
+            'base_tilt_deg': {'max': float(tilt_degrees(pose[:, 3:]).max()),
+                              'final': float(tilt_degrees(pose[-1, 3:]))},
+        })
+    return result
+
+
+def report(result: dict, duration: float) -> list[str]:
+    lines = [f"ran {result['sim_time']:.2f} s of sim time in {result['wall_time']:.2f} s wall: real-time factor "
+             f"{result['real_time_factor']:.2f}"]
+    if result['sim_time'] < duration - 0.01:
+        lines.append(f"note: ran only {result['sim_time']:.2f} s of the {duration:g} s of sim time asked for "
+                     "(the loop ran slower than real time, or a node stopped)")
+    if 'base_position' in result:
+        p0, p1 = (np.array(result['base_position'][k]) for k in ('initial', 'final'))
+        h = result['base_height']
+        lines += [f"base position (m): start [{p0[0]:.4f}, {p0[1]:.4f}, {p0[2]:.4f}] -> end "
+                  f"[{p1[0]:.4f}, {p1[1]:.4f}, {p1[2]:.4f}]; moved {1e3 * np.hypot(*(p1 - p0)[:2]):.1f} mm "
+                  "horizontally",
+                  f"base height (m): min {h['min']:.4f}, max {h['max']:.4f}, final {h['final']:.4f}; last "
+                  f"{LAST_SECONDS:g} s within [{h['min_last3s']:.4f}, {h['max_last3s']:.4f}]",
+                  f"base tilt: max {result['base_tilt_deg']['max']:.2f} deg, final "
+                  f"{result['base_tilt_deg']['final']:.2f} deg"]
+    lines.append(f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved; joint_states received: "
+                 f"{result['joint_states_hz']:.1f} Hz; controller commands: {result['controller_commands_hz']:.1f} Hz")
+    compute = result['compute_time_us']
+    if compute:
+        lines.append(f"controller compute time per update: mean {compute['mean']:.0f} us, p99 {compute['p99']:.0f} us "
+                     f"({compute['updates']} updates)")
+    return lines
+
+
+def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
+    try:
+        from .monitor import BaseRecorder  # rclpy and the message packages
+    except ImportError as e:
+        raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros,legged]' "
+                                 "(from the package source) or source a ROS 2 installation") from None
+    floating = not model.fixed_base
+    controller = None if args.controller == 'none' else 'legged_controller'
+    use_environment(env)
+    files = legged_parameter_files(urdf, args.config) if floating else [os.path.abspath(args.config)] * bool(args.config)
+    log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
+    print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF{', floating base' if floating else ''}), "
+          f"{controller or 'no controller (zero effort)'}, {describe_domain(env)}, logs in {log_dir}")
+    common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    if args.gravity is not None:
+        common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
+    node_args = {'simulator': common + ['-p', f'wait_for_command:={controller is not None}']}
+    if floating:
+        node_args['simulator'] += ['-p', f"root_joint:={args.root_joint}"]
+    if args.ground_friction is not None:
+        node_args['simulator'] += ['-p', f'ground_friction:={args.ground_friction}']
+    if controller:
+        node_args[controller] = common + ['-p', f"root_joint:={args.root_joint}", '-r', 'odom:=/simulator/odom']
+
+    recorder = BaseRecorder(model.name, controller)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log'))
+                 for name, ros_args in node_args.items()}
+
+    def any_exited():
+        return any(p.poll() is not None for p in processes.values())
+    interrupted = False
+    start = end = time.monotonic()
+    try:
+        started = recorder.spin_until(lambda: (recorder.states and (controller is None or recorder.commands))
+                                      or any_exited(), args.startup_timeout)
+        if started and not any_exited():
+            start, first = time.monotonic(), len(recorder.states)
+            print(f"running; recording {args.duration:g} s of sim time ...")
+            recorder.spin_until(lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
+                                WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
+            end = time.monotonic()
+        elif not any_exited():
+            print(f"no {'command from the controller' if controller else 'joint state'} within "
+                  f"{args.startup_timeout:g} s", file=sys.stderr)
+    except KeyboardInterrupt:
+        interrupted = True
+        end = time.monotonic()
+    finally:
+        failed_to_start = [name for name, p in processes.items() if p.poll() is not None and end == start]
+        codes = {name: stop_node(process) for name, process in processes.items()}
+        recorder.close()
+
+    logs = {}
+    for name in processes:
+        with open(os.path.join(log_dir, name + '.log')) as f:
+            logs[name] = f.read()
+    if failed_to_start:
+        name = failed_to_start[0]
+        raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
+                                 f"(log: {os.path.join(log_dir, name + '.log')})")
+    result = summary(recorder, start, end, logs['simulator'], floating)
+    print('\n'.join(report(result, args.duration)))
+    if args.report:
+        print(write_report(dict(result, exit_codes=codes), args.report))
+    failed = {name: code for name, code in codes.items() if code != 0}
+    for name, code in failed.items():
+        print(f"{name} exited with {'no exit (killed)' if code is None else code}; last lines of its log:",
+              file=sys.stderr)
+        print('  ' + '\n  '.join(logs[name].strip().splitlines()[-10:]), file=sys.stderr)
+    if not failed:
+        print(f"all nodes exited 0 on SIGINT{' (interrupted by the user)' if interrupted else ''}")
+    return 1 if failed or end == start else 0
