@@ -197,6 +197,34 @@ def test_a_box_resting_on_flat_ground_stays_put_with_constant_energy():
     assert abs(sim.total_energy() - energy) < 1e-6 * energy
 
 
+def test_a_pushed_box_slides_as_far_as_coulomb_friction_allows():
+    """A horizontal push F for T at the centre of a resting box (mass m, friction mu): it slides with acceleration
+    (F - mu m g) / m during the push, then decelerates at mu g: distance a T^2 / 2 + (a T)^2 / (2 mu g). F = 30 N at
+    0.05 m height tips nothing (moment 1.5 N m < m g x 0.1 m = 1.96 N m). Within 1 %."""
+    mu, force, duration, mass = 0.8, 30.0, 0.1, 2.0
+    sim = simulator(BOX, mu=mu)
+    sim.push('box', [force, 0.0, 0.0], duration=duration)
+    for _ in range(1000):
+        sim.step()
+    a = (force - mu * mass * G) / mass
+    expected = a * duration**2 / 2 + (a * duration)**2 / (2 * mu * G)
+    assert sim.q[0] == pytest.approx(expected, rel=0.01)
+    assert sim.push_wrench is None and np.max(np.abs(sim.qd)) < 1e-9    # the push ended, and the box stopped
+
+
+def test_a_push_gives_the_momentum_of_its_impulse():
+    """Without gravity or ground, a force F and torque N at a free body's centre for T give it momentum F T and
+    angular momentum N T (semi-implicit Euler is exact for constant forces)."""
+    model = load_urdf(BOX, root_joint='floating')
+    sim = Simulator(model, DT, gravity=[0.0, 0.0, 0.0])
+    sim.push('box', [2.0, -1.0, 0.5], torque=[0.0, 0.0, 0.3], duration=0.05)
+    for _ in range(100):
+        sim.step()
+    R = spatial.quaternion_to_matrix(sim.q[3:7])
+    np.testing.assert_allclose(2.0 * world_velocity(sim), [0.1, -0.05, 0.025], rtol=1e-9)
+    np.testing.assert_allclose(R @ (0.01333 * sim.qd[3:6]), [0.0, 0.0, 0.015], rtol=1e-9, atol=1e-12)
+
+
 # --- MuJoCo as a second simulator (the model: mujoco_model.py) -----------------------------------------------------
 
 

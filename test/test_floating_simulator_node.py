@@ -1,0 +1,70 @@
+"""The simulator node with a floating root on the ground, as a process over DDS: a 2 kg box (test/urdf/box.urdf) rests
+on the ground, and its odometry, IMU and contact force say so; a push on ~/push slides it as far as Coulomb friction
+allows; ~/reset puts it back; it exits 0."""
+import os
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, JointState
+from std_srvs.srv import Trigger
+
+from conftest import TEST_DIR
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+
+pytest.importorskip('clarabel')
+BOX = os.path.join(TEST_DIR, 'urdf', 'box.urdf')
+MASS, HALF_HEIGHT, MU, G = 2.0, 0.05, 0.8, 9.81
+STARTUP = 60.0
+
+
+def test_a_box_rests_is_pushed_slides_and_resets(ros_domain, start):
+    _, probe = ros_domain
+    node = probe.node
+    received = {'odom': [], 'imu': [], 'contact': [], 'states': []}
+    node.create_subscription(Odometry, '/simulator/odom', received['odom'].append, 100)
+    node.create_subscription(Imu, '/simulator/imu', received['imu'].append, 100)
+    node.create_subscription(WrenchStamped, '/simulator/contact/box', received['contact'].append, 100)
+    node.create_subscription(JointState, '/joint_states', received['states'].append, 100)
+    simulator = start('simulator', params=[('urdf_file', BOX), ('root_joint', 'floating'), ('wait_for_command', False),
+                                           ('publish_rate', 100.0), ('ground_friction', MU)])
+    assert probe.spin_until(lambda: all(len(v) > 10 for v in received.values()), STARTUP), simulator.log()
+
+    odom, imu, contact = received['odom'][-1], received['imu'][-1], received['contact'][-1]
+    assert (odom.header.frame_id, odom.child_frame_id, imu.header.frame_id) == ('world', 'box', 'box')
+    assert list(received['states'][-1].name) == []                # no actuated joints
+    assert odom.pose.pose.position.z == pytest.approx(HALF_HEIGHT, abs=1e-6)      # on the ground, not in it
+    assert odom.pose.pose.orientation.w == pytest.approx(1.0, abs=1e-9)
+    # At rest an accelerometer measures +g upwards, and the ground carries the weight.
+    specific_force = [imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z]
+    np.testing.assert_allclose(specific_force, [0.0, 0.0, G], atol=1e-6)
+    force = contact.wrench.force
+    np.testing.assert_allclose([force.x, force.y, force.z], [0.0, 0.0, MASS * G], rtol=1e-6, atol=1e-6)
+
+    push = WrenchStamped()
+    push.wrench.force.x = 30.0    # N, at the centre for push_duration 0.1 s: slides, does not tip (see below)
+    publisher = node.create_publisher(WrenchStamped, '/simulator/push', 10)
+    assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, STARTUP)
+    before = len(received['odom'])
+    publisher.publish(push)
+
+    def x():
+        return received['odom'][-1].pose.pose.position.x
+
+    def at_rest_after_moving():
+        latest = received['odom'][-1].twist.twist.linear
+        return len(received['odom']) > before + 50 and x() > 0.01 and abs(latest.x) < 1e-9
+    assert probe.spin_until(at_rest_after_moving, STARTUP), simulator.log()
+    # (F - mu m g) / m for 0.1 s, then mu g deceleration (test_ground_contact derives it): 68.35 mm.
+    a = (30.0 - MU * MASS * G) / MASS
+    assert x() == pytest.approx(a * 0.1**2 / 2 + (a * 0.1)**2 / (2 * MU * G), rel=0.01)
+
+    reset = node.create_client(Trigger, '/simulator/reset')
+    assert reset.wait_for_service(timeout_sec=10.0)
+    future = reset.call_async(Trigger.Request())
+    assert probe.spin_until(future.done, 10.0) and future.result().success
+    count = len(received['odom'])
+    assert probe.spin_until(lambda: len(received['odom']) > count + 5, 10.0)
+    assert abs(x()) < 1e-9 and received['odom'][-1].pose.pose.position.z == pytest.approx(HALF_HEIGHT, abs=1e-6)
+    assert simulator.stop() == 0, simulator.log()
