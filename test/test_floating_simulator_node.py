@@ -1,6 +1,7 @@
 """The simulator node with a floating root on the ground, as a process over DDS: a 2 kg box (test/urdf/box.urdf) rests
 on the ground, and its odometry, IMU and contact force say so; a push on ~/push slides it as far as Coulomb friction
 allows; ~/reset puts it back; it exits 0."""
+import json
 import os
 
 import numpy as np
@@ -10,7 +11,7 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
 from std_srvs.srv import Trigger
 
-from conftest import TEST_DIR
+from conftest import TEST_DIR, assert_one_line_error, cli
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 
 pytest.importorskip('clarabel')
@@ -68,3 +69,18 @@ def test_a_box_rests_is_pushed_slides_and_resets(ros_domain, start):
     assert probe.spin_until(lambda: len(received['odom']) > count + 5, 10.0)
     assert abs(x()) < 1e-9 and received['odom'][-1].pose.pose.position.z == pytest.approx(HALF_HEIGHT, abs=1e-6)
     assert simulator.stop() == 0, simulator.log()
+
+
+def test_bringup_runs_a_box_without_a_controller_and_reports_its_rest(tmp_path):
+    """A floating root with no actuated joints through `bringup --controller none`: it rests on its face."""
+    report = tmp_path / 'box.json'
+    result = cli('bringup', '--urdf', BOX, '--root-joint', 'floating', '--controller', 'none', '--duration', '1',
+                 '--isolated', '--report', str(report))
+    assert result.returncode == 0, result.stdout + result.stderr
+    height = json.loads(report.read_text())['base_height']
+    assert height['min'] == pytest.approx(HALF_HEIGHT, abs=1e-6) and height['max'] == pytest.approx(HALF_HEIGHT, abs=1e-6)
+
+
+def test_bringup_ground_options_without_a_floating_root_are_one_line_errors():
+    assert_one_line_error(cli('bringup', '--ground-friction', '0.5'), '--root-joint')
+    assert_one_line_error(cli('bringup', '--ground-friction', '-1', '--root-joint', 'floating'), '--ground-friction')

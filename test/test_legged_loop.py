@@ -1,0 +1,127 @@
+"""The legged loop over DDS, as launch/legged.launch.py starts it: the simulator with the bundled quadruped on the
+ground and the legged controller, as separate processes. The quadruped stands, squats through a joint trajectory,
+and recovers from a push; without a controller it falls (the test could fail). Then `robot-dynamics bringup
+--root-joint floating` with its report."""
+import json
+import os
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import WrenchStamped
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from conftest import ROOT, cli
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.ground_contact import Ground
+from robot_dynamics_ros.model.collision import contact_points_from_urdf
+from robot_dynamics_ros.resources import legged_parameter_files
+from robot_dynamics_ros.simulation import Simulator
+
+pytest.importorskip('clarabel')
+URDF = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
+MODEL = load_urdf(URDF, root_joint='floating')
+STAND = np.array([0.0, 0.6, -1.2] * 4)     # config/quadruped.yaml
+SQUAT = np.array([0.0, 0.9, -1.8] * 4)
+STARTUP = 90.0
+FEET_RADIUS = 0.02     # m: the foot spheres roll as the calves pitch: their centres move radius x angle
+
+
+def standing_height(joints):
+    """The trunk height at which the feet touch the ground in this posture: where the simulator spawns it."""
+    return Simulator(MODEL, 1e-3, initial_positions=joints, ground=Ground(0.0, 0.8),
+                     contact_points=contact_points_from_urdf(URDF)).q[2]
+
+
+def tilt_degrees(orientation):
+    x, y = orientation.x, orientation.y
+    return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
+
+
+def params_args():
+    return [arg for file in legged_parameter_files(URDF) for arg in ('--params-file', file)]
+
+
+@pytest.fixture
+def odom(ros_domain):
+    _, probe = ros_domain
+    received = []
+    probe.node.create_subscription(Odometry, '/simulator/odom', received.append, 100)
+    return received
+
+
+def test_the_quadruped_stands_squats_and_recovers_from_a_push(ros_domain, start, odom):
+    _, probe = ros_domain
+    states = []
+    probe.node.create_subscription(JointState, '/joint_states', states.append, 100)
+    simulator = start('simulator', params=[('urdf_file', URDF)], extra_args=params_args())
+    controller = start('legged_controller', params=[('urdf_file', URDF)],
+                       extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
+    assert probe.spin_until(lambda: controller.wait_for_log('standing', 0.0) and len(odom) > 0, STARTUP), \
+        simulator.log() + controller.log()
+
+    def stamp(msg):
+        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+    def run_for(seconds):   # sim seconds
+        begin = stamp(odom[-1])
+        assert probe.spin_until(lambda: stamp(odom[-1]) >= begin + seconds, 20 * seconds + 10), controller.log()
+
+    stand_height = standing_height(STAND)
+    run_for(1.0)
+    pose = odom[-1].pose.pose
+    assert pose.position.z == pytest.approx(stand_height, abs=2e-3) and tilt_degrees(pose.orientation) < 0.5
+
+    # Squat through a joint trajectory: the controller lowers the trunk to where the feet stay on the ground.
+    trajectory = JointTrajectory(joint_names=list(MODEL.joint_names))
+    trajectory.points = [JointTrajectoryPoint(positions=list(SQUAT), velocities=[0.0] * 12)]
+    trajectory.points[0].time_from_start.sec = 1
+    publisher = probe.node.create_publisher(JointTrajectory, '/legged_controller/joint_trajectory', 10)
+    assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, 10.0)
+    publisher.publish(trajectory)
+    run_for(2.5)
+    pose = odom[-1].pose.pose
+    assert pose.position.z == pytest.approx(standing_height(SQUAT), abs=5e-3) and tilt_degrees(pose.orientation) < 1.0
+    np.testing.assert_allclose(states[-1].position, SQUAT, atol=np.radians(1.0))
+
+    # A sideways push of 40 N for 0.1 s on the trunk: it sways and comes back to the squat.
+    push = WrenchStamped()
+    push.wrench.force.y = 40.0
+    pusher = probe.node.create_publisher(WrenchStamped, '/simulator/push', 10)
+    assert probe.spin_until(lambda: pusher.get_subscription_count() > 0, 10.0)
+    before = odom[-1].pose.pose.position
+    pusher.publish(push)
+    run_for(0.3)
+    assert abs(odom[-1].pose.pose.position.y - before.y) > 1e-3, "the push did not move the trunk"
+    run_for(2.0)
+    pose = odom[-1].pose.pose
+    assert pose.position.z == pytest.approx(standing_height(SQUAT), abs=5e-3) and tilt_degrees(pose.orientation) < 1.0
+    assert simulator.alive() and controller.alive()
+    assert controller.stop() == 0 and simulator.stop() == 0
+
+
+def test_without_a_controller_the_quadruped_falls(ros_domain, start, odom):
+    _, probe = ros_domain
+    simulator = start('simulator', params=[('urdf_file', URDF), ('wait_for_command', False)],
+                      extra_args=params_args())
+    assert probe.spin_until(lambda: len(odom) > 0, STARTUP), simulator.log()
+    height = odom[0].pose.pose.position.z
+    assert probe.spin_until(lambda: odom[-1].pose.pose.position.z < height - 0.05, 60.0), simulator.log()
+    assert simulator.stop() == 0
+
+
+def test_bringup_stands_the_bundled_quadruped_and_reports_its_base(tmp_path):
+    report = tmp_path / 'report.json'
+    result = cli('bringup', '--urdf', URDF, '--root-joint', 'floating', '--duration', '4', '--isolated',
+                 '--report', str(report))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'base height (m)' in result.stdout
+    summary = json.loads(report.read_text())
+    height = summary['base_height']
+    assert summary['real_time_factor'] > 0
+    assert abs(height['final'] - standing_height(STAND)) < 2e-3
+    assert height['max_last3s'] - height['min_last3s'] < 2e-3
+    assert np.hypot(*np.subtract(summary['base_position']['final'], summary['base_position']['initial'])[:2]) < 5e-3
