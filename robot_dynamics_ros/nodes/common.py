@@ -37,6 +37,7 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=R
 STEADY_CLOCK = Clock(clock_type=ClockType.STEADY_TIME)
 WAKE_UP_PERIOD = 0.1  # s; the longest the spin loop waits before it looks at signals
 EXECUTORS = ('auto', 'events', 'single_threaded')
+ROOT_JOINTS = ('', 'floating', 'planar')  # ModelSource's root_joint: '' is a fixed base
 
 
 class ConfigurationError(Exception):
@@ -215,11 +216,11 @@ def joint_order(model, joints):
 def _fixed_base_only(on_model):
     """on_model, refusing (ConfigurationError) a model with a floating or planar joint: running one needs ground
     contact, which the nodes do not model yet."""
-    def accept(model):
+    def accept(model, *urdf):
         if not model.fixed_base:
             raise ConfigurationError(f"robot {model.name!r} has a floating or planar joint: the nodes need ground "
                                      "contact to run it, which they do not model yet")
-        on_model(model)
+        on_model(model, *urdf)
     return accept
 
 
@@ -231,25 +232,42 @@ class ModelSource:
     (the executor thread runs it between two callbacks, so none sees half a switch), or raises
     ConfigurationError (e.g. joints the configuration does not name): that URDF, like an invalid one, is
     logged and skipped, and the node keeps the model it runs. An invalid URDF from a parameter is a
-    ConfigurationError."""
+    ConfigurationError.
 
-    def __init__(self, node, on_model):
+    Also declares `root_joint` (default ``root_joint_default``): '' builds a fixed-base model and refuses one
+    with a floating or planar joint; 'floating' or 'planar' is passed to load_urdf / parse_urdf as the root
+    joint (as Pinocchio's buildModelFromUrdf(filename, root_joint)). ``with_urdf``: call on_model(model, urdf)
+    with the URDF it came from (XML, or the file's path) for nodes that read more of it (collision geometry)."""
+
+    def __init__(self, node, on_model, root_joint_default='', with_urdf=False):
         self._node = node
-        self._on_model = on_model = _fixed_base_only(on_model)
+        self._with_urdf = with_urdf
+        self._root_joint = one_of('root_joint', declare(
+            node, 'root_joint', root_joint_default,
+            "'' (fixed base), 'floating' or 'planar': the joint that attaches the URDF's root link to the world"),
+            ROOT_JOINTS) or None
+        self._on_model = _fixed_base_only(on_model) if self._root_joint is None else on_model
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
         if xml or path:
             try:
-                model = parse_urdf(xml) if xml else load_urdf(path)
+                model = (parse_urdf(xml, root_joint=self._root_joint) if xml
+                         else load_urdf(path, root_joint=self._root_joint))
             except URDFError as e:
                 source = "parameter 'robot_description'" if xml else f"urdf_file {path!r}"
                 raise ConfigurationError(f"invalid URDF from {source}: {e}") from None
-            on_model(model)
+            self._offer(model, xml or path)
             return
         self._subscription = node.create_subscription(String, 'robot_description', self._on_message,
                                                       LATCHED_QOS)
         node.get_logger().info(f"waiting for a URDF on {self._subscription.topic_name}")
+
+    def _offer(self, model, urdf):
+        if self._with_urdf:
+            self._on_model(model, urdf)
+        else:
+            self._on_model(model)
 
     def _on_message(self, msg):
         if self._running is not None and msg.data == self._running[0]:
@@ -258,12 +276,12 @@ class ModelSource:
         keeping = (f"keeping robot model {self._running[1].name!r}" if self._running is not None
                    else "waiting for another one")
         try:
-            model = parse_urdf(msg.data)
+            model = parse_urdf(msg.data, root_joint=self._root_joint)
         except URDFError as e:
             self._node.get_logger().error(f"invalid URDF on {topic}: {e}; {keeping}")
             return
         try:
-            self._on_model(model)
+            self._offer(model, msg.data)
         except ConfigurationError as e:
             self._node.get_logger().error(f"cannot run with the URDF on {topic}: {e}; {keeping}")
             return
