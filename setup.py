@@ -8,7 +8,7 @@ package_name = 'robot_dynamics_ros'
 # 'ros-jazzy-<name>' is Jazzy (the LTS). Where ROS is sourced, colcon builds the package and these come from
 # the ROS distribution instead (package.xml).
 ros_packages = ['rclpy', 'rmw-fastrtps-cpp', 'rcl-interfaces', 'builtin-interfaces', 'sensor-msgs', 'std-msgs',
-                'std-srvs', 'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python']
+                'std-srvs', 'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python', 'nav-msgs']
 
 setup(
     name=package_name,
@@ -46,6 +46,7 @@ setup(
             'simulator = robot_dynamics_ros.nodes.start:simulator',
             'computed_torque_controller = robot_dynamics_ros.nodes.start:computed_torque_controller',
             'trajectory_publisher = robot_dynamics_ros.nodes.start:trajectory_publisher',
+            'legged_controller = robot_dynamics_ros.nodes.start:legged_controller',
             'robot-dynamics = robot_dynamics_ros.cli:main',
         ],
     },

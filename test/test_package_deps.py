@@ -30,6 +30,7 @@ DEPENDENCIES = {
     'std_msgs': ('std_msgs', ROS),
     'std_srvs': ('std_srvs', ROS),
     'trajectory_msgs': ('trajectory_msgs', ROS),
+    'nav_msgs': ('nav_msgs', ROS),
     'rosgraph_msgs': ('rosgraph_msgs', ROS),
     'ament_index_python': ('ament_index_python', ROS),
     'launch': ('launch', None),
