@@ -14,6 +14,8 @@ from robot_dynamics_ros.simulation import Simulator  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+from builtin_interfaces.msg import Duration  # noqa: E402
 
 
 STARTUP = 30.0   # s for a node to come up on a loaded machine
@@ -68,4 +70,13 @@ def test_the_node_commands_finite_efforts_and_survives_bad_messages(quadruped, r
     assert all(np.all(np.isfinite(c)) and c.shape == (12,) for c in commands)
     count = len(commands)
     assert publish_until(lambda: len(commands) > count + 5), node.log()   # good messages: commanding again
+
+    trajectories = probe.node.create_publisher(JointTrajectory, 'legged_controller/joint_trajectory', 10)
+    squat = JointTrajectory(joint_names=list(model.joint_names))
+    squat.points = [JointTrajectoryPoint(positions=[0.0, 0.9, -1.8] * 4, time_from_start=Duration(sec=1))]
+    unknown = JointTrajectory(joint_names=['tail'] + list(model.joint_names)[1:], points=squat.points)
+    for msg, line in ((unknown, 'rejected joint trajectory'), (squat, 'following a trajectory of 2 points')):
+        assert probe.spin_until(lambda: (trajectories.publish(msg), probe.spin_for(0.1),
+                                         line in node.log())[-1], STARTUP), node.log()
+    assert node.alive(), node.log()
     assert node.stop() == 0, node.log()
