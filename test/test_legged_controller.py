@@ -10,7 +10,7 @@ from robot_dynamics_ros.simulation import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.ground_contact import Ground  # noqa: E402  (needs clarabel)
-from robot_dynamics_ros.legged_controller import StandingController, leaf_links  # noqa: E402
+from robot_dynamics_ros.legged_controller import StandingController, leaf_links, yaw_of  # noqa: E402
 
 URDF = f'{ROOT}/urdf/quadruped.urdf'
 STAND = np.array([0.0, 0.6, -1.2] * 4)    # hip, thigh, knee (rad) per leg
@@ -31,10 +31,13 @@ def tilt_degrees(q):
     return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
 
 
-def simulate(model, points, seconds, controller=None):
-    """The quadruped spawned standing on the ground (STAND), run for `seconds` under the controller (zero-order
-    hold between its updates) or limp (zero torque). Returns the simulator."""
+def simulate(model, points, seconds, controller=None, push=None):
+    """The quadruped spawned standing on the ground (STAND), with base velocity `push` (v[:6]) if given, run for
+    `seconds` under the controller (zero-order hold between its updates) or limp (zero torque). Returns the
+    simulator."""
     sim = Simulator(model, SIM_DT, initial_positions=STAND, ground=Ground(0.0, MU), contact_points=points)
+    if push is not None:
+        sim.qd[:6] = push
     command = np.zeros(model.nv)
     for k in range(round(seconds / SIM_DT)):
         if controller is not None and k % CONTROL_EVERY == 0:
@@ -65,6 +68,19 @@ def test_it_keeps_the_quadruped_standing_and_without_it_it_falls(quadruped):
     assert abs(controller.forces[:, 2].sum() - mass * 9.81) < 0.02 * mass * 9.81
     limp = simulate(model, points, 1.0)
     assert limp.q[2] < spawn[2] - 0.05     # m: the trunk drops without torques
+
+
+def test_after_a_push_it_returns_to_where_it_stood(quadruped):
+    """A base twist (0.2, 0.1, 0 m/s; 0.5, 0.3, 0.2 rad/s): after 1 s the base is back at its start pose, height
+    within 2 mm, tilt below 0.5 deg, x and y within 5 mm, yaw within 0.5 deg, all four feet on the ground."""
+    model, points = quadruped
+    controller = StandingController(model, points, 0.0, MU)
+    sim = simulate(model, points, 1.0, controller, push=[0.2, 0.1, 0.0, 0.5, 0.3, 0.2])
+    start = controller.start_pose
+    assert abs(sim.q[2] - controller.standing_height(STAND)) < 2e-3 and tilt_degrees(sim.q) < 0.5
+    assert np.hypot(sim.q[0] - start[0], sim.q[1] - start[1]) < 5e-3
+    assert abs(np.degrees(yaw_of(sim.q[3:7]) - start[2])) < 0.5
+    assert len(controller.contacts) == 4
 
 
 def test_it_squats_to_a_joint_reference(quadruped):
