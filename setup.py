@@ -46,6 +46,7 @@ setup(
             'simulator = robot_dynamics_ros.nodes.start:simulator',
             'computed_torque_controller = robot_dynamics_ros.nodes.start:computed_torque_controller',
             'trajectory_publisher = robot_dynamics_ros.nodes.start:trajectory_publisher',
+            'legged_controller = robot_dynamics_ros.nodes.start:legged_controller',
             'robot-dynamics = robot_dynamics_ros.cli:main',
         ],
     },

@@ -37,6 +37,7 @@ LATCHED_QOS = QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=1, reliability=R
 STEADY_CLOCK = Clock(clock_type=ClockType.STEADY_TIME)
 WAKE_UP_PERIOD = 0.1  # s; the longest the spin loop waits before it looks at signals
 EXECUTORS = ('auto', 'events', 'single_threaded')
+ROOT_JOINTS = ('', 'floating', 'planar')  # ModelSource's root_joint: '' is a fixed base
 
 
 class ConfigurationError(Exception):
@@ -212,17 +213,14 @@ def joint_order(model, joints):
     return names, np.array([model.joint_names.index(name) for name in names], dtype=int)
 
 
-ROOT_JOINTS = ('', 'floating', 'planar')
-
-
 def _fixed_base_only(on_model):
     """on_model, refusing (ConfigurationError) a model with a floating or planar joint inside the URDF: with
     root_joint '' the node runs fixed-base robots."""
-    def accept(model):
+    def accept(model, *urdf):
         if not model.fixed_base:
             raise ConfigurationError(f"robot {model.name!r} has a floating or planar joint: set the parameter "
                                      "'root_joint' ('floating' or 'planar') to run a robot that moves its base")
-        on_model(model)
+        on_model(model, *urdf)
     return accept
 
 
@@ -234,36 +232,42 @@ class ModelSource:
     (the executor thread runs it between two callbacks, so none sees half a switch), or raises
     ConfigurationError (e.g. joints the configuration does not name): that URDF, like an invalid one, is
     logged and skipped, and the node keeps the model it runs. An invalid URDF from a parameter is a
-    ConfigurationError. The parameter `root_joint` joins the URDF's root link to the world: '' (fixed; the
-    default unless the node says otherwise), 'floating' or 'planar' (``load_urdf``). While on_model runs,
-    ``urdf`` is the model's source (URDF XML or file), for what the model does not keep (collision geometry);
-    the node has this object as ``model_source`` from the start (on_model may run before the constructor returns)."""
+    ConfigurationError.
 
-    def __init__(self, node, on_model, root_joint_default=''):
+    Also declares `root_joint` (default ``root_joint_default``): '' builds a fixed-base model and refuses one
+    with a floating or planar joint; 'floating' or 'planar' is passed to load_urdf / parse_urdf as the root
+    joint (as Pinocchio's buildModelFromUrdf(filename, root_joint)). ``with_urdf``: call on_model(model, urdf)
+    with the URDF it came from (XML, or the file's path) for nodes that read more of it (collision geometry)."""
+
+    def __init__(self, node, on_model, root_joint_default='', with_urdf=False):
         self._node = node
-        node.model_source = self
+        self._with_urdf = with_urdf
+        self._root_joint = one_of('root_joint', declare(
+            node, 'root_joint', root_joint_default,
+            "'' (fixed base), 'floating' or 'planar': the joint that attaches the URDF's root link to the world"),
+            ROOT_JOINTS) or None
+        self._on_model = _fixed_base_only(on_model) if self._root_joint is None else on_model
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
-        root_joint = declare(node, 'root_joint', root_joint_default,
-                             "the URDF root link's joint to the world: '' (fixed), 'floating' or 'planar'")
-        if root_joint not in ROOT_JOINTS:
-            raise ConfigurationError(f"parameter 'root_joint' must be one of {ROOT_JOINTS}, got {root_joint!r}")
-        self._root_joint = root_joint or None
-        self._on_model = on_model = on_model if root_joint else _fixed_base_only(on_model)
-        self.urdf = xml or path
         if xml or path:
             try:
-                model = parse_urdf(xml, root_joint=self._root_joint) if xml else load_urdf(path,
-                                                                                           root_joint=self._root_joint)
+                model = (parse_urdf(xml, root_joint=self._root_joint) if xml
+                         else load_urdf(path, root_joint=self._root_joint))
             except URDFError as e:
                 source = "parameter 'robot_description'" if xml else f"urdf_file {path!r}"
                 raise ConfigurationError(f"invalid URDF from {source}: {e}") from None
-            on_model(model)
+            self._offer(model, xml or path)
             return
         self._subscription = node.create_subscription(String, 'robot_description', self._on_message,
                                                       LATCHED_QOS)
         node.get_logger().info(f"waiting for a URDF on {self._subscription.topic_name}")
+
+    def _offer(self, model, urdf):
+        if self._with_urdf:
+            self._on_model(model, urdf)
+        else:
+            self._on_model(model)
 
     def _on_message(self, msg):
         if self._running is not None and msg.data == self._running[0]:
@@ -277,8 +281,7 @@ class ModelSource:
             self._node.get_logger().error(f"invalid URDF on {topic}: {e}; {keeping}")
             return
         try:
-            self.urdf = msg.data
-            self._on_model(model)
+            self._offer(model, msg.data)
         except ConfigurationError as e:
             self._node.get_logger().error(f"cannot run with the URDF on {topic}: {e}; {keeping}")
             return

@@ -107,9 +107,9 @@ class SimulatorNode(Node):
         self.sim = None
         self.base_state = None
         self.steps = 0
-        ModelSource(self, self._start)
+        ModelSource(self, self._start, with_urdf=True)
 
-    def _start(self, model):
+    def _start(self, model, urdf):
         """Build a Simulator for the model (ConfigurationError if it cannot run it), then switch to it: the
         first model creates the ROS interfaces; a later one (a new /robot_description) restarts the node from
         its initial state on the new model, sim time running on."""
@@ -120,7 +120,7 @@ class SimulatorNode(Node):
         if initial is None:
             initial = model.middle_of_limits()[model.joint_q_index]
         try:
-            ground = self._ground(model)
+            ground = self._ground(model, urdf)
             sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
                             initial_positions=self._initial_configuration(model, initial),
                             apply_damping=self.apply_damping,
@@ -195,7 +195,7 @@ class SimulatorNode(Node):
         result[index] = as_vector(name, values, len(result), allow_scalar=False)
         return result
 
-    def _ground(self, model):
+    def _ground(self, model, urdf):
         """The Simulator's ground arguments from the parameters: {} without a ground."""
         if self.ground == 'off' or (self.ground == 'auto' and model.fixed_base):
             return {}
@@ -203,7 +203,7 @@ class SimulatorNode(Node):
         if self.contact_points_param:
             points = [_contact_point(entry) for entry in self.contact_points_param]
         else:
-            points = contact_points_from_urdf(self.model_source.urdf)
+            points = contact_points_from_urdf(urdf)
         if not points:
             raise ConfigurationError(f"robot {model.name!r} has no contact points for the ground: give <collision> "
                                      "spheres, boxes or cylinders in its URDF, or the parameter contact_points")

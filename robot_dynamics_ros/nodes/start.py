@@ -1,5 +1,5 @@
 """Entry points of the node processes: the console scripts ``simulator``, ``computed_torque_controller``,
-``trajectory_publisher``, and ``python -m robot_dynamics_ros.nodes.start NAME --ros-args ...``.
+``trajectory_publisher``, ``legged_controller``, and ``python -m robot_dynamics_ros.nodes.start NAME --ros-args ...``.
 
 SIGINT and SIGTERM are caught (``robot_dynamics_ros.stopping``) before the node's module and its heavy imports
 (numpy, scipy, rclpy: about half a second) load, so that a signal at any moment of start-up stops the node
@@ -10,7 +10,7 @@ import sys
 
 from .. import stopping
 
-NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
+NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher', 'legged_controller')
 
 
 def start(name):
@@ -28,6 +28,10 @@ def computed_torque_controller():
 
 def trajectory_publisher():
     return start('trajectory_publisher')
+
+
+def legged_controller():
+    return start('legged_controller')
 
 
 if __name__ == '__main__':

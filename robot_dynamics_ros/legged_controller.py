@@ -1,0 +1,172 @@
+"""A controller that keeps a floating-base legged robot standing: joint posture plus base pose tracking through
+contact-consistent inverse dynamics (legged_control.contact_inverse_dynamics; no ROS import).
+
+Each update sets the desired acceleration (task-space PD on the whole configuration, as in computed-torque control)
+
+    a_des = a_ref + kp difference(q, q_ref) + kd (v_ref - v)                                              (1)
+
+where q_ref is the reference joint positions (a hold or a TrajectoryReference) with a base reference:
+
+  - x, y and yaw held where the base was at the first update (``reset``),
+  - roll and pitch zero,
+  - the height at which the lowest foot point touches the ground with the reference joint positions
+    (forward kinematics with the base upright at z = 0; the base is then shifted so that point is at
+    ``ground_height``),
+
+and the base's v_ref, a_ref zero. contact_inverse_dynamics then finds the torques whose accelerations come
+closest to a_des with the feet in contact held still, within friction cones and effort limits.
+
+Contact set: the candidate feet (the ``feet`` links; default: the leaf links among the contact points, i.e. the
+feet) whose lowest sphere point is within CONTACT_TOLERANCE of the ground *in the controller's own kinematics of
+the measured q* (no force sensing, no contact estimation: a foot that is measured off the ground by more than the
+tolerance is swinging). In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (what it
+drifts from is not corrected).
+"""
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from .algorithms.kinematics import _frame_X_root, body_transforms, placement_from_transform
+from .control import TrajectoryReference
+from .legged_control import ContactForceError, contact_inverse_dynamics
+from .model.collision import ContactPoint
+from .model.configuration import difference
+from .model.model import Model
+
+CONTACT_TOLERANCE = 2e-3   # m: a foot point this close to the ground (by the measured q) is in contact
+MODES = ('stand', 'gravity_compensation')
+
+
+def leaf_links(model: Model) -> set[str]:
+    """The URDF links on bodies that have no child body (the feet of a legged robot, the tips of a tree)."""
+    children = model.children
+    return {name for name, frame in model.frames.items() if frame.body >= 0 and not children[frame.body]}
+
+
+def yaw_of(quaternion: ArrayLike) -> float:
+    """The yaw (rotation about the world z, Z-Y-X convention) of a quaternion (x, y, z, w)."""
+    x, y, z, w = quaternion
+    return float(np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
+
+
+class StandingController:
+    """Torques that hold a floating-base robot on its feet at a joint reference (see the module docstring).
+
+    model: floating root (load_urdf(..., root_joint='floating')); contact_points: ContactPoint list (e.g.
+    contact_points_from_urdf); feet: the candidate links (default: the contact points' leaf links); kp (1/s^2),
+    kd (1/s): the gains of (1) for every coordinate, base and joints."""
+
+    def __init__(self, model: Model, contact_points: Sequence[ContactPoint], ground_height: float = 0.0,
+                 friction: float = 0.6, kp: float = 400.0, kd: float = 40.0, feet: Sequence[str] | None = None,
+                 gravity: ArrayLike | None = None, mode: str = 'stand') -> None:
+        if model.fixed_base or model.nq != model.nv + 1:
+            raise ValueError(f"robot {model.name!r}: the standing controller needs a floating base "
+                             "(root_joint='floating')")
+        candidates = set(leaf_links(model)) if feet is None else set(feet)
+        unknown = candidates - set(model.frames)
+        if unknown:
+            raise ValueError(f"feet {sorted(unknown)} are not links of {model.name!r}")
+        self.feet = [p for p in contact_points if p.link in candidates]
+        if not self.feet:
+            raise ValueError(f"no contact points on the feet links {sorted(candidates)}")
+        self.model = model
+        self.ground_height = float(ground_height)
+        self.friction = float(friction)
+        self.gravity = gravity
+        self.kp, self.kd = float(kp), float(kd)
+        self.set_mode(mode)
+        self.joints_v = np.asarray(model.joint_v_index)
+        self.joints_q = np.asarray(model.joint_q_index)
+        self.reference = None           # TrajectoryReference of the joints (model.joint_names order)
+        self.start_pose = None          # (x, y, yaw) of the base at the first update
+        self.contacts = []              # the (link, offset) pairs of the last update
+        self.forces = np.zeros((0, 3))  # their contact forces (world coordinates), N
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        self.mode = mode
+
+    def set_joint_reference(self, positions: ArrayLike) -> None:
+        """Hold the joints at ``positions`` (model.joint_names order)."""
+        self.set_trajectory(TrajectoryReference.hold(self._joint_vector(positions)))
+
+    def set_trajectory(self, reference: TrajectoryReference) -> None:
+        """Follow ``reference`` (joint positions in model.joint_names order), sampled at update's t."""
+        if reference.positions.shape[1] != len(self.joints_v):
+            raise ValueError(f"a joint reference needs {len(self.joints_v)} positions, got "
+                             f"{reference.positions.shape[1]}")
+        self.reference = reference
+
+    def reset(self, q: ArrayLike) -> None:
+        """Take the base's x, y and yaw at q as the ones to hold."""
+        q = np.asarray(q, dtype=float)
+        self.start_pose = (q[0], q[1], yaw_of(q[3:7]))
+
+    def feet_points(self, q: ArrayLike, X0=None) -> tuple[NDArray[np.float64], list[tuple[str, NDArray]]]:
+        """(heights above the ground of the feet's lowest points, [(link, that point in the link frame)])."""
+        X0 = body_transforms(self.model, q) if X0 is None else X0
+        heights, points = np.empty(len(self.feet)), []
+        for i, foot in enumerate(self.feet):
+            placement = placement_from_transform(_frame_X_root(self.model, X0, foot.link))
+            lowest_in_link = np.asarray(foot.offset) - foot.radius * placement.R[2]   # R^T e_z = R's third row
+            heights[i] = (placement.p + placement.R @ lowest_in_link)[2] - self.ground_height
+            points.append((foot.link, lowest_in_link))
+        return heights, points
+
+    def standing_height(self, joint_positions: ArrayLike) -> float:
+        """The base height at which, upright with these joint positions, the lowest foot point is on the ground."""
+        q = self.model.neutral()
+        q[self.joints_q] = joint_positions
+        heights, _ = self.feet_points(q)
+        return self.ground_height - float(np.min(heights))
+
+    def base_reference(self, joint_positions: ArrayLike) -> NDArray[np.float64]:
+        """The whole reference configuration: the held x, y, yaw, no roll or pitch, the standing height."""
+        x, y, yaw = self.start_pose
+        q_ref = np.zeros(self.model.nq)
+        q_ref[:3] = x, y, self.standing_height(joint_positions)
+        q_ref[3:7] = 0.0, 0.0, np.sin(yaw / 2.0), np.cos(yaw / 2.0)
+        q_ref[self.joints_q] = joint_positions
+        return q_ref
+
+    def update(self, q: ArrayLike, v: ArrayLike, t: float = 0.0) -> NDArray[np.float64]:
+        """Torques for model.joint_names at the measured (q, v) and reference time t (s). The first call takes
+        the base's x, y, yaw and, without a reference set, the joint positions as the ones to hold. Raises
+        ValueError for a non-finite state and ContactForceError when no torques hold the robot (then also
+        for a non-finite result, which it never returns)."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        if q.shape != (self.model.nq,) or v.shape != (self.model.nv,):
+            raise ValueError(f"state of shape {q.shape}, {v.shape}; the model has nq {self.model.nq}, "
+                             f"nv {self.model.nv}")
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise ValueError("non-finite state")
+        q = q.copy()
+        q[3:7] /= np.linalg.norm(q[3:7])
+        if self.start_pose is None:
+            self.reset(q)
+        if self.reference is None:
+            self.set_joint_reference(q[self.joints_q])
+        heights, points = self.feet_points(q)
+        self.contacts = [point for point, height in zip(points, heights) if height < CONTACT_TOLERANCE]
+        if self.mode == 'gravity_compensation':
+            desired = np.zeros(self.model.nv)
+        else:
+            joints, joint_velocities, joint_accelerations = self.reference.sample(t)
+            v_ref, a_ref = np.zeros(self.model.nv), np.zeros(self.model.nv)
+            v_ref[self.joints_v], a_ref[self.joints_v] = joint_velocities, joint_accelerations
+            desired = (a_ref + self.kp * difference(self.model, q, self.base_reference(joints))
+                       + self.kd * (v_ref - v))
+        tau, _, self.forces = contact_inverse_dynamics(self.model, q, v, desired, self.contacts, self.friction,
+                                                       self.gravity)
+        if not np.all(np.isfinite(tau)):
+            raise ContactForceError(f"the contact program gave non-finite torques {tau.tolist()}")
+        return tau
+
+    def _joint_vector(self, positions):
+        positions = np.asarray(positions, dtype=float)
+        if positions.shape != (len(self.joints_v),) or not np.all(np.isfinite(positions)):
+            raise ValueError(f"a joint reference needs {len(self.joints_v)} finite positions, got "
+                             f"{positions.tolist()}")
+        return positions

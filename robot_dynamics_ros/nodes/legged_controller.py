@@ -1,0 +1,221 @@
+"""``legged_controller`` node: keeps a floating-base legged robot standing (legged_controller.StandingController:
+contact-consistent inverse dynamics, one cone program per update).
+
+Subscribes ``joint_states`` (sensor_msgs/JointState, the actuated joints by name), ``odom`` (nav_msgs/Odometry:
+the base pose in the world frame; the twist in the base frame, linear velocity of the base origin and angular
+velocity, which is the model's v[:6] = [linear; angular]) and ``~/joint_trajectory`` (trajectory_msgs/
+JointTrajectory, as the computed-torque controller takes it). Publishes ``effort_controller/commands``
+(std_msgs/Float64MultiArray in `joints` order) and ``~/compute_time_us`` (std_msgs/Float64).
+
+The cone program takes 2-3 ms, so it runs on a timer at `rate` (200 Hz by default), not per joint state, from the
+newest joint state and odometry; both must be younger than `state_timeout` (wall time of receipt), else it does
+not command. Reference times are the joint states' stamps (a trajectory stamped zero starts at the last one), so
+simulated time reaches the controller without use_sim_time. Bad messages are rejected with a throttled warning and
+the last command stands; an infeasible contact problem is warned about and the last command stands too.
+"""
+import sys
+import time
+from array import array
+
+import numpy as np
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from ..control import JointStateMapper, TrajectoryReference, all_finite, plausibility_bounds
+from ..legged_control import ContactForceError
+from ..legged_controller import MODES, StandingController
+from ..model import URDFError
+from ..model.collision import contact_points_from_urdf
+from .common import (ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
+                     declare_parameters, default_as_none, joint_order, positive, run)
+from .computed_torque_controller import model_columns, trajectory_fields
+
+
+def _non_negative(name, value):
+    value = as_float(name, value)
+    if value < 0:
+        raise ConfigurationError(f"parameter {name!r} must not be negative, got {value}")
+    return value
+
+
+PARAMETERS = (
+    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands; empty: model order'),
+    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the world frame, m/s^2'),
+    Param('friction', 0.6, 'Coulomb friction coefficient of the feet on the ground', positive),
+    Param('ground_height', 0.0, 'height of the ground plane in the world frame, m', as_float),
+    Param('feet', Parameter.Type.STRING_ARRAY, 'links whose contact points may touch the ground (in contact when '
+                                               'within 2 mm of it); empty: the leaf links among the URDF contact '
+                                               'points'),
+    Param('kp', 400.0, 'position gain of base and joints, 1/s^2', _non_negative, runtime=True),
+    Param('kd', 40.0, 'velocity gain of base and joints, 1/s', _non_negative, runtime=True),
+    Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
+          choice(*MODES), runtime=True),
+    Param('rate', 200.0, 'control updates per second (each solves one cone program, 2-3 ms)', positive),
+    Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
+    Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, 'joint positions to stand at (joints order); '
+                                                              'empty: those of the first joint state'),
+)
+
+
+class LeggedControllerNode(Node):
+    def __init__(self) -> None:
+        super().__init__('legged_controller')
+        self.controller = None
+        p = declare_parameters(self, PARAMETERS, self._apply_settings)
+        self.params = p
+        self.settings = {name: p[name] for name in ('kp', 'kd', 'mode')}
+        self.throttle = Throttle(self.get_logger())
+        self.commands = self.rejected = 0
+        ModelSource(self, self._start, root_joint_default='floating', with_urdf=True)
+
+    def _apply_settings(self, changes):
+        settings = dict(self.settings, **changes)
+        if self.controller is not None:
+            self.controller.kp, self.controller.kd = settings['kp'], settings['kd']
+            self.controller.set_mode(settings['mode'])
+        self.settings = settings
+
+    def _start(self, model, urdf):
+        """Build the controller for the model and its URDF's contact points (ConfigurationError if it cannot run
+        it); the first model creates the ROS interfaces."""
+        if model.fixed_base or model.nq != model.nv + 1:
+            raise ConfigurationError(f"robot {model.name!r} has no floating base: set root_joint to 'floating'")
+        p = self.params
+        joint_names, index = joint_order(model, p['joints'])
+        try:
+            points = contact_points_from_urdf(urdf)
+            controller = StandingController(
+                model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'],
+                list(p['feet']) or None, default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
+                self.settings['mode'])
+        except (ValueError, ImportError, URDFError) as e:
+            raise ConfigurationError(f"cannot control {model.name!r}: {e}") from None
+        if len(p['reference_positions']):
+            reference = as_vector('reference_positions', p['reference_positions'], len(index), allow_scalar=False)
+            controller.set_joint_reference(reference[np.argsort(index)])
+        lower, upper, speed = plausibility_bounds(model)
+        joints_q, joints_v = np.asarray(model.joint_q_index), np.asarray(model.joint_v_index)
+        first = self.controller is None
+        self.model, self.controller, self.joint_names, self.index = model, controller, joint_names, index
+        self.mapper = JointStateMapper(model.joint_names, bounds=(lower[joints_q], upper[joints_q], speed[joints_v]))
+        self.joint_state = None   # (monotonic receipt time, stamp ns, q joints, v joints)
+        self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
+        self.reference_start = None   # ns: the joint-state stamp at which the reference's t = 0
+        self.started = False
+        self.command_msg = Float64MultiArray()
+        self.compute_time_msg = Float64()
+        if first:
+            self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+            self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
+            self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
+            self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
+            self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
+            self.create_timer(1.0 / p['rate'], self._control)
+        feet = sorted({foot.link for foot in controller.feet})
+        self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({len(joint_names)} joints) at "
+                               f"{p['rate']:g} Hz, feet {feet}, friction {p['friction']:g}")
+
+    def _on_joint_state(self, msg):
+        try:
+            q, v = self.mapper.map(msg.name, msg.position, msg.velocity)
+        except ValueError as e:
+            self.rejected += 1
+            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
+            return
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        self.joint_state = (time.monotonic(), stamp, q.copy(), v.copy())
+
+    def _on_odometry(self, msg):
+        pose, twist = msg.pose.pose, msg.twist.twist
+        q = np.array([pose.position.x, pose.position.y, pose.position.z, pose.orientation.x, pose.orientation.y,
+                      pose.orientation.z, pose.orientation.w])
+        v = np.array([twist.linear.x, twist.linear.y, twist.linear.z,
+                      twist.angular.x, twist.angular.y, twist.angular.z])
+        norm = np.linalg.norm(q[3:7])
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))) or abs(norm - 1.0) > 0.1:
+            self.rejected += 1
+            self.throttle.warn('odometry', f"rejected odometry: non-finite or not a unit quaternion "
+                                           f"(pose {q.tolist()}, twist {v.tolist()})")
+            return
+        q[3:7] /= norm
+        self.odometry = (time.monotonic(), q, v)
+
+    def _on_trajectory(self, raw):
+        """A serialized JointTrajectory: the joint reference from the next update on (starting from the current
+        reference when its first point lies in the future)."""
+        if self.joint_state is None:
+            self.throttle.warn('early trajectory', "rejected joint trajectory: no joint state yet")
+            return
+        try:
+            stamp, names, times, fields = trajectory_fields(raw)
+            positions, velocities, accelerations = model_columns(names, fields, self.model.joint_names)
+            start = stamp or self.joint_state[1]
+            if times[0] > 0:
+                now = self.controller.reference.sample(self._reference_time()) if self.controller.reference \
+                    else (self.joint_state[2], np.zeros(len(names)), np.zeros(len(names)))
+                times = np.concatenate([[0.0], times])
+                positions = np.vstack([now[0], positions])
+                velocities = None if velocities is None else np.vstack([now[1], velocities])
+                accelerations = None if accelerations is None else np.vstack([now[2], accelerations])
+            reference = TrajectoryReference(times, positions, velocities, accelerations)
+            self.controller.set_trajectory(reference)
+        except Exception as e:   # noqa: BLE001  (a bad message must not kill the node)
+            self.throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
+            return
+        self.reference_start = start
+        self.get_logger().info(f"following a trajectory of {len(times)} points, {times[-1]:.2f} s")
+
+    def _reference_time(self):
+        if self.reference_start is None:
+            return 0.0
+        return (self.joint_state[1] - self.reference_start) * 1e-9
+
+    def _control(self):
+        """One update from the newest joint state and odometry, both fresh."""
+        if self.joint_state is None or self.odometry is None:
+            return
+        now = time.monotonic()
+        if now - self.joint_state[0] > self.params['state_timeout'] or \
+                now - self.odometry[0] > self.params['state_timeout']:
+            self.throttle.warn('stale', "joint states or odometry are stale: not commanding")
+            return
+        started = time.perf_counter()
+        q = np.concatenate([self.odometry[1], np.zeros(self.model.nq - 7)])
+        v = np.concatenate([self.odometry[2], np.zeros(self.model.nv - 6)])
+        q[np.asarray(self.model.joint_q_index)] = self.joint_state[2]
+        v[np.asarray(self.model.joint_v_index)] = self.joint_state[3]
+        try:
+            tau = self.controller.update(q, v, self._reference_time())
+        except (ContactForceError, ValueError) as e:
+            self.throttle.warn(Throttle.reason(e), f"no command: {e}")
+            return
+        efforts = tau[self.index]
+        if not all_finite(efforts):   # the last check before publishing, whatever produced them
+            self.throttle.warn('non-finite', f"not publishing a non-finite command {efforts.tolist()}")
+            return
+        self.command_msg.data = array('d', efforts.tobytes())
+        self.command_pub.publish(self.command_msg)
+        self.commands += 1
+        if not self.started:
+            self.started = True
+            self.get_logger().info(f"standing: {len(self.controller.contacts)} feet in contact, base at height "
+                                   f"{q[2]:.3f} m, mode {self.controller.mode}")
+        self.compute_time_msg.data = (time.perf_counter() - started) * 1e6
+        self.compute_time_pub.publish(self.compute_time_msg)
+
+    def summary(self):
+        if self.controller is None:
+            return "no model was loaded"
+        return f"{self.commands} commands, {self.rejected} rejected messages"
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(LeggedControllerNode, 'legged_controller', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())
