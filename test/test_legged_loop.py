@@ -117,7 +117,8 @@ def test_without_a_controller_the_quadruped_falls(ros_domain, start, odom):
                       extra_args=params_args())
     assert probe.spin_until(lambda: len(odom) > 0, STARTUP), simulator.log()
     height = odom[0].pose.pose.position.z
-    assert probe.spin_until(lambda: odom[-1].pose.pose.position.z < height - 0.05, 60.0), simulator.log()
+    assert probe.spin_until(lambda: odom[-1].pose.pose.position.z < height - 0.05, 60.0), \
+        (odom[-1].header.stamp, odom[-1].pose.pose.position.z, height, simulator.log()[-2000:])
     assert simulator.stop() == 0
 
 

@@ -263,6 +263,9 @@ class SimulatorNode(Node):
             except SimulationDiverged as e:   # the Simulator kept the last finite state, at rest
                 self.throttle.warn('diverged', f"simulation step refused: {e}")
                 break
+            except ValueError as e:   # e.g. ground_contact.ContactSolverError: the state is kept
+                self.throttle.warn('step', f"simulation step failed: {e}; the state is kept (call ~/reset)")
+                break
             self.steps += 1
 
     def _check_keeping_up(self):
