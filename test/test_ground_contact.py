@@ -225,6 +225,31 @@ def test_a_push_gives_the_momentum_of_its_impulse():
     np.testing.assert_allclose(R @ (0.01333 * sim.qd[3:6]), [0.0, 0.0, 0.015], rtol=1e-9, atol=1e-12)
 
 
+def test_the_certified_pattern_path_steps_as_the_interior_point_solver():
+    """The quadruped dropped from 3 cm onto its feet under a joint PD, and a box sliding down a 30 degree incline
+    (mu 0.5), each stepped twice: with the last step's pattern tried first (contact_active_set) and with the
+    interior-point solver alone. The trajectories agree to the interior-point solver's tolerance; the pattern
+    serves most of the quadruped's 500 steps (so the comparison tests it) and none of the sliding box's."""
+    runs = {}
+    for try_pattern in (True, False):
+        quadruped = simulator(QUADRUPED, initial_positions=STAND)
+        quadruped.q[2] += 0.03
+        box = simulator(BOX, mu=0.5, gravity=G * np.array([np.sin(np.radians(30.0)), 0.0, -np.cos(np.radians(30.0))]))
+        trajectory = []
+        for sim in (quadruped, box):
+            sim.contact.try_pattern = try_pattern
+        for _ in range(500):
+            quadruped.set_command(np.concatenate([np.zeros(6), 100.0 * (STAND - quadruped.q[7:]) - 2.0 * quadruped.qd[6:]]))
+            quadruped.step()
+            box.step()
+            trajectory.append(np.concatenate([quadruped.q, box.q]))
+        runs[try_pattern] = np.array(trajectory), quadruped.contact.solves, box.contact.solves
+    (with_pattern, quadruped_solves, box_solves), (without, _, _) = runs[True], runs[False]
+    np.testing.assert_allclose(with_pattern, without, atol=1e-7)
+    assert quadruped_solves['pattern'] > 250
+    assert box_solves['pattern'] == 0 and box_solves['interior point'] >= 500
+
+
 # --- MuJoCo as a second simulator (the model: mujoco_model.py) -----------------------------------------------------
 
 
