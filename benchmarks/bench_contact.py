@@ -48,6 +48,8 @@ def ours(steps):
         if k >= 1000:
             elapsed += time.perf_counter() - start
     feet = int(np.sum(sim.contact_forces[:, 2] > 0))
+    print(f"cone programs solved on the last step's certified pattern / by the interior-point solver: "
+          f"{sim.contact.solves['pattern']} / {sim.contact.solves['interior point']}")
     return 1e6 * elapsed / steps, feet, model
 
 

@@ -7,14 +7,13 @@ ros2 launch robot_dynamics_ros computed_torque.launch.py [urdf_file:=...] [confi
 prefixed and checked before any node starts.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
-from launch.event_handlers import OnProcessExit
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import closed_loop_parameters, robot_description
+from robot_dynamics_ros.launch_support import closed_loop_parameters, robot_description, stop_launch_on_failure
 
 PACKAGE = 'robot_dynamics_ros'
 CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
@@ -32,14 +31,6 @@ def start_nodes(context):
              for name in ('computed_torque_controller', 'trajectory_publisher')]
     return nodes + [stop_launch_on_failure(node) for node in nodes]
 
-
-def stop_launch_on_failure(node):
-    """A node that exits with an error (a URDF or parameter it cannot run with) ends the launch with the
-    reason, rather than leave the other nodes running idle."""
-    def on_exit(event, context):
-        if event.returncode:
-            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
-    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
 
 
 def generate_launch_description():

@@ -6,14 +6,14 @@ ros2 launch robot_dynamics_ros legged.launch.py [urdf_file:=...] [config_file:=.
 Parameters: config/legged.yaml, then config/quadruped.yaml for the bundled quadruped, then config_file.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
-from launch.event_handlers import OnProcessExit
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import closed_loop_parameters, is_installed, robot_description
+from robot_dynamics_ros.launch_support import (closed_loop_parameters, is_installed, robot_description,
+                                               stop_launch_on_failure)
 from robot_dynamics_ros.resources import legged_parameter_files
 
 PACKAGE = 'robot_dynamics_ros'
@@ -42,13 +42,6 @@ def start_nodes(context):
                             parameters=[{'robot_description': description, 'use_sim_time': True}]))
     return actions
 
-
-def stop_launch_on_failure(node):
-    """A node that exits with an error ends the launch with the reason."""
-    def on_exit(event, context):
-        if event.returncode:
-            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
-    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
 
 
 def generate_launch_description():

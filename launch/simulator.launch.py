@@ -9,14 +9,14 @@ in one graph have distinct joint names and TF frames. The URDF is read (xacro ex
 before any node starts; an invalid one stops the launch with one line.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction, RegisterEventHandler, Shutdown
-from launch.event_handlers import OnProcessExit
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import closed_loop_parameters, is_installed, robot_description
+from robot_dynamics_ros.launch_support import (closed_loop_parameters, is_installed, robot_description,
+                                               stop_launch_on_failure)
 
 PACKAGE = 'robot_dynamics_ros'
 CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
@@ -41,14 +41,6 @@ def start_nodes(context):
             output='screen', parameters=[{'robot_description': description, 'use_sim_time': use_sim_time}]))
     return actions
 
-
-def stop_launch_on_failure(node):
-    """A node that exits with an error (a URDF or parameter it cannot run with) ends the launch with the
-    reason, rather than leave the other nodes running idle."""
-    def on_exit(event, context):
-        if event.returncode:
-            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
-    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
 
 
 def generate_launch_description():

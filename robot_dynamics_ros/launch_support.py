@@ -18,6 +18,18 @@ class LaunchCheckError(RuntimeError):
     """Something a launch file needs is missing or invalid; nothing was started."""
 
 
+def stop_launch_on_failure(node):
+    """A launch action: a node that exits with an error (a URDF or parameter it cannot run with) ends the launch
+    with the reason, rather than leave the other nodes running idle."""
+    from launch.actions import RegisterEventHandler, Shutdown
+    from launch.event_handlers import OnProcessExit
+
+    def on_exit(event, context):
+        if event.returncode:
+            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
+    return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
+
+
 def is_installed(package):
     """Whether a ROS package is in the ament index (ROS sourced)."""
     from ament_index_python.packages import PackageNotFoundError, get_package_share_directory

@@ -253,6 +253,31 @@ def offer_compiled_code(model, compile_now):
         print("bringup: the nodes run the table kernels; --compile builds per-robot code ahead (once per robot)")
 
 
+def node_logs(processes, log_dir, failed_to_start):
+    """{name: log text} of the node processes; a one-line error naming the first that failed to start."""
+    logs = {}
+    for name in processes:
+        with open(os.path.join(log_dir, name + '.log')) as f:
+            logs[name] = f.read()
+    if failed_to_start:
+        name = failed_to_start[0]
+        raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
+                                 f"(log: {os.path.join(log_dir, name + '.log')})")
+    return logs
+
+
+def report_exits(codes, logs, interrupted):
+    """Print how the nodes exited (the last lines of the log of each that failed); returns {name: code} of those."""
+    failed = {name: code for name, code in codes.items() if code != 0}
+    for name, code in failed.items():
+        print(f"{name} exited with {'no exit (killed)' if code is None else code}; last lines of its log:",
+              file=sys.stderr)
+        print('  ' + '\n  '.join(logs[name].strip().splitlines()[-10:]), file=sys.stderr)
+    if not failed:
+        print(f"all nodes exited 0 on SIGINT{' (interrupted by the user)' if interrupted else ''}")
+    return failed
+
+
 def run(args: argparse.Namespace) -> int:
     urdf = os.path.abspath(args.urdf or bundled_urdf())
     if args.config and not os.path.isfile(args.config):
@@ -324,25 +349,12 @@ def run(args: argparse.Namespace) -> int:
         codes = {name: stop_node(process) for name, process in processes.items()}
         recorder.close()
 
-    logs = {}
-    for name in processes:
-        with open(os.path.join(log_dir, name + '.log')) as f:
-            logs[name] = f.read()
-    if failed_to_start:
-        name = failed_to_start[0]
-        raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
-                                 f"(log: {os.path.join(log_dir, name + '.log')})")
+    logs = node_logs(processes, log_dir, failed_to_start)
     result = summary(recorder, model, start, end, logs['simulator'])
     print('\n'.join(report(result, model, args.duration)))
     if args.plot and end > start:
         print(write_plot(recorder, model, args.plot))
     if args.report:
         print(write_report(dict(result, exit_codes=codes), args.report))
-    failed = {name: code for name, code in codes.items() if code != 0}
-    for name, code in failed.items():
-        print(f"{name} exited with {'no exit (killed)' if code is None else code}; last lines of its log:",
-              file=sys.stderr)
-        print('  ' + '\n  '.join(logs[name].strip().splitlines()[-10:]), file=sys.stderr)
-    if not failed:
-        print(f"all nodes exited 0 on SIGINT{' (interrupted by the user)' if interrupted else ''}")
+    failed = report_exits(codes, logs, interrupted)
     return 1 if failed or not recorder.errors else 0

@@ -18,7 +18,7 @@ from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..processes import describe_domain, start_node, stop_node, use_environment
 from ..resources import legged_parameter_files
-from .bringup import WALL_ALLOWANCE, first_error_line, steps_per_second, write_report
+from .bringup import WALL_ALLOWANCE, node_logs, report_exits, steps_per_second, write_report
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
 
@@ -140,23 +140,10 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
         codes = {name: stop_node(process) for name, process in processes.items()}
         recorder.close()
 
-    logs = {}
-    for name in processes:
-        with open(os.path.join(log_dir, name + '.log')) as f:
-            logs[name] = f.read()
-    if failed_to_start:
-        name = failed_to_start[0]
-        raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
-                                 f"(log: {os.path.join(log_dir, name + '.log')})")
+    logs = node_logs(processes, log_dir, failed_to_start)
     result = summary(recorder, start, end, logs['simulator'], floating)
     print('\n'.join(report(result, args.duration)))
     if args.report:
         print(write_report(dict(result, exit_codes=codes), args.report))
-    failed = {name: code for name, code in codes.items() if code != 0}
-    for name, code in failed.items():
-        print(f"{name} exited with {'no exit (killed)' if code is None else code}; last lines of its log:",
-              file=sys.stderr)
-        print('  ' + '\n  '.join(logs[name].strip().splitlines()[-10:]), file=sys.stderr)
-    if not failed:
-        print(f"all nodes exited 0 on SIGINT{' (interrupted by the user)' if interrupted else ''}")
+    failed = report_exits(codes, logs, interrupted)
     return 1 if failed or end == start else 0
