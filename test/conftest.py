@@ -37,6 +37,21 @@ def arm():
     return load_urdf(BUNDLED_URDF)
 
 
+@pytest.fixture(scope='module')
+def quadruped():
+    """The bundled quadruped on a free-flyer root, and its contact points (its URDF's sphere feet)."""
+    from robot_dynamics_ros import load_urdf
+    from robot_dynamics_ros.model.collision import contact_points_from_urdf
+    urdf = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
+    return load_urdf(urdf, root_joint='floating'), contact_points_from_urdf(urdf)
+
+
+def tilt_degrees(q):
+    """The base's tilt from upright: the angle of its z axis from the world's (q of a free-flyer root)."""
+    x, y = q[3], q[4]
+    return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
+
+
 def relative_error(ours, theirs):
     """Largest difference relative to the largest value (or to 1 where the values are small)."""
     return np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs)))

@@ -3,32 +3,18 @@ simulator's ground contact (control at 200 Hz, simulation at 1 kHz), and as the 
 import numpy as np
 import pytest
 
-from conftest import ROOT
-from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.model.collision import contact_points_from_urdf
+from conftest import tilt_degrees
 from robot_dynamics_ros.simulation import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.ground_contact import Ground  # noqa: E402  (needs clarabel)
 from robot_dynamics_ros.legged_controller import StandingController, leaf_links, yaw_of  # noqa: E402
 
-URDF = f'{ROOT}/urdf/quadruped.urdf'
 STAND = np.array([0.0, 0.6, -1.2] * 4)    # hip, thigh, knee (rad) per leg
 SQUAT = np.array([0.0, 0.9, -1.8] * 4)
 MU = 0.6
 SIM_DT = 1e-3                              # s
 CONTROL_EVERY = 5                          # simulation steps per control update: 200 Hz
-
-
-@pytest.fixture(scope='module')
-def quadruped():
-    return load_urdf(URDF, root_joint='floating'), contact_points_from_urdf(URDF)
-
-
-def tilt_degrees(q):
-    """The base's tilt from upright: the angle of its z axis from the world's (quaternion x, y, z, w)."""
-    x, y = q[3], q[4]
-    return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
 
 
 def simulate(model, points, seconds, controller=None, push=None):

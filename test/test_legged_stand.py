@@ -4,18 +4,15 @@
 import numpy as np
 import pytest
 
-from conftest import ROOT
-from robot_dynamics_ros import load_urdf
+from conftest import tilt_degrees
 from robot_dynamics_ros.algorithms import frame_placement
 from robot_dynamics_ros.legged_control import contact_inverse_dynamics
-from robot_dynamics_ros.model.collision import contact_points_from_urdf
 from robot_dynamics_ros.model.configuration import difference
 from robot_dynamics_ros.simulation import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.ground_contact import Ground  # noqa: E402  (needs clarabel)
 
-URDF = f'{ROOT}/urdf/quadruped.urdf'
 STAND = np.array([0.0, 0.6, -1.2] * 4)    # hip, thigh, knee (rad) per leg
 SQUAT = np.array([0.0, 0.9, -1.8] * 4)
 MU = 0.8
@@ -47,17 +44,6 @@ def run(sim, q_ref, steps, control=True):
             command[model.joint_v_index] = tau
             sim.set_command(command)
         sim.step()
-
-
-@pytest.fixture(scope='module')
-def quadruped():
-    return load_urdf(URDF, root_joint='floating'), contact_points_from_urdf(URDF)
-
-
-def tilt_degrees(q):
-    """The base's tilt from upright: the angle of its z axis from the world's (quaternion x, y, z, w)."""
-    x, y = q[3], q[4]
-    return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
 
 
 def test_the_controller_holds_the_quadruped_standing_and_without_it_it_falls(quadruped):
