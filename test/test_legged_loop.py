@@ -13,6 +13,7 @@ from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from conftest import ROOT, cli
+from test_public_legged import URDF as ANYMAL_URDF, anymal
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 
 from robot_dynamics_ros import load_urdf
@@ -136,3 +137,21 @@ def test_bringup_stands_the_bundled_quadruped_and_reports_its_base(tmp_path):
     assert abs(height['final'] - standing_height(STAND)) < 2e-3
     assert height['max_last3s'] - height['min_last3s'] < 2e-3
     assert np.hypot(*np.subtract(summary['base_position']['final'], summary['base_position']['initial'])[:2]) < 5e-3
+
+
+def test_bringup_stands_anymal_without_a_config(tmp_path):
+    """ANYmal C (a public robot: test_public_legged.py), no config: the controller holds the posture the simulator
+    spawns it in (the middle of its joint limits) at the height where its feet touch the ground."""
+    model, points = anymal()
+    spawn = Simulator(model, 1e-3, ground=Ground(0.0, 0.8), contact_points=points,
+                      initial_positions=0.5 * (model.lower[7:] + model.upper[7:])).q[2]
+    report = tmp_path / 'report.json'
+    result = cli('bringup', '--urdf', ANYMAL_URDF, '--root-joint', 'floating', '--duration', '3', '--isolated',
+                 '--report', str(report))
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads(report.read_text())
+    height = summary['base_height']
+    assert abs(height['final'] - spawn) < 2e-3
+    assert height['max'] - height['min'] < 2e-3
+    assert summary['base_tilt_deg']['max'] < 0.5
+    assert summary['exit_codes'] == {'simulator': 0, 'legged_controller': 0}
