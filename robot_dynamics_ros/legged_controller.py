@@ -18,8 +18,9 @@ closest to a_des with the feet in contact held still, within friction cones and 
 
 Contact set: the candidate feet (the ``feet`` links; default: the leaf links among the contact points, i.e. the
 feet) whose lowest sphere point is within CONTACT_TOLERANCE of the ground *in the controller's own kinematics of
-the measured q* (no force sensing, no contact estimation: a foot that is measured off the ground by more than the
-tolerance is swinging). In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (what it
+the measured q* (a foot that is measured off the ground by more than the tolerance is swinging), or, where the
+caller says which feet touch (``update(..., feet_in_contact=...)``: force sensors, the simulator's contact topics),
+those. In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (what it
 drifts from is not corrected).
 """
 from collections.abc import Sequence
@@ -131,9 +132,12 @@ class StandingController:
         q_ref[self.joints_q] = joint_positions
         return q_ref
 
-    def update(self, q: ArrayLike, v: ArrayLike, t: float = 0.0) -> NDArray[np.float64]:
-        """Torques for model.joint_names at the measured (q, v) and reference time t (s). The first call takes
-        the base's x, y, yaw and, without a reference set, the joint positions as the ones to hold. Raises
+    def update(self, q: ArrayLike, v: ArrayLike, t: float = 0.0,
+               feet_in_contact: set[str] | None = None) -> NDArray[np.float64]:
+        """Torques for model.joint_names at the measured (q, v) and reference time t (s), with the feet whose links
+        are in ``feet_in_contact`` in contact (None: those within CONTACT_TOLERANCE of the ground by the measured
+        q). The first call takes the base's x, y, yaw and, without a reference set, the joint positions as the
+        ones to hold. Raises
         ValueError for a non-finite state and ContactForceError when no torques hold the robot (then also
         for a non-finite result, which it never returns)."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
@@ -149,7 +153,8 @@ class StandingController:
         if self.reference is None:
             self.set_joint_reference(q[self.joints_q])
         heights, points = self.feet_points(q)
-        self.contacts = [point for point, height in zip(points, heights) if height < CONTACT_TOLERANCE]
+        self.contacts = [point for point, height in zip(points, heights)
+                         if (height < CONTACT_TOLERANCE if feet_in_contact is None else point[0] in feet_in_contact)]
         if self.mode == 'gravity_compensation':
             desired = np.zeros(self.model.nv)
         else:

@@ -95,3 +95,16 @@ def test_gravity_compensation_holds_the_posture_and_bad_states_are_refused(quadr
         controller.set_joint_reference(STAND[:6])
     with pytest.raises(ValueError, match='mode'):
         controller.set_mode('dance')
+
+
+def test_the_feet_in_contact_can_be_given(quadruped):
+    """Standing, the four feet touch by kinematics; told that only the front ones do (a contact sensor's word), the
+    controller plans forces on those two alone (two feet cannot hold the trunk still: it plans the best it can)."""
+    model, points = quadruped
+    q = Simulator(model, SIM_DT, initial_positions=STAND, ground=Ground(0.0, MU), contact_points=points).q
+    controller = StandingController(model, points, 0.0, MU)
+    controller.update(q, np.zeros(model.nv))
+    assert len(controller.contacts) == 4
+    controller.update(q, np.zeros(model.nv), feet_in_contact={'FL_calf', 'FR_calf'})
+    assert sorted(link for link, _ in controller.contacts) == ['FL_calf', 'FR_calf']
+    assert controller.forces.shape == (2, 3) and np.all(controller.forces[:, 2] > 0)

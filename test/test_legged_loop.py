@@ -112,6 +112,30 @@ def test_the_quadruped_stands_squats_and_recovers_from_a_push(ros_domain, start,
     assert controller.stop() == 0 and simulator.stop() == 0
 
 
+def test_the_controller_takes_the_feet_in_contact_from_the_simulators_contact_topics(ros_domain, start, odom):
+    """contact_topics: the feet in contact are those whose force on /simulator/contact/<link> exceeds contact_force.
+    The quadruped stands at its spawn height (before the first step the simulator reports no force: the first
+    update plans for a robot in the air, the next ones for four feet); with a threshold above its whole weight no
+    foot is ever in contact, and the controller, planning for a robot in the air, lets it fall."""
+    _, probe = ros_domain
+    simulator = start('simulator', params=[('urdf_file', URDF)], extra_args=params_args())
+    controller = start('legged_controller', params=[('urdf_file', URDF), ('contact_topics', '/simulator/contact/')],
+                       extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
+    assert probe.spin_until(lambda: controller.wait_for_log('standing', 0.0) and len(odom) > 0, STARTUP), \
+        simulator.log() + controller.log()
+    height = standing_height(STAND)
+    begin = odom[-1].header.stamp.sec
+    assert probe.spin_until(lambda: odom[-1].header.stamp.sec >= begin + 1, 30.0)
+    assert odom[-1].pose.pose.position.z == pytest.approx(height, abs=2e-3)
+    assert controller.stop() == 0
+    weight = MODEL.inertia[:, 5, 5].sum() * 9.81
+    controller = start('legged_controller', params=[('urdf_file', URDF), ('contact_topics', '/simulator/contact/'),
+                                                    ('contact_force', weight)],
+                       extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
+    assert probe.spin_until(lambda: odom[-1].pose.pose.position.z < height - 0.05, 60.0), controller.log()
+    assert controller.stop() == 0 and simulator.stop() == 0
+
+
 def test_without_a_controller_the_quadruped_falls(ros_domain, start, odom):
     _, probe = ros_domain
     simulator = start('simulator', params=[('urdf_file', URDF), ('wait_for_command', False)],

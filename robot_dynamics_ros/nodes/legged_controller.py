@@ -4,11 +4,15 @@ contact-consistent inverse dynamics, one cone program per update).
 Subscribes ``joint_states`` (sensor_msgs/JointState, the actuated joints by name), ``odom`` (nav_msgs/Odometry:
 the base pose in the world frame; the twist in the base frame, linear velocity of the base origin and angular
 velocity, which is the model's v[:6] = [linear; angular]) and ``~/joint_trajectory`` (trajectory_msgs/
-JointTrajectory, as the computed-torque controller takes it). Publishes ``effort_controller/commands``
+JointTrajectory, as the computed-torque controller takes it); with `contact_topics` set, also
+``<contact_topics><link>`` for each foot link (geometry_msgs/WrenchStamped, the ground's force on that foot, as the
+simulator's ``~/contact/<link>``): a foot is in contact while its normal force exceeds `contact_force`; without
+it, while it is within 2 mm of the ground by the measured state. Publishes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in `joints` order) and ``~/compute_time_us`` (std_msgs/Float64).
 
 The cone program takes 2-3 ms, so it runs on a timer at `rate` (200 Hz by default), not per joint state, from the
-newest joint state and odometry; both must be younger than `state_timeout` (wall time of receipt), else it does
+newest joint state and odometry (and contact forces); all must be younger than `state_timeout` (wall time of
+receipt), else it does
 not command. Reference times are the joint states' stamps (a trajectory stamped zero starts at the last one), so
 simulated time reaches the controller without use_sim_time. Bad messages are rejected with a throttled warning and
 the last command stands; an infeasible contact problem is warned about and the last command stands too.
@@ -18,6 +22,7 @@ import time
 from array import array
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -50,6 +55,10 @@ PARAMETERS = (
     Param('feet', Parameter.Type.STRING_ARRAY, 'links whose contact points may touch the ground (in contact when '
                                                'within 2 mm of it); empty: the leaf links among the URDF contact '
                                                'points'),
+    Param('contact_topics', '', "topic prefix of the feet's contact forces (e.g. '/simulator/contact/' for "
+                                "<prefix><link>); empty: contact by the controller's own kinematics"),
+    Param('contact_force', 1.0, 'N: a foot whose normal contact force exceeds this is in contact (contact_topics)',
+          _non_negative),
     Param('kp', 400.0, 'position gain of base and joints, 1/s^2', _non_negative, runtime=True),
     Param('kd', 40.0, 'velocity gain of base and joints, 1/s', _non_negative, runtime=True),
     Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
@@ -61,6 +70,10 @@ PARAMETERS = (
 )
 
 
+class StaleState(Exception):
+    """An input the update needs is missing or older than `state_timeout`."""
+
+
 class LeggedControllerNode(Node):
     def __init__(self) -> None:
         super().__init__('legged_controller')
@@ -70,6 +83,7 @@ class LeggedControllerNode(Node):
         self.settings = {name: p[name] for name in ('kp', 'kd', 'mode')}
         self.throttle = Throttle(self.get_logger())
         self.commands = self.rejected = 0
+        self.contact_subscribed = set()
         ModelSource(self, self._start, root_joint_default='floating', with_urdf=True)
 
     def _apply_settings(self, changes):
@@ -104,6 +118,8 @@ class LeggedControllerNode(Node):
         self.mapper = JointStateMapper(model.joint_names, bounds=(lower[joints_q], upper[joints_q], speed[joints_v]))
         self.joint_state = None   # (monotonic receipt time, stamp ns, q joints, v joints)
         self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
+        feet = sorted({foot.link for foot in controller.feet})
+        self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, normal force N)
         self.reference_start = None   # ns: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.command_msg = Float64MultiArray()
@@ -115,7 +131,12 @@ class LeggedControllerNode(Node):
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
             self.create_timer(1.0 / p['rate'], self._control)
-        feet = sorted({foot.link for foot in controller.feet})
+        if p['contact_topics']:
+            for link in feet:
+                if link not in self.contact_subscribed:
+                    self.create_subscription(WrenchStamped, p['contact_topics'] + link,
+                                             lambda msg, link=link: self._on_contact(link, msg), 10)
+                    self.contact_subscribed.add(link)
         self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({len(joint_names)} joints) at "
                                f"{p['rate']:g} Hz, feet {feet}, friction {p['friction']:g}")
 
@@ -143,6 +164,26 @@ class LeggedControllerNode(Node):
             return
         q[3:7] /= norm
         self.odometry = (time.monotonic(), q, v)
+
+    def _on_contact(self, link, msg):
+        if link not in self.contact_forces:   # a foot of an earlier model
+            return
+        force = msg.wrench.force.z
+        if not np.isfinite(force):
+            self.rejected += 1
+            self.throttle.warn('contact', f"rejected contact force on {link}: {force}")
+            return
+        self.contact_forces[link] = (time.monotonic(), force)
+
+    def _feet_in_contact(self, now):
+        """The feet whose fresh contact force exceeds `contact_force` (None: by kinematics, or a force missing or
+        stale: then no command)."""
+        if not self.params['contact_topics']:
+            return None
+        timeout = self.params['state_timeout']
+        if any(entry is None or now - entry[0] > timeout for entry in self.contact_forces.values()):
+            raise StaleState("contact forces are missing or stale")
+        return {link for link, (_, force) in self.contact_forces.items() if force > self.params['contact_force']}
 
     def _on_trajectory(self, raw):
         """A serialized JointTrajectory: the joint reference from the next update on (starting from the current
@@ -179,9 +220,13 @@ class LeggedControllerNode(Node):
         if self.joint_state is None or self.odometry is None:
             return
         now = time.monotonic()
-        if now - self.joint_state[0] > self.params['state_timeout'] or \
-                now - self.odometry[0] > self.params['state_timeout']:
-            self.throttle.warn('stale', "joint states or odometry are stale: not commanding")
+        try:
+            if now - self.joint_state[0] > self.params['state_timeout'] or \
+                    now - self.odometry[0] > self.params['state_timeout']:
+                raise StaleState("joint states or odometry are stale")
+            feet_in_contact = self._feet_in_contact(now)
+        except StaleState as e:
+            self.throttle.warn('stale', f"{e}: not commanding")
             return
         started = time.perf_counter()
         q = np.concatenate([self.odometry[1], np.zeros(self.model.nq - 7)])
@@ -189,7 +234,7 @@ class LeggedControllerNode(Node):
         q[np.asarray(self.model.joint_q_index)] = self.joint_state[2]
         v[np.asarray(self.model.joint_v_index)] = self.joint_state[3]
         try:
-            tau = self.controller.update(q, v, self._reference_time())
+            tau = self.controller.update(q, v, self._reference_time(), feet_in_contact)
         except (ContactForceError, ValueError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             return
