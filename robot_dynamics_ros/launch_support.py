@@ -21,8 +21,11 @@ class LaunchCheckError(RuntimeError):
 def stop_launch_on_failure(node):
     """A launch action: a node that exits with an error (a URDF or parameter it cannot run with) ends the launch
     with the reason, rather than leave the other nodes running idle."""
-    from launch.actions import RegisterEventHandler, Shutdown
-    from launch.event_handlers import OnProcessExit
+    try:
+        from launch.actions import RegisterEventHandler, Shutdown
+        from launch.event_handlers import OnProcessExit
+    except ImportError as e:
+        raise LaunchCheckError(f"needs the ROS 2 launch stack ({e}): source a ROS 2 installation") from None
 
     def on_exit(event, context):
         if event.returncode:

@@ -6,7 +6,8 @@ import pytest
 
 pytest.importorskip('clarabel')
 from ros_helpers import ros_domain, start  # noqa: E402,F401  (fixtures; skips without rclpy)
-from test_legged_controller import MU, SIM_DT, STAND, URDF, quadruped  # noqa: E402,F401  (fixture)
+from conftest import ROOT  # noqa: E402
+from test_legged_controller import MU, SIM_DT, STAND  # noqa: E402
 from robot_dynamics_ros.ground_contact import Ground  # noqa: E402
 from robot_dynamics_ros.legged_controller import StandingController  # noqa: E402
 from robot_dynamics_ros.simulation import Simulator  # noqa: E402
@@ -18,6 +19,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from builtin_interfaces.msg import Duration  # noqa: E402
 
 
+URDF = f'{ROOT}/urdf/quadruped.urdf'
 STARTUP = 30.0   # s for a node to come up on a loaded machine
 
 
