@@ -11,15 +11,14 @@ conditions are, block by block:
     stop pushing:      y = 0,  lam >= 0                      stop idle:  lam = 0,  y >= 0
 
 A pattern gives each block one of these roles. It fixes lam on the rows whose role fixes it and asks y = 0 on the
-others (F): one symmetric positive definite solve A_FF lam_F = -(c_F + A_FX lam_X). When the result meets every
-condition above it is the optimum: the problem is convex, so the KKT conditions are sufficient. A robot standing or
-walking keeps its pattern from one step to the next, so the last step's pattern, certified, replaces the
-interior-point solve on most steps. A sliding contact (lam on the cone's surface: a non-linear condition), a
-pattern that no longer holds, or a singular A_FF (more contact rows than the body has freedoms, e.g. four corners of
-a box) is left to the interior-point solver.
+others (F): one symmetric positive definite solve A_FF lam_F = -(c_F + A_FX lam_X), whose Cholesky pivots tell a
+singular A_FF. When the result meets every condition above it is the optimum: the problem is convex, so the KKT
+conditions are sufficient. A robot standing or walking keeps its pattern from one step to the next, so the last
+step's pattern, certified, replaces the interior-point solve on most steps. A sliding contact (lam on the cone's
+surface: a non-linear condition), a pattern that no longer holds, or a singular A_FF (more contact rows than the
+body has freedoms, e.g. four corners of a box) is left to the interior-point solver.
 """
 import numpy as np
-from scipy.linalg import LinAlgError, cho_solve, cholesky
 
 STICK, APART, SLIDE = 0, 1, 2        # contact roles (SLIDE: not certifiable here)
 INSIDE, AT_UPPER, AT_LOWER = 0, 1, -1  # boxed rows: lam inside the box, at +b, at -b
@@ -45,16 +44,19 @@ def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, b
     lam[start_box + at_bound] = box_roles[at_bound] * bound[at_bound]
     fixed[start_box + at_bound] = True
     fixed[start_stop + np.flatnonzero(stop_roles == IDLE)] = True
-    F = np.flatnonzero(~fixed)
-    if F.size:
+    if fixed.any():
+        F = np.flatnonzero(~fixed)
+        A_FF, rhs = A[np.ix_(F, F)], -(c[F] + A[np.ix_(F, np.flatnonzero(fixed))] @ lam[fixed])
+    else:   # every row held: the common case of a robot standing on its feet
+        F, A_FF, rhs = slice(None), A, -c
+    if A_FF.size:
         try:
-            L = cholesky(A[np.ix_(F, F)], lower=True, check_finite=False)
-        except LinAlgError:
+            pivots = np.diagonal(np.linalg.cholesky(A_FF)) ** 2
+        except np.linalg.LinAlgError:
             return None
-        pivots = np.diag(L) ** 2
         if pivots.min() < PIVOT_RATIO * pivots.max():
             return None
-        lam[F] = cho_solve((L, True), -(c[F] + A[np.ix_(F, np.flatnonzero(fixed))] @ lam[fixed]), check_finite=False)
+        lam[F] = np.linalg.solve(A_FF, rhs)
     y = A @ lam + c
     return lam if _optimal(lam, y, ~fixed, nc, start_box, start_stop, bound, mu, box_roles) else None
 

@@ -85,19 +85,19 @@ def integrate(model: Model, q: ArrayLike, v: ArrayLike) -> NDArray[np.float64]:
     check_quaternions(model, q)
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     result = q + 0.0
-    for kind, qs, vs in zip(model.joint_type, model.idx_q, model.idx_v):
-        if kind == FREE_FLYER:
+    result[model.joint_q_index] += v[model.joint_v_index]   # the 1-DOF joints
+    for i in np.flatnonzero((model.joint_type == FREE_FLYER) | (model.joint_type == PLANAR)):
+        qs, vs = model.idx_q[i], model.idx_v[i]
+        if model.joint_type[i] == FREE_FLYER:
             R, p = spatial.quaternion_to_matrix(q[qs + 3:qs + 7]), q[qs:qs + 3]
             dR, dp = _exp6(v[vs:vs + 6])
             result[qs:qs + 3] = p + R @ dp
             result[qs + 3:qs + 7] = _same_hemisphere(spatial.matrix_to_quaternion(R @ dR), q[qs + 3:qs + 7])
-        elif kind == PLANAR:
+        else:   # PLANAR
             (c, s), p = q[qs + 2:qs + 4], q[qs:qs + 2]
             dc, ds, dp = _exp2(v[vs:vs + 3])
             result[qs:qs + 2] = p + np.array([[c, -s], [s, c]]) @ dp
             result[qs + 2:qs + 4] = c * dc - s * ds, s * dc + c * ds
-        else:
-            result[qs] = q[qs] + v[vs]
     return result
 
 
