@@ -11,12 +11,13 @@ conditions are, block by block:
     stop pushing:      y = 0,  lam >= 0                      stop idle:  lam = 0,  y >= 0
 
 A pattern gives each block one of these roles. It fixes lam on the rows whose role fixes it and asks y = 0 on the
-others (F): one symmetric positive definite solve A_FF lam_F = -(c_F + A_FX lam_X), whose Cholesky pivots tell a
-singular A_FF. When the result meets every condition above it is the optimum: the problem is convex, so the KKT
-conditions are sufficient. A robot standing or walking keeps its pattern from one step to the next, so the last
+others (F): one linear solve A_FF lam_F = -(c_F + A_FX lam_X), by Cholesky, or, where A_FF is singular (more
+held rows than freedoms: a box on four corners, a robot whose feet and joints all stick), the least-norm solution.
+When the result meets every condition above it is the optimum: the problem is convex, so the KKT conditions are
+sufficient (where A_FF is singular the optimal impulses are not unique: this is one of them, the velocity is). A robot standing or walking keeps its pattern from one step to the next, so the last
 step's pattern, certified, replaces the interior-point solve on most steps. A sliding contact (lam on the cone's
-surface: a non-linear condition), a pattern that no longer holds, or a singular A_FF (more contact rows than the
-body has freedoms, e.g. four corners of a box) is left to the interior-point solver.
+surface: a non-linear condition), or a pattern that no longer holds (or whose least-norm impulses leave a box or a
+cone where other optimal ones would not) is left to the interior-point solver.
 """
 import numpy as np
 
@@ -26,7 +27,8 @@ IDLE, PUSHING = 0, 1                 # stops
 
 VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
 IMPULSE_TOLERANCE = 1e-12    # N s or N m s, plus 1e-9 of the largest impulse: a condition on lam holds within this
-PIVOT_RATIO = 1e-12          # smallest / largest pivot of A_FF below this: singular, left to the other solver
+GUESS_TOLERANCE = 1e-6      # of the largest impulse: a solution this close to a bound is taken to be on it
+PIVOT_RATIO = 1e-12          # smallest / largest pivot (or singular value) of A_FF below this: singular
 
 
 def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, box_roles, stop_roles):
@@ -50,15 +52,21 @@ def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, b
     else:   # every row held: the common case of a robot standing on its feet
         F, A_FF, rhs = slice(None), A, -c
     if A_FF.size:
-        try:
-            pivots = np.diagonal(np.linalg.cholesky(A_FF)) ** 2
-        except np.linalg.LinAlgError:
-            return None
-        if pivots.min() < PIVOT_RATIO * pivots.max():
-            return None
-        lam[F] = np.linalg.solve(A_FF, rhs)
+        lam[F] = _solve_held_rows(A_FF, rhs)
     y = A @ lam + c
     return lam if _optimal(lam, y, ~fixed, nc, start_box, start_stop, bound, mu, box_roles) else None
+
+
+def _solve_held_rows(A_FF, rhs):
+    """A solution of A_FF lam_F = rhs: by Cholesky, or, where A_FF is singular (more held rows than the robot has
+    freedoms: feet and joints all sticking), the least-norm one; whether it solves the system is checked after."""
+    try:
+        pivots = np.diagonal(np.linalg.cholesky(A_FF)) ** 2
+        if pivots.min() >= PIVOT_RATIO * pivots.max():
+            return np.linalg.solve(A_FF, rhs)
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(A_FF, rhs, rcond=PIVOT_RATIO)[0]
 
 
 def _optimal(lam, y, free, nc, start_box, start_stop, bound, mu, box_roles):
@@ -86,8 +94,9 @@ def _optimal(lam, y, free, nc, start_box, start_stop, bound, mu, box_roles):
 
 
 def roles_of(lam, nc, n_bilateral, bound, mu):
-    """(contact roles, box roles, stop roles) of a solution: the pattern to try first on the next step."""
-    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * np.max(np.abs(lam), initial=0.0)
+    """(contact roles, box roles, stop roles) of a solution: the pattern to try first on the next step. The
+    interior-point solver stops within ~1e-8 of a bound: a guess takes GUESS_TOLERANCE (the check stays strict)."""
+    impulse_tolerance = IMPULSE_TOLERANCE + GUESS_TOLERANCE * np.max(np.abs(lam), initial=0.0)
     contact = lam[:3 * nc].reshape(-1, 3)
     tangential = np.hypot(contact[:, 0], contact[:, 1])
     contact_roles = np.where(contact[:, 2] <= impulse_tolerance, APART,

@@ -99,8 +99,24 @@ def test_a_pattern_with_one_role_changed_is_refused():
     assert refused >= 50
 
 
-def test_a_singular_program_is_left_to_the_interior_point_solver():
-    """More sticking contact rows than freedoms (rank 6 < 9 contact rows): A_FF is singular."""
-    A, c, bound = random_program(np.random.default_rng(3), rank=6)
+def test_a_singular_program_is_certified_where_its_held_rows_are_consistent():
+    """More held rows than freedoms (A of rank 6, 15 rows: a box on four corners). Where y = 0 on the held rows
+    has solutions (c in the range of A) and the least-norm one lies inside the cones and boxes, it is certified and
+    reaches cvxpy's optimal value; where it has none (a random c), the pattern is refused."""
+    rng = np.random.default_rng(3)
+    m = 3 * NC + N_BILATERAL + N_BOX + N_STOPS
+    _, _, bound = random_program(rng)
+    inside = np.concatenate([np.tile([0.1, -0.1, 1.0], NC), rng.uniform(-1, 1, N_BILATERAL),
+                             0.5 * bound * rng.uniform(-1, 1, N_BOX), rng.uniform(0.5, 1.0, N_STOPS)])
+    B = np.column_stack([inside, rng.standard_normal((m, 5))])
+    A = B @ B.T / m
     roles = (np.full(NC, STICK), np.full(N_BOX, INSIDE), np.full(N_STOPS, PUSHING))
-    assert solve(A, c, bound, roles) is None
+    c = -A @ inside
+    ours = solve(A, c, bound, roles)
+    assert ours is not None
+    np.testing.assert_allclose(ours, inside, atol=1e-9)    # the least-norm solution: inside is in A's range
+
+    def objective(lam):
+        return 0.5 * lam @ A @ lam + c @ lam
+    assert objective(ours) == pytest.approx(objective(reference(A, c, bound)), abs=1e-6)
+    assert solve(A, rng.standard_normal(m), bound, roles) is None
