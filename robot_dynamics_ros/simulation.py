@@ -9,7 +9,7 @@ from .fast import aba, crba
 from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.kinematics import frame_jacobian
 from .algorithms.udut import innovations_factors
-from .contact import SLIDING, solve_velocity_step
+from .joint_friction import SLIDING, solve_velocity_step
 from .control import as_finite_vector
 from .errors import SingularMassMatrixError
 from .model.configuration import integrate, normalize
@@ -46,7 +46,7 @@ class Simulator:
     Each integration step (and RK4 stage) applies the effort of the active input clamped to the URDF
     effort limits, minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit
     (symplectic) Euler or classical RK4. Coulomb friction and the position limits are then taken together at
-    the velocity level (``contact.solve_velocity_step``): a joint whose net effort is below its friction
+    the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its friction
     sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
     shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull
     it away. Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds saturate at
@@ -358,7 +358,7 @@ class Simulator:
         held at its drive velocity c (within those bounds) by an impulse of at most dt times what its effort
         target leaves of the effort limit: the same problem as friction, about c instead of 0, so it is solved in
         the shifted velocity v - c (its Coulomb friction is taken within that bound: the drive overcomes it).
-        ``contact.solve_velocity_step`` does the rest, starting from the previous step's pattern. Sets
+        ``joint_friction.solve_velocity_step`` does the rest, starting from the previous step's pattern. Sets
         ``constraint_effort`` = M (v - w) / dt, the generalized force friction, stops, brakes and drives applied over
         the step, and adds the drives' part to ``applied_effort``.
         """

@@ -222,7 +222,7 @@ def test_velocity_step_satisfies_maximum_dissipation_conditions(arm, with_stops,
     'all sliding' (the previous step's pattern in motion) takes the solver's shortcut; the minimiser is
     unique (strictly convex), so it must give the same v as no guess."""
     from robot_dynamics_ros import crba
-    from robot_dynamics_ros.contact import solve_velocity_step
+    from robot_dynamics_ros.joint_friction import solve_velocity_step
     dt, rng = 1e-3, np.random.default_rng(8)
     for scale in (1e-4, 1e-3, 1e-2, 1.0):
         for _ in range(5):
