@@ -12,6 +12,7 @@ import yaml
 
 from robot_dynamics_ros import fast, load_urdf
 from robot_dynamics_ros.commands import bringup
+from robot_dynamics_ros.commands.node_runs import write_report
 from robot_dynamics_ros import processes
 from robot_dynamics_ros.errors import RobotDynamicsError
 from robot_dynamics_ros.launch_support import closed_loop_parameters
@@ -126,7 +127,7 @@ def test_report_metres_for_prismatic_joints_and_degrees_for_revolute(tmp_path):
     assert rows['lift'][1:] == ['2.0000', 'mm'] and rows['slide'][1:] == ['3.0000', 'mm']
     assert rows['shoulder'][1:] == [f'{np.degrees(0.01):.4f}', 'deg'] and rows['wrist'][2] == 'deg'
     path = tmp_path / 'report.json'
-    bringup.write_report(result, str(path))
+    write_report(result, str(path))
     written = json.loads(path.read_text())
     for key in ('real_time_factor', 'joint_names', 'joint_kinds', 'max_tracking_error'):
         assert written[key] == result[key]

@@ -18,7 +18,7 @@ from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..processes import describe_domain, start_node, stop_node, use_environment
 from ..resources import legged_parameter_files
-from .bringup import WALL_ALLOWANCE, node_logs, report_exits, steps_per_second, write_report
+from .node_runs import WALL_ALLOWANCE, node_logs, report_exits, steps_per_second, write_report
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
 
