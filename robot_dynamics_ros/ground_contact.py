@@ -112,6 +112,7 @@ class GroundContact:
         self.box_role = np.full(model.nv, INSIDE)
         self.lower_role, self.upper_role = np.full(model.nv, PUSHING), np.full(model.nv, PUSHING)
         self.solves = {'pattern': 0, 'interior point': 0}   # how each cone program of the steps was solved
+        self.refused_pattern = None   # the rows and roles of the last pattern refused
 
     @property
     def count(self):
@@ -184,13 +185,20 @@ class GroundContact:
             beta_joints = np.concatenate([-v_lo[bilateral], -center[boxed], -v_lo[lo], v_hi[hi]])
             program = None
             stop_roles = np.concatenate([self.lower_role[lo], self.upper_role[hi]])
+            roles = (self.contact_role[which], self.box_role[boxed], stop_roles)
+            # a pattern refused on the last try is not tried again until the roles or rows change (a robot whose
+            # feet and joints all stick holds more rows than it has freedoms: its least-norm impulses may leave
+            # a box every step, and the interior-point solver takes those steps anyway)
+            key = b''.join(np.ascontiguousarray(x).tobytes() for x in (which, boxed, lo, hi, *roles))
             for _ in range(MAX_FIXED_POINT):
                 beta_n = np.maximum(phi, 0.0) / dt + shift
                 beta = np.concatenate([np.column_stack([np.zeros(nc), np.zeros(nc), beta_n]).reshape(-1), beta_joints])
                 c = G @ w + beta
-                lam = solve_on_pattern(A, c, nc, len(bilateral), b[boxed], len(stop_roles), self.ground.friction,
-                                       self.contact_role[which], self.box_role[boxed], stop_roles) \
-                    if self.try_pattern else None
+                lam = None
+                if self.try_pattern and key != self.refused_pattern:
+                    lam = solve_on_pattern(A, c, nc, len(bilateral), b[boxed], len(stop_roles), self.ground.friction,
+                                           *roles)
+                    self.refused_pattern = key if lam is None else None
                 if lam is None:
                     if program is None:
                         program = self._cone_program(A, nc, len(bilateral), b[boxed], len(lo) + len(hi))
