@@ -65,9 +65,17 @@ def run_loop(probe, start, slow_states=0, depth=1000, pause_at_time=0.0):
     pause = probe.node.create_client(SetBool, '/simulator/pause')
 
     def set_paused(paused):
+        """Asked again when unanswered: on the second run discovery may still list the first run's simulator, and a
+        request sent before the new one's service is matched is lost (seen once in CI: no answer in 30 s)."""
         assert pause.wait_for_service(timeout_sec=STARTUP)
-        future = pause.call_async(SetBool.Request(data=paused))
-        assert probe.spin_until(future.done, STARTUP) and future.result().success
+        deadline = time.monotonic() + STARTUP
+        while time.monotonic() < deadline:
+            future = pause.call_async(SetBool.Request(data=paused))
+            if probe.spin_until(future.done, 5.0):
+                assert future.result().success
+                return
+            pause.remove_pending_request(future)
+        raise AssertionError(f"no answer from /simulator/pause within {STARTUP} s")
 
     set_paused(True)
     controller = start('computed_torque_controller', **node_args())
