@@ -11,13 +11,14 @@ conditions are, block by block:
     stop pushing:      y = 0,  lam >= 0                      stop idle:  lam = 0,  y >= 0
 
 A pattern gives each block one of these roles. It fixes lam on the rows whose role fixes it and asks y = 0 on the
-others (F): one linear solve A_FF lam_F = -(c_F + A_FX lam_X), by Cholesky, or, where A_FF is singular (more
-held rows than freedoms: a box on four corners, a robot whose feet and joints all stick), the least-norm solution.
-When the result meets every condition above it is the optimum: the problem is convex, so the KKT conditions are
-sufficient (where A_FF is singular the optimal impulses are not unique: this is one of them, the velocity is). A robot standing or walking keeps its pattern from one step to the next, so the last
-step's pattern, certified, replaces the interior-point solve on most steps. A sliding contact (lam on the cone's
-surface: a non-linear condition), or a pattern that no longer holds (or whose least-norm impulses leave a box or a
-cone where other optimal ones would not) is left to the interior-point solver.
+others (F): one linear solve A_FF lam_F = -(c_F + A_FX lam_X), by Cholesky, or, where A_FF is singular (more held
+rows than freedoms: a box on four corners, a robot whose feet and joints all stick), the least-norm solution. When
+the result meets every condition above it is the optimum: the problem is convex, so the KKT conditions are
+sufficient (where A_FF is singular the optimal impulses are not unique: this is one of them, the velocity is). A
+robot standing or walking keeps its pattern from one step to the next, so the last step's pattern, certified,
+replaces the interior-point solve on most steps. A sliding contact (lam on the cone's surface: a non-linear
+condition), or a pattern that no longer holds (or whose least-norm impulses leave a box or a cone where other
+optimal ones would not) is left to the interior-point solver.
 """
 import numpy as np
 

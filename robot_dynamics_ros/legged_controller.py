@@ -20,8 +20,8 @@ Contact set: the candidate feet (the ``feet`` links; default: the leaf links amo
 feet) whose lowest sphere point is within CONTACT_TOLERANCE of the ground *in the controller's own kinematics of
 the measured q* (a foot that is measured off the ground by more than the tolerance is swinging), or, where the
 caller says which feet touch (``update(..., feet_in_contact=...)``: force sensors, the simulator's contact topics),
-those. In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (what it
-drifts from is not corrected).
+those. In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (what it drifts from is not
+corrected).
 """
 from collections.abc import Sequence
 
@@ -137,9 +137,8 @@ class StandingController:
         """Torques for model.joint_names at the measured (q, v) and reference time t (s), with the feet whose links
         are in ``feet_in_contact`` in contact (None: those within CONTACT_TOLERANCE of the ground by the measured
         q). The first call takes the base's x, y, yaw and, without a reference set, the joint positions as the
-        ones to hold. Raises
-        ValueError for a non-finite state and ContactForceError when no torques hold the robot (then also
-        for a non-finite result, which it never returns)."""
+        ones to hold. Raises ValueError for a non-finite state and ContactForceError when no torques hold the
+        robot (then also for a non-finite result, which it never returns)."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         if q.shape != (self.model.nq,) or v.shape != (self.model.nv,):
             raise ValueError(f"state of shape {q.shape}, {v.shape}; the model has nq {self.model.nq}, "

@@ -12,10 +12,10 @@ it, while it is within 2 mm of the ground by the measured state. Publishes ``eff
 
 The cone program takes 2-3 ms, so it runs on a timer at `rate` (200 Hz by default), not per joint state, from the
 newest joint state and odometry (and contact forces); all must be younger than `state_timeout` (wall time of
-receipt), else it does
-not command. Reference times are the joint states' stamps (a trajectory stamped zero starts at the last one), so
-simulated time reaches the controller without use_sim_time. Bad messages are rejected with a throttled warning and
-the last command stands; an infeasible contact problem is warned about and the last command stands too.
+receipt), else it does not command. Reference times are the joint states' stamps (a trajectory stamped zero starts
+at the last one), so simulated time reaches the controller without use_sim_time. Bad messages are rejected with a
+throttled warning and the last command stands; an infeasible contact problem is warned about and the last command
+stands too.
 """
 import sys
 import time
@@ -176,8 +176,8 @@ class LeggedControllerNode(Node):
         self.contact_forces[link] = (time.monotonic(), force)
 
     def _feet_in_contact(self, now):
-        """The feet whose fresh contact force exceeds `contact_force` (None: by kinematics, or a force missing or
-        stale: then no command)."""
+        """The feet whose contact force exceeds `contact_force`; None without `contact_topics` (contact by the
+        controller's kinematics). StaleState where a foot's force is missing or older than `state_timeout`."""
         if not self.params['contact_topics']:
             return None
         timeout = self.params['state_timeout']
