@@ -138,10 +138,10 @@ class GroundContact:
     def candidates(self, phi, x, R, p, w, dt):
         """(which, J): the points that may touch during the step (height below CONTACT_MARGIN plus twice their
         approach under w) and their Jacobians (``jacobians``). The approach needs only the vertical row of each
-        point's Jacobian, (C_lin + C_ang x x)_z; the full rows are formed for the candidates alone (a robot with
-        box and cylinder collisions has hundreds of points, a few of them near the ground)."""
+        point's Jacobian; the full rows are formed for the candidates alone (a robot with box and cylinder
+        collisions has hundreds of points, a few of them near the ground)."""
         C_ang, C_lin = self.kinematics.columns(R, p)
-        J_z = (C_lin[2] + C_ang[0] * x[:, 1:2] - C_ang[1] * x[:, 0:1]) * self.kinematics.moves[self.body]
+        J_z = self.kinematics.vertical_rows(C_ang, C_lin, self.body, x)
         which = np.flatnonzero(phi + 2.0 * dt * np.minimum(J_z @ w, 0.0) < CONTACT_MARGIN)
         J = self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which])
         return which, J.reshape(-1, self.model.nv)

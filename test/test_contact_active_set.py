@@ -59,20 +59,24 @@ def solve(A, c, bound, roles):
 
 
 def test_the_optimums_pattern_is_certified_and_gives_the_optimum():
+    """Where a contact slides (the optimum on a cone's surface), the pattern is left to the other solver."""
     rng = np.random.default_rng(1)
-    certified = 0
+    certified, sliding = 0, []
     for _ in range(100):
         A, c, bound = random_program(rng)
         lam = reference(A, c, bound)
         roles = pattern(lam, bound)
-        if roles is None or np.any(roles[0] == SLIDE):
-            assert roles is None or solve(A, c, bound, roles) is None   # sliding is left to the other solver
+        if roles is None:
+            continue
+        if np.any(roles[0] == SLIDE):
+            sliding.append(solve(A, c, bound, roles))
             continue
         ours = solve(A, c, bound, roles)
         assert ours is not None
         np.testing.assert_allclose(ours, lam, atol=1e-6)
         certified += 1
     assert certified >= 10
+    assert len(sliding) >= 10 and all(result is None for result in sliding)
 
 
 def test_a_pattern_with_one_role_changed_is_refused():

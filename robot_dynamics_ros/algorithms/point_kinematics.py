@@ -89,6 +89,11 @@ class PointKinematics:
         return J * self.moves[bodies][:, None, :]
 
 
+    def vertical_rows(self, C_ang, C_lin, bodies, x):
+        """(k, nv): the z rows of ``jacobians`` alone, (C_lin + C_ang x x)_z, for many points at once."""
+        return (C_lin[2] + C_ang[0] * x[:, 1:2] - C_ang[1] * x[:, 0:1]) * self.moves[bodies]
+
+
 def _cross(a, b):
     """a x b over axis -2 (the 3 components), broadcast over the others (np.cross is slow on small arrays)."""
     return np.stack([a[..., 1, :] * b[..., 2, :] - a[..., 2, :] * b[..., 1, :],
