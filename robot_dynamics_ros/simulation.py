@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .fast import aba, crba
+from .fast import aba, bias_torques, crba
 from .algorithms.energy import kinetic_energy, potential_energy
 from .algorithms.kinematics import frame_jacobian
 from .algorithms.udut import innovations_factors
@@ -45,7 +45,8 @@ class Simulator:
       (never stale); see there.
     Each integration step (and RK4 stage) applies the effort of the active input clamped to the URDF
     effort limits, minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit
-    (symplectic) Euler or classical RK4. Coulomb friction and the position limits are then taken together at
+    (symplectic) Euler or classical RK4. Semi-implicit Euler takes the damping implicitly (stable however stiff
+    the damping is for its link; see ``_implicitly_damped_acceleration``), RK4 explicitly. Coulomb friction and the position limits are then taken together at
     the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its friction
     sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
     shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull
@@ -166,6 +167,7 @@ class Simulator:
         self.applied_effort = np.zeros(self.model.nv)
         self.constraint_effort = np.zeros(self.model.nv)
         self._pattern = np.full(self.model.nv, SLIDING)
+        self._step_inertia = None   # M + dt B of the current step when the damping is implicit
         self.push_wrench = None   # (link, [torque; force] in world coordinates, sim time it ends)
 
     def push(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0), duration: float = 0.1) -> None:
@@ -304,10 +306,25 @@ class Simulator:
         acceleration), so that the base origin moves in the world as a point does; ``_integrate`` expresses it in
         the new base frame. (Euler on v' = a - omega x v in the moving frame would grow |v| by (omega dt)^2 / 2 per
         step: a spinning ball rolling on the ground would speed up.)"""
-        w = self._finite(self.qd + self.dt * self._acceleration(self.q, self.qd))
+        if self.damping.any():
+            w = self._finite(self.qd + self.dt * self._implicitly_damped_acceleration(self.q, self.qd))
+        else:
+            w = self._finite(self.qd + self.dt * self._acceleration(self.q, self.qd))
+            self._step_inertia = None
         if self._free_root:
             w[:3] += self.dt * np.cross(self.qd[3:6], self.qd[:3])
         return w
+
+    def _implicitly_damped_acceleration(self, q, qd):
+        """(w - qd) / dt with the viscous damping taken at the end of the step, as MuJoCo's Euler integrator takes
+        it: M (w - qd) = dt (tau - h(q, qd) - B w), so (M + dt B)(w - qd) = dt (tau - h - B qd). Explicit damping
+        multiplies a joint's velocity by 1 - dt b / m each step, which flips and grows it once dt b / m > 2 (Unitree
+        Z1's wrist: b = 1 N m s/rad on 1.8e-4 kg m^2, dt b / m = 5.5 at 1 kHz); the implicit step only slows it.
+        Keeps M + dt B for the velocity-level friction and stops of the same step (``_friction_and_stops``)."""
+        tau = self.applied_effort if not self.servo_mode else self._effort(q, qd)
+        self._step_inertia = crba(self.model, q) + np.diag(self.dt * self.damping)
+        force = tau - self.damping * qd + self._push_effort(q) - bias_torques(self.model, q, qd, self.gravity)
+        return np.linalg.solve(self._step_inertia, force)
 
     def _integrate(self, q, v):
         """(q (+) dt v, v in the new frames) (``integrate``), except for a floating root: its origin moves on the
@@ -358,8 +375,8 @@ class Simulator:
         held at its drive velocity c (within those bounds) by an impulse of at most dt times what its effort
         target leaves of the effort limit: the same problem as friction, about c instead of 0, so it is solved in
         the shifted velocity v - c (its Coulomb friction is taken within that bound: the drive overcomes it).
-        ``joint_friction.solve_velocity_step`` does the rest, starting from the previous step's pattern. Sets
-        ``constraint_effort`` = M (v - w) / dt, the generalized force friction, stops, brakes and drives applied over
+        ``joint_friction.solve_velocity_step`` does the rest, starting from the previous step's pattern, on M + dt B where
+        the damping is implicit. Sets ``constraint_effort`` = M (v - w) / dt (M + dt B there), the generalized force friction, stops, brakes and drives applied over
         the step, and adds the drives' part to ``applied_effort``.
         """
         dt = self.dt
@@ -369,7 +386,7 @@ class Simulator:
             self.constraint_effort = np.zeros(self.model.nv)
             self._pattern = np.full(self.model.nv, SLIDING)
             return free_velocity
-        M = crba(self.model, q)
+        M = crba(self.model, q) if self._step_inertia is None else self._step_inertia
         shifted, self._pattern = solve_velocity_step(M, free_velocity - center, impulse_bound, v_lo - center,
                                                      v_hi - center, self._pattern)
         v = shifted + center

@@ -24,7 +24,7 @@ def random_tracking_state(model, rng):
 @pytest.mark.parametrize('friction', [False, True])
 @pytest.mark.parametrize('mode', ['computed_torque', 'pd_gravity', 'gravity_compensation'])
 def test_control_laws_match_pinocchio(urdf_path, mode, friction):
-    """The laws of the class docstring with Pinocchio's RNEA; friction compensation adds the URDF's damping qd +
+    """The laws of the class docstring with Pinocchio's RNEA; friction compensation adds the URDF's damping qd_ref +
     friction tanh(qd_ref / 0.01 rad/s) in the first two modes."""
     model = load_urdf(urdf_path)
     oracle = PinocchioOracle(urdf_path, model)
@@ -39,7 +39,7 @@ def test_control_laws_match_pinocchio(urdf_path, mode, friction):
                     'pd_gravity': feedback + oracle.rnea(q, zero, zero),
                     'gravity_compensation': oracle.rnea(q, zero, zero)}[mode]
         if friction and mode != 'gravity_compensation':
-            expected = expected + model.damping * qd + model.friction * np.tanh(qd_ref / 0.01)
+            expected = expected + model.damping * qd_ref + model.friction * np.tanh(qd_ref / 0.01)
         expected = np.clip(expected, -model.effort_limit, model.effort_limit)
         np.testing.assert_allclose(controller.compute(q, qd, q_ref, qd_ref, qdd_ref), expected, atol=1e-9)
 

@@ -132,8 +132,8 @@ def test_friction_feed_forward_cancels_the_urdf_joint_friction(arm):
 
 
 def test_efforts_are_clamped_to_limits(arm):
-    sim = Simulator(arm, 1e-3, apply_friction=False, limit_velocity=False)   # (one step of 12 N m on the wrist
-    #                                                                          would pass its velocity limit)
+    sim = Simulator(arm, 1e-3, apply_friction=False, apply_damping=False, limit_velocity=False)   # (one step of
+    #                                                                   12 N m on the wrist would pass its velocity limit)
     command = 10.0 * arm.effort_limit * np.where(np.arange(arm.nv) % 2 == 0, 1.0, -1.0)
     sim.set_command(command)
     sim.step()

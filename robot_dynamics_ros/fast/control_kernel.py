@@ -178,7 +178,9 @@ def control_law(mode, friction_compensation, J, P, W, a0, f_ext, integral, R):
     computed_torque:      tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q) + Ki integral)
     pd_gravity:           tau = Kp (q_ref - q) + Kd (qd_ref - qd) + Ki integral + g(q)
     gravity_compensation: tau = g(q) = RNEA(q, 0, 0)
-    friction compensation (first two modes): + damping qd + friction tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY).
+    friction compensation (first two modes): + damping qd_ref + friction tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY),
+    both from the reference: damping times the measured qd is positive velocity feedback, unstable once a command
+    acts late or is held on a joint whose damping is stiff for its inertia (Unitree Z1's wrist).
     R[ACCELERATION] keeps tau before the effort limits clamp it (for integrate_error); R[FEEDBACK] the position
     error."""
     q, qd, q_ref, qd_ref, qdd_ref = R[Q], R[QD], R[Q_REF], R[QD_REF], R[QDD_REF]
@@ -203,7 +205,7 @@ def control_law(mode, friction_compensation, J, P, W, a0, f_ext, integral, R):
                 tau[i] += acceleration[i] - qdd_ref[i]
         if friction_compensation:
             for i in range(n):
-                tau[i] += J[DAMPING, i] * qd[i] + J[FRICTION, i] * np.tanh(qd_ref[i] / FRICTION_SMOOTHING_VELOCITY)
+                tau[i] += J[DAMPING, i] * qd_ref[i] + J[FRICTION, i] * np.tanh(qd_ref[i] / FRICTION_SMOOTHING_VELOCITY)
     for i in range(n):   # comparisons keep a NaN, as np.clip does
         acceleration[i] = tau[i]
         if tau[i] > J[EFFORT_LIMIT, i]:
