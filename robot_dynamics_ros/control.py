@@ -82,22 +82,43 @@ ACCELERATION_SAMPLES = 200   # configurations (fixed seed) over which model_acce
 
 def model_acceleration_limits(model: Model) -> Vector:
     """Joint accelerations the robot can make all at once, in any directions, against gravity, anywhere in its
-    limits (URDF has no acceleration limits): a_i = s E_i / M_ii, the acceleration joint i's effort limit E_i gives
-    it alone at the middle of the limits, scaled by the largest s with sum_j |M_ij| a_j + |g_i| <= E_i for every
-    joint, at the middle and at ACCELERATION_SAMPLES random configurations. A reference within them asks for
-    efforts within the limits, so the computed-torque law keeps the joints decoupled."""
+    limits (URDF has no acceleration limits), per joint: the a > 0 that maximise sum_j log a_j (proportional
+    fairness) with sum_j |M_ij(q)| a_j + |g_i(q)| <= E_i (effort limit) for every joint i at the middle of the limits
+    and ACCELERATION_SAMPLES random configurations. A reference within them asks for efforts within the limits, so
+    the computed-torque law keeps the joints decoupled; and a shoulder that gravity leaves little room slows the
+    joints that load it in proportion to how much they load it, not the wrist (one common scale for all joints gave
+    Kinova Gen3's shoulder 0.12 rad/s^2). A joint whose gravity load takes its whole effort at a configuration (it
+    cannot hold the robot there) adds no bound from that configuration. Cached on the model (about 0.3 s)."""
+    try:
+        return model._cache['acceleration_limits'].copy()
+    except KeyError:
+        pass
+    from scipy.optimize import LinearConstraint, minimize
     from .algorithms import crba
-    effort = model.effort_limit
-    alone = effort / np.diag(crba(model, model.middle_of_limits()))
     rng = np.random.default_rng(0)
-    scale = np.inf
+    rows, room = [], []
     for k in range(ACCELERATION_SAMPLES + 1):
         q = model.random_configuration(rng) if k else model.middle_of_limits()
-        room = effort - np.abs(fast.gravity_torques(model, q))
-        scale = min(scale, np.min(room / (np.abs(crba(model, q)) @ alone)))
-    if not scale > 0:   # gravity alone takes a joint's whole effort somewhere: no bound that helps
-        return np.full(model.nv, np.inf)
-    return scale * alone
+        left = model.effort_limit - np.abs(fast.gravity_torques(model, q))
+        rows.append(np.abs(crba(model, q))[left > 0])
+        room.append(left[left > 0])
+    A, b = np.vstack(rows), np.concatenate(room)
+    with np.errstate(divide='ignore'):   # joints that load no row (massless) are not bounded: inf
+        alone = np.min(b[:, None] / A, axis=0, initial=np.inf)   # each joint alone within every row
+    bounded = np.isfinite(alone)
+    A = A[:, bounded]
+    # A feasible start: every joint at its alone value scaled by one common factor; then in units of the start
+    # (well scaled: a wrist's and a shoulder's limits differ by 1e4).
+    start = alone[bounded] * np.min(b / (A @ alone[bounded]), initial=1.0)
+    limit = np.full(model.nv, np.inf)
+    if bounded.any():
+        result = minimize(lambda y: -np.sum(np.log(y)), np.ones(start.size), jac=lambda y: -1.0 / y, method='SLSQP',
+                          constraints=[LinearConstraint(A * start, -np.inf, b)], bounds=[(1e-9, None)] * start.size,
+                          options={'maxiter': 500, 'ftol': 1e-12})
+        feasible = result.success and np.all(A @ (result.x * start) <= b * (1.0 + 1e-9))
+        limit[bounded] = result.x * start if feasible else start
+    model._cache['acceleration_limits'] = limit
+    return limit.copy()
 
 
 @functools.cache
@@ -115,7 +136,7 @@ class ComputedTorqueController:
     kp, kd, ki: scalars or one gain per joint. On continuous joints (revolute, unlimited) the position error
     is wrapped into [-pi, pi) so that the controller takes the short way round.
     friction_compensation: in the first two modes, also add the URDF joint friction as feed-forward,
-    damping * qd + friction * tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY).
+    damping * qd_ref + friction * tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY) (from the reference, see the kernel).
 
     ``compute`` is the law alone (no integral); ``update`` is a control step as the node runs it, with state: the
     reference is governed into the joint limits (``fast.control_kernel.govern_reference``: position limits,

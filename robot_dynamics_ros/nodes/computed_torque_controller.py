@@ -64,7 +64,7 @@ PARAMETERS = (
                                       'stable at this rate (a command acting one period after its state)', positive),
     Param('acceleration_limits', Parameter.Type.DOUBLE_ARRAY,
           'per joint (joints order), rad/s^2 or m/s^2: the reference keeps to them (URDF has none); empty: derived '
-          'from the model (the accelerations all joints can make at once within their effort limits)'),
+          'from the model (each joint\'s own acceleration against gravity within its effort limit)'),
     Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
     Param('mode', 'computed_torque', "'computed_torque', 'pd_gravity' or 'gravity_compensation'",
           choice(*CONTROL_MODES), runtime=True),
