@@ -13,6 +13,7 @@ anticipate. So: every arm within 5 % of each joint's reference range, friction-f
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 
@@ -115,3 +116,20 @@ def test_configuration_errors_show_plain_numbers():
     with pytest.raises(ConfigurationError) as error:
         as_vector('center', np.zeros(7), 6, allow_scalar=False)
     assert str(error.value) == "parameter 'center' must be 6 numbers, got [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_bringup_stops_its_nodes_and_exits_with_the_signals_code(sig, tmp_path):
+    """As a shell command stopped by a signal: 128 + its number (130, 143), after the nodes exited 0."""
+    process = subprocess.Popen(
+        [sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--duration', '600', '--plot', '', '--isolated',
+         '--domain-id', str(domain_id(60 + sig.value))],
+        cwd=tmp_path, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=dict(os.environ, PYTHONUNBUFFERED='1'))
+    for line in process.stdout:   # the loop is running
+        if line.startswith('loop running'):
+            break
+    process.send_signal(sig)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 128 + sig.value, out + err
+    assert 'all nodes exited 0' in out and 'Traceback' not in err, out + err

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .. import algorithms, fast, load_urdf
+from .. import algorithms, fast, load_urdf, stopping
 from ..fast.codegen import MAX_DOF
 from ..errors import RobotDynamicsError
 from ..model.model import PRISMATIC
@@ -23,7 +23,8 @@ from ..processes import (MAX_DOMAIN_ID, describe_domain, loop_environment, start
                          use_environment)
 from ..resources import bundled_urdf, parameter_files
 from . import finite_float, int_in, non_negative_float, positive_float
-from .node_runs import WALL_ALLOWANCE, node_logs, report_exits, steps_per_second, write_report
+from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, steps_per_second,
+                        write_report)
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 
@@ -129,6 +130,7 @@ def summary(recorder, model, start, end, sim_log):
         'controller_commands_hz': rate(recorder.errors, start, end),
         'compute_time_us': ({'mean': float(us.mean()), 'p99': float(np.percentile(us, 99)), 'max': float(us.max()),
                              'updates': len(us)} if len(us) else None),
+        'simulation_stopped': simulation_stopped(sim_log),
     }
 
 
@@ -137,7 +139,9 @@ def report(result, model, duration=None):
     revolute joints, millimetres for prismatic ones), rates, compute time."""
     lines = [f"ran {result['sim_time']:.2f} s of sim time in {result['wall_time']:.2f} s wall: real-time factor "
              f"{result['real_time_factor']:.2f}"]
-    if duration is not None and result['sim_time'] < duration - 0.01:
+    if result['simulation_stopped']:
+        lines.insert(0, f"the simulation stopped: {result['simulation_stopped']}")
+    elif duration is not None and result['sim_time'] < duration - 0.01:
         lines.append(f"note: ran only {result['sim_time']:.2f} s of the {duration:g} s of sim time asked for "
                      "(the loop ran slower than real time, or a node stopped)")
     if result['controller_updates']:
@@ -298,4 +302,6 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         print(write_report(dict(result, exit_codes=codes), args.report))
     failed = report_exits(codes, logs, interrupted)
-    return 1 if failed or not recorder.errors else 0
+    if interrupted:
+        return stopping.exit_code()
+    return 1 if failed or not recorder.errors or result['simulation_stopped'] else 0

@@ -14,13 +14,16 @@ import time
 
 import numpy as np
 
+from .. import stopping
 from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..processes import describe_domain, start_node, stop_node, use_environment
 from ..resources import legged_parameter_files
-from .node_runs import WALL_ALLOWANCE, node_logs, report_exits, steps_per_second, write_report
+from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, steps_per_second,
+                        write_report)
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
+FALLEN_TILT = 45.0   # deg: a base tilted further has fallen over
 
 
 def tilt_degrees(quaternion):
@@ -46,6 +49,7 @@ def summary(recorder, start: float, end: float, sim_log: str, floating: bool) ->
         'compute_time_us': ({'mean': float(np.mean(recorder.compute_us)),
                              'p99': float(np.percentile(recorder.compute_us, 99)),
                              'updates': len(recorder.compute_us)} if recorder.compute_us else None),
+        'simulation_stopped': simulation_stopped(sim_log),
     }
     if floating and odom:
         t = np.array([stamp for _, stamp, _ in odom])
@@ -59,15 +63,21 @@ def summary(recorder, start: float, end: float, sim_log: str, floating: bool) ->
             'base_tilt_deg': {'max': float(tilt_degrees(pose[:, 3:]).max()),
                               'final': float(tilt_degrees(pose[-1, 3:]))},
         })
+        result['fell'] = result['base_tilt_deg']['max'] > FALLEN_TILT
     return result
 
 
 def report(result: dict, duration: float) -> list[str]:
     lines = [f"ran {result['sim_time']:.2f} s of sim time in {result['wall_time']:.2f} s wall: real-time factor "
              f"{result['real_time_factor']:.2f}"]
-    if result['sim_time'] < duration - 0.01:
+    if result['simulation_stopped']:
+        lines.insert(0, f"the simulation stopped: {result['simulation_stopped']}")
+    elif result['sim_time'] < duration - 0.01:
         lines.append(f"note: ran only {result['sim_time']:.2f} s of the {duration:g} s of sim time asked for "
                      "(the loop ran slower than real time, or a node stopped)")
+    if result.get('fell'):
+        lines.insert(0, f"the robot fell: its base tilted {result['base_tilt_deg']['max']:.0f} deg (more than "
+                        f"{FALLEN_TILT:g})")
     if 'base_position' in result:
         p0, p1 = (np.array(result['base_position'][k]) for k in ('initial', 'final'))
         h = result['base_height']
@@ -146,4 +156,6 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     if args.report:
         print(write_report(dict(result, exit_codes=codes), args.report))
     failed = report_exits(codes, logs, interrupted)
-    return 1 if failed or end == start else 0
+    if interrupted:
+        return stopping.exit_code()
+    return 1 if failed or end == start or result['simulation_stopped'] else 0

@@ -24,6 +24,12 @@ def first_error_line(log_text):
     return exceptions[-1] if exceptions else (lines[-1] if lines else 'no output')
 
 
+def simulation_stopped(sim_log):
+    """Why the simulator stopped stepping (its first refused or failed step, as its log says), or None."""
+    match = re.search(r'\]: (simulation step (?:refused|failed): .*)', sim_log)
+    return match.group(1).strip() if match else None
+
+
 def steps_per_second(log_text):
     """Achieved step rate from the simulator's exit line ('... (N steps/s, ...')."""
     match = re.search(r'\((\d+) steps/s', log_text)
