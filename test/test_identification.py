@@ -101,9 +101,9 @@ def test_derivatives_of_a_noisy_sinusoid():
     assert noise.max() * velocity_noise_gain(h) / dt <= 0.02 / 5 < noise.max() * velocity_noise_gain(h - 1) / dt
     sigma_v = sigma * velocity_noise_gain(h) / dt                  # the narrowest cubic for the estimated noise
     inner = slice(h + 1, -h - 1)
-    _, qd, qdd, qd_coulomb = derivatives(noisy, dt, h, 'continuous')
+    _, qd, qdd, qd_friction = derivatives(noisy, dt, h, 'continuous')
     assert np.max(np.abs(qd - qd_true)[inner]) < 5 * sigma_v       # 5 sigma over 10^4 samples: p < 10^-2
-    np.testing.assert_array_equal(qd_coulomb, qd)
+    np.testing.assert_array_equal(qd_friction, qd)
     # the acceleration, before the parallel filter: as noisy as its kernel (the cubic's second difference) makes
     # it, and unbiased (mean within 5 sigma of the mean of ~N / 2h independent values)
     error = (qdd + w ** 2 * q)[inner]
@@ -112,9 +112,9 @@ def test_derivatives_of_a_noisy_sinusoid():
     assert np.all(np.abs(np.mean(error, axis=0)) < 5 * sigma_a * np.sqrt(2 * h / len(error)))
     # simulator sampling: backward velocity at the state, Coulomb sign from the next one (exact on a cubic)
     cubic = np.column_stack([t ** 3 - t, 2 * t ** 2])
-    _, qd, qdd, qd_coulomb = derivatives(cubic, dt, 2, 'simulator')
+    _, qd, qdd, qd_friction = derivatives(cubic, dt, 2, 'simulator')
     np.testing.assert_allclose(qd[1:-1], np.diff(cubic, axis=0)[:-1] / dt, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(qd_coulomb[1:-1], np.diff(cubic, axis=0)[1:] / dt, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(qd_friction[1:-1], np.diff(cubic, axis=0)[1:] / dt, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(qdd[1:-1], np.column_stack([6 * t, 4 + 0 * t])[1:-1], rtol=1e-6, atol=1e-6)
     assert smoothing_half_width(dt, np.zeros(2), 0.02) == 2      # noise-free: differentiated nearly exactly
     # uneven timestamps are resampled to a uniform grid first

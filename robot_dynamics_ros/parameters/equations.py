@@ -6,7 +6,7 @@ beta, so F tau = (F Y) beta holds exactly for any linear filter F, while F remov
 the positions puts into the acceleration columns. Here:
 
 1. Each state's regressor Y(q_s, qd, qdd) with the derivatives of ``signals.derivatives`` (the sampling's own
-   difference scheme; the Coulomb columns sign(qd_coulomb)); the effort of the message ``EFFORT_DELAY`` samples
+   difference scheme; the viscous and Coulomb columns from qd_friction, the velocity friction acts on); the effort of the message ``EFFORT_DELAY`` samples
    later belongs to it.
 2. F: a Hann window (raised cosine) of half-width H = round(1 / (2 cutoff dt)) samples, gain 1/2 at ``cutoff``,
    zero at 2 cutoff, applied to Y_base and tau; every ``decimate``-th sample is kept. A finite window, so that
@@ -81,10 +81,10 @@ def identification_equations(model, base, t, q, tau, sampling='continuous', cuto
     dt = float(t[1] - t[0])
     noise = position_noise(q)
     h = smoothing_half_width(dt, noise, min_velocity)
-    q_s, qd, qdd, qd_coulomb = derivatives(q, dt, h, sampling)
+    q_s, qd, qdd, qd_friction = derivatives(q, dt, h, sampling)
     delay = EFFORT_DELAY[sampling]
     if delay:   # state k's effort arrives with state k + delay
-        t, q_s, qd, qdd, qd_coulomb = (a[:-delay] for a in (t, q_s, qd, qdd, qd_coulomb))
+        t, q_s, qd, qdd, qd_friction = (a[:-delay] for a in (t, q_s, qd, qdd, qd_friction))
         tau = tau[delay:]
     H = half_width_for(cutoff, dt)
     decimate = max(1, H // 10) if decimate is None else int(decimate)
@@ -93,7 +93,7 @@ def identification_equations(model, base, t, q, tau, sampling='continuous', cuto
     if centres.size == 0:
         raise ValueError(f"recording of {len(t)} samples is shorter than the filter and differences need "
                          f"({2 * edge + 1} samples at {1 / dt:g} Hz, cut-off {cutoff:g} Hz)")
-    reasons = _unmodelled(model, q_s, qd, qd_coulomb, min_velocity)
+    reasons = _unmodelled(model, q_s, qd, qd_friction, min_velocity)
     window = np.ones((2 * edge + 1, 1), dtype=bool)
     reached = {reason: binary_dilation(mask, structure=window)[centres] for reason, mask in reasons.items()}
     rows = ~np.logical_or.reduce(list(reached.values()))
@@ -102,14 +102,16 @@ def identification_equations(model, base, t, q, tau, sampling='continuous', cuto
         excluded[reason] = np.sum(mask & ~taken, axis=0)
         taken |= mask
     kernel = hann_kernel(H)
-    coulomb = _coulomb_columns(model, extra_columns)
+    viscous, coulomb = (_joint_columns(model, extra_columns, name) for name in ('viscous', 'coulomb'))
     Y_f = np.empty((centres.size, model.nv, len(base)))
     for start in range(0, centres.size, max(1, CHUNK // decimate)):
         chunk = centres[start:start + max(1, CHUNK // decimate)]
         span = slice(chunk[0] - H, chunk[-1] + H + 1)
         Y = regressor_batch(model, q_s[span], qd[span], qdd[span], gravity, **extra_columns)
+        if viscous:
+            Y[:, np.arange(model.nv), viscous] = qd_friction[span]
         if coulomb:
-            Y[:, np.arange(model.nv), coulomb] = np.sign(qd_coulomb[span])
+            Y[:, np.arange(model.nv), coulomb] = np.sign(qd_friction[span])
         Y_f[start:start + chunk.size] = _filtered(base.regressor(Y), kernel, chunk - span.start)
         if progress is not None:
             progress(start + chunk.size, centres.size)
@@ -127,21 +129,23 @@ def _filtered(x, kernel, centres):
     return out
 
 
-def _unmodelled(model, q, qd, qd_coulomb, min_velocity):
+def _unmodelled(model, q, qd, qd_friction, min_velocity):
     """{reason: (N, n) bool} samples where the rigid-body model with viscous and Coulomb friction is not what
     moved the joint."""
-    slow = (np.abs(qd) < min_velocity) | (np.abs(qd_coulomb) < min_velocity)
+    slow = (np.abs(qd) < min_velocity) | (np.abs(qd_friction) < min_velocity)
     span = model.upper - model.lower
     margin = np.where(np.isfinite(span), LIMIT_MARGIN * span, 0.0)
     at_stop = (q <= model.lower + margin) | (q >= model.upper - margin)
     limit = np.where(np.isfinite(model.velocity_limit) & (model.velocity_limit > 0), model.velocity_limit, np.inf)
-    saturated = np.maximum(np.abs(qd), np.abs(qd_coulomb)) >= SPEED_MARGIN * limit
+    saturated = np.maximum(np.abs(qd), np.abs(qd_friction)) >= SPEED_MARGIN * limit
     return {'slow': slow, 'limit': at_stop | saturated}
 
 
-def _coulomb_columns(model, extra_columns):
-    """Column of each joint's Coulomb parameter in the standard regressor, or None without them."""
-    if not extra_columns.get('coulomb'):
+def _joint_columns(model, extra_columns, kind):
+    """Column of each joint's viscous ('viscous': Fv) or Coulomb ('coulomb': Fc) parameter in the standard
+    regressor, or None without them."""
+    if not extra_columns.get(kind):
         return None
     names = parameter_names(model, **extra_columns)
-    return [names.index(f'Fc{j + 1}') for j in range(model.nv)]
+    prefix = {'viscous': 'Fv', 'coulomb': 'Fc'}[kind]
+    return [names.index(f'{prefix}{j + 1}') for j in range(model.nv)]

@@ -13,17 +13,17 @@ How to difference depends on what produced the samples (``sampling``):
 - ``'simulator'``: the package's Simulator stepped by semi-implicit Euler, one sample per step, as ``record``
   writes it. A step from state k applies the effort tau_k over [t_k, t_k+1] and does (simulation.py)
 
-      qd_k+1 = qd_k + dt M(q_k)^-1 (tau_k - c(q_k, qd_k) - Fv qd_k) - dt M^-1 Fc sign(qd_k+1),
+      qd_k+1 = qd_k + dt M(q_k)^-1 (tau_k - c(q_k, qd_k) - Fv qd_k+1 - Fc sign(qd_k+1)),
       q_k+1  = q_k + dt qd_k+1,
 
-  (c: Coriolis, centrifugal and gravity efforts; the last term while the joint slides), so the equation of
-  state k is exactly M(q_k) qdd_k + c(q_k, qd_k) + Fv qd_k + Fc sign(qd_k+1) = tau_k with the
+  (c: Coriolis, centrifugal and gravity efforts; damping implicit; the Coulomb term while the joint slides), so
+  the equation of state k is exactly M(q_k) qdd_k + c(q_k, qd_k) + Fv qd_k+1 + Fc sign(qd_k+1) = tau_k with the
   backward velocity qd_k = (q_k - q_k-1) / dt, qdd_k = (qd_k+1 - qd_k) / dt (the central second difference) and
-  Coulomb friction taking the sign of the *next* velocity (the velocity-level friction solve). Its state
-  message carries the effort applied over the step before it: effort tau_k arrives with state k+1
-  (``EFFORT_DELAY``). Central differences on such data are off by dt/2 qdd in the velocity: with damping Fv
-  that is an extra inertia Fv dt / 2 on each joint (5e-4 kg m^2 for Fv = 1 N m s/rad at 1 kHz), larger than
-  the small products of inertia it then biases.
+  friction, viscous and Coulomb, acting on the *next* velocity (``qd_friction``). Its state message carries the
+  effort applied over the step before it: effort tau_k arrives with state k+1 (``EFFORT_DELAY``). Central
+  differences on such data are off by dt/2 qdd in the velocity: with damping Fv that is an extra inertia
+  Fv dt / 2 on each joint (5e-4 kg m^2 for Fv = 1 N m s/rad at 1 kHz), larger than the small products of
+  inertia it then biases.
 
 Non-uniform timestamps are first interpolated onto a uniform grid (``uniform_grid``).
 """
@@ -91,8 +91,8 @@ def smoothing_half_width(dt, noise, min_velocity):
 
 
 def derivatives(q, dt, half_width, sampling='continuous'):
-    """(q_s, qd, qdd, qd_coulomb), each (N, n): smoothed positions, velocity, acceleration and the velocity whose
-    sign the Coulomb friction takes, at each state of uniformly sampled positions q (N, n) (see the module doc);
+    """(q_s, qd, qdd, qd_friction), each (N, n): smoothed positions, velocity, acceleration and the velocity
+    viscous and Coulomb friction act on, at each state of uniformly sampled positions q (N, n) (see the module doc);
     half_width: of the Savitzky-Golay cubic (``smoothing_half_width``).
 
     A sample's values use its neighbours up to half_width + 1 samples away; the first and last rows are not
@@ -105,12 +105,12 @@ def derivatives(q, dt, half_width, sampling='continuous'):
     if len(q) < 2 * h + 3:
         raise ValueError(f"{len(q)} samples are too few to differentiate (at least {2 * h + 3})")
     q_s = savgol_filter(q, 2 * h + 1, 3, axis=0)
-    qd, qdd, qd_coulomb = (np.zeros_like(q_s) for _ in range(3))
+    qd, qdd, qd_friction = (np.zeros_like(q_s) for _ in range(3))
     step = np.diff(q_s, axis=0) / dt                               # velocity over each step, (q_k+1 - q_k) / dt
     qdd[1:-1] = np.diff(step, axis=0) / dt                         # (q_k+1 - 2 q_k + q_k-1) / dt^2
     if sampling == 'simulator':
-        qd[1:-1], qd_coulomb[1:-1] = step[:-1], step[1:]           # backward velocity; Coulomb: the next one
+        qd[1:-1], qd_friction[1:-1] = step[:-1], step[1:]           # backward velocity; friction: the next one
     else:
         qd[1:-1] = 0.5 * (step[:-1] + step[1:])                    # central
-        qd_coulomb[1:-1] = qd[1:-1]
-    return q_s, qd, qdd, qd_coulomb
+        qd_friction[1:-1] = qd[1:-1]
+    return q_s, qd, qdd, qd_friction
