@@ -204,6 +204,8 @@ class Simulator:
 
         Each given field is an array of length nv where NaN means "no new value for this joint": the
         field's previous value for that joint is kept (NaN until one is given). None leaves a field as it is.
+        A joint left without any target (no field ever named it) holds its current position, as
+        gz_ros2_control holds the joints a command does not name: a command for one joint lets no other go limp.
         As gz_ros2_control's joints: a joint with a position target is driven at the velocity
         velocity_i + POSITION_GAIN (position_i - q_i) / dt (velocity_i 0 where not given; position errors on
         continuous joints wrapped into [-pi, pi)), one with a velocity target alone at that velocity; the drive
@@ -230,6 +232,8 @@ class Simulator:
             if np.any(np.isinf(value)):
                 raise ValueError(f'{name} command contains Inf: {value.tolist()}')
             fields.append(np.where(np.isnan(value), previous, value))
+        untargeted = np.isnan(fields[0]) & np.isnan(fields[1]) & np.isnan(fields[2]) & self._actuated
+        fields[0] = np.where(untargeted, self._positions_v(self.q), fields[0])
         with np.errstate(over='ignore', invalid='ignore'):
             drive = fields[1] + POSITION_GAIN * (fields[0] - self._positions_v(self.q)) / self.dt
         if np.any(np.isinf(drive)) or np.any(np.isnan(drive) & ~np.isnan(fields[0]) & ~np.isnan(fields[1])):
