@@ -83,7 +83,7 @@ def trajectory(rng):
 @pytest.fixture
 def nodes():
     rclpy.init(args=['--ros-args', '-p', f'urdf_file:={BUNDLED_URDF}', '-p', f'joints:=[{",".join(JOINTS)}]',
-                     '-p', 'state_timeout:=1000.0'], domain_id=domain_id(sum(map(ord, __name__))))
+                     '-p', 'state_timeout:=1000.0'], domain_id=domain_id(__name__))
     pair = [recorded_node(compiled=True), recorded_node(compiled=False)]
     yield pair
     for node in pair:
