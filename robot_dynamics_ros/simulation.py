@@ -28,6 +28,10 @@ TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
 POSITION_GAIN = 0.1
 # A pivot D_i of U D U^T at or below this fraction of the largest one is a singular mass matrix.
 SINGULAR_PIVOT_RATIO = 1e-12
+# A push accelerates the robot's whole mass by at most 10 g (a hard shove is a few g), its torque that force at a
+# 1 m lever (longer than any link of the robots it serves): beyond, it is no push but a fault in the sender.
+PUSH_ACCELERATION = 10.0 * 9.81   # m/s^2
+PUSH_LEVER = 1.0                  # m
 
 
 class SimulationDiverged(ValueError):
@@ -170,10 +174,17 @@ class Simulator:
 
     def push(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0), duration: float = 0.1) -> None:
         """Apply a force (N) at the origin of ``link`` and a torque (N m), both in world coordinates, for
-        ``duration`` sim seconds from now (a push, for tests and demos); it replaces any push still acting."""
+        ``duration`` sim seconds from now (a push, for tests and demos); it replaces any push still acting.
+        ValueError beyond PUSH_ACCELERATION times the robot's mass (and that at PUSH_LEVER for the torque)."""
         if link not in self.model.frames:
             raise ValueError(f"push: no link {link!r} in {self.model.name!r}")
         wrench = np.concatenate([as_finite_vector('push torque', torque, 3), as_finite_vector('push force', force, 3)])
+        mass = sum(inertia[5, 5] for inertia in self.model.inertia)
+        limit = PUSH_ACCELERATION * mass
+        if np.linalg.norm(wrench[3:]) > limit or np.linalg.norm(wrench[:3]) > limit * PUSH_LEVER:
+            raise ValueError(f"push: force {np.linalg.norm(wrench[3:]):.4g} N, torque {np.linalg.norm(wrench[:3]):.4g} "
+                             f"N m: at most {limit:.4g} N and {limit * PUSH_LEVER:.4g} N m (10 g on the robot's "
+                             f"{mass:.4g} kg, at a {PUSH_LEVER:g} m lever)")
         if not (np.isfinite(duration) and duration > 0):
             raise ValueError(f'push duration must be positive and finite, got {duration}')
         self.push_wrench = (link, wrench, self.t + duration)

@@ -316,14 +316,26 @@ class Throttle:
         return re.sub(r'[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?|nan|inf', '#', text)[:200]
 
     def warn(self, key, message):
+        suffix = self._due(key)
+        if suffix is not None:
+            self._logger.warning(message + suffix)
+
+    def info(self, key, message):
+        """As warn, at INFO (a stream of valid messages that each say something, e.g. pushes). (rclpy refuses a
+        call site that logs at two severities: each has its own.)"""
+        suffix = self._due(key)
+        if suffix is not None:
+            self._logger.info(message + suffix)
+
+    def _due(self, key):
+        """None when a line for key was logged less than a period ago, else the suffix of the line to log now."""
         now = self._clock()
         if now - self._last.get(key, -np.inf) < self._period:
             self._suppressed[key] = self._suppressed.get(key, 0) + 1
-            return
+            return None
         dropped = self._suppressed.pop(key, 0)
-        suffix = f" ({dropped} similar suppressed)" if dropped else ""
-        self._logger.warning(message + suffix)
         self._last[key] = now
+        return f" ({dropped} similar suppressed)" if dropped else ""
 
 
 def make_executor(node):
