@@ -70,6 +70,18 @@ def robot_description(urdf_file, prefix=''):
     return xml
 
 
+DESCRIPTION_SOURCES = ('parameter', 'topic')
+
+
+def description_parameter(source, description):
+    """Our nodes' parameters for the launch argument ``description_source``: 'parameter', {'robot_description':
+    description}; 'topic', none, so that they take the latest URDF on the robot_description topic
+    (robot_state_publisher's, or the user's) and switch when it changes. LaunchCheckError for another source."""
+    if source not in DESCRIPTION_SOURCES:
+        raise LaunchCheckError(f"description_source must be one of {list(DESCRIPTION_SOURCES)}, got {source!r}")
+    return {'robot_description': description} if source == 'parameter' else {}
+
+
 def prefixed(xml, prefix):
     """URDF XML with `prefix` before the names of links and joints and every reference to them (joint
     parent/child and mimic, transmission and ros2_control joints, gazebo references)."""

@@ -108,3 +108,22 @@ def test_a_node_stopping_on_bad_configuration_makes_the_launch_exit_non_zero_nam
     assert "node 'simulator-1' exited with code 1" in text, text
     assert "parameter 'rate' must be positive" in text, text   # the node's own line says why
     assert "sending signal 'SIGINT' to process[other-2]" in text, text   # the launch stopped the other process
+
+
+def test_the_description_source_gives_the_nodes_the_parameter_or_the_topic():
+    from robot_dynamics_ros.launch_support import description_parameter
+    assert description_parameter('parameter', '<robot/>') == {'robot_description': '<robot/>'}
+    assert description_parameter('topic', '<robot/>') == {}   # ModelSource then subscribes robot_description
+    with pytest.raises(LaunchCheckError, match="description_source must be one of"):
+        description_parameter('file', '<robot/>')
+
+
+@pytest.mark.parametrize('name', ['simulator.launch.py', 'computed_torque.launch.py', 'closed_loop.launch.py',
+                                  'two_arms.launch.py', 'legged.launch.py'])
+def test_each_launch_file_takes_description_source_and_sync(name):
+    pytest.importorskip('launch.actions')
+    pytest.importorskip('launch_ros')
+    arguments = {argument.name: argument for argument in
+                 load_launch_file(name).generate_launch_description().get_launch_arguments()}
+    assert arguments['description_source'].choices == ['parameter', 'topic']
+    assert ('sync' in arguments) == (name != 'computed_torque.launch.py')   # wherever a simulator starts
