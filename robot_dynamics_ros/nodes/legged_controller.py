@@ -4,7 +4,8 @@ contact-consistent inverse dynamics, one cone program per update).
 Subscribes ``joint_states`` (sensor_msgs/JointState, the actuated joints by name), ``odom`` (nav_msgs/Odometry:
 the base pose in the world frame; the twist in the base frame, linear velocity of the base origin and angular
 velocity, which is the model's v[:6] = [linear; angular]) and ``~/joint_trajectory`` (trajectory_msgs/
-JointTrajectory, as the computed-torque controller takes it); with `contact_topics` set, also
+JointTrajectory, as the computed-torque controller takes it: read on a worker thread, at most
+`max_trajectory_points`, refused far beyond the joint limits, and followed governed into them); with `contact_topics` set, also
 ``<contact_topics><link>`` for each foot link (geometry_msgs/WrenchStamped, the ground's force on that foot, as the
 simulator's ``~/contact/<link>``): a foot is in contact while its normal force exceeds `contact_force`; without
 it, while it is within 2 mm of the ground by the measured state. Publishes ``effort_controller/commands``
