@@ -47,3 +47,15 @@ def test_a_node_loading_its_modules_exits_0_at_once_on_a_signal(start):
     print(f'during start-up: exit {seconds:.3f} s after SIGINT')
     assert code == 0, node.log()
     assert node.log().count('stopping (SIGINT during start-up)') == 1, node.log()
+
+
+def test_a_node_building_itself_exits_0_soon_after_a_signal(start):
+    """The simulator of the quadruped on the ground takes a second or more to build (2.5-3.3 s under load) after
+    its first log line: a signal then interrupts the building."""
+    params = [('urdf_file', QUADRUPED), ('root_joint', 'floating')]   # ground 'auto': on
+    node = start('simulator', params=params)
+    assert node.wait_for_log('dynamics:', STARTUP), node.log()   # logged while the node is built
+    code, seconds = stop_time(node, signal.SIGINT)
+    print(f'while building: exit {seconds:.3f} s after SIGINT')
+    assert code == 0, node.log()
+    assert node.log().count('stopping (SIGINT') == 1 and 'Traceback' not in node.log(), node.log()
