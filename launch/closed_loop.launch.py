@@ -4,7 +4,8 @@ installed.
 
 ros2 launch robot_dynamics_ros closed_loop.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
                                                      [sync:=realtime|lockstep] [namespace:=arm1] [prefix:=arm1_]
-`namespace` and `prefix` as in simulator.launch.py: two_arms.launch.py runs two of these loops in one graph.
+                                                     [description_source:=parameter|topic]
+`namespace`, `prefix` and `description_source` as in simulator.launch.py: two_arms.launch.py runs two of these loops in one graph.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
@@ -12,13 +13,15 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
+from robot_dynamics_ros.launch_support import DESCRIPTION_SOURCES
+
 PACKAGE = 'robot_dynamics_ros'
 
 
 def generate_launch_description():
     share = FindPackageShare(PACKAGE)
     arguments = {name: LaunchConfiguration(name) for name in ('urdf_file', 'config_file', 'use_sim_time', 'sync',
-                                                                  'namespace', 'prefix')}
+                                                                  'namespace', 'prefix', 'description_source')}
 
     def include(launch_file):
         source = PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch', launch_file]))
@@ -36,6 +39,8 @@ def generate_launch_description():
                               description="simulator: 'realtime' or 'lockstep' (step when the controller has answered)"),
         DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
         DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
+                              description="'topic': the nodes take the URDF from the robot_description topic"),
         include('simulator.launch.py'),
         include('computed_torque.launch.py'),
     ])

@@ -3,8 +3,10 @@ publishes joint_states and takes effort_controller/commands.
 
 ros2 launch robot_dynamics_ros computed_torque.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
                                                          [namespace:=arm1] [prefix:=arm1_]
+                                                         [description_source:=parameter|topic]
 `namespace` and `prefix` as in simulator.launch.py (the robot's joint names carry the prefix). The URDF is read,
-prefixed and checked before any node starts.
+prefixed and checked before any node starts. `description_source:=topic`: the nodes take the latest URDF on the
+robot_description topic instead of the parameter.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -13,7 +15,8 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import closed_loop_parameters, robot_description, stop_launch_on_failure
+from robot_dynamics_ros.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters, description_parameter,
+                                               robot_description, stop_launch_on_failure)
 
 PACKAGE = 'robot_dynamics_ros'
 CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
@@ -23,8 +26,8 @@ CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and c
 def start_nodes(context):
     def argument(name):
         return LaunchConfiguration(name).perform(context)
-    common = {'robot_description': ParameterValue(robot_description(argument('urdf_file'), argument('prefix')),
-                                                  value_type=str),
+    description = ParameterValue(robot_description(argument('urdf_file'), argument('prefix')), value_type=str)
+    common = {**description_parameter(argument('description_source'), description),
               'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
     nodes = [Node(package=PACKAGE, executable=name, name=name, namespace=argument('namespace'), output='screen',
                   parameters=[closed_loop_parameters(argument('urdf_file'), argument('config_file'), name), common])
@@ -42,5 +45,7 @@ def generate_launch_description():
         DeclareLaunchArgument('use_sim_time', default_value='true', description='follow /clock'),
         DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
         DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
+                              description="'topic': take the URDF from the robot_description topic"),
         OpaqueFunction(function=start_nodes),
     ])

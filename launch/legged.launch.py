@@ -3,7 +3,9 @@ and the legged controller that keeps it standing (contact-consistent inverse dyn
 where it is installed. `robot-dynamics bringup --root-joint floating` runs the same without ROS installed.
 
 ros2 launch robot_dynamics_ros legged.launch.py [urdf_file:=...] [config_file:=...] [controller:=true|false]
+                                                [sync:=realtime|lockstep] [description_source:=parameter|topic]
 Parameters: config/legged.yaml, then config/quadruped.yaml for the bundled quadruped, then config_file.
+`sync` and `description_source` as in simulator.launch.py.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -12,8 +14,8 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import (closed_loop_parameters, is_installed, robot_description,
-                                               stop_launch_on_failure)
+from robot_dynamics_ros.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters, description_parameter,
+                                               is_installed, robot_description, stop_launch_on_failure)
 from robot_dynamics_ros.resources import legged_parameter_files
 
 PACKAGE = 'robot_dynamics_ros'
@@ -24,24 +26,24 @@ def start_nodes(context):
         return LaunchConfiguration(name).perform(context)
     urdf_file, config_file = argument('urdf_file'), argument('config_file')
     description = ParameterValue(robot_description(urdf_file), value_type=str)
+    node_description = description_parameter(argument('description_source'), description)
 
     def parameters(node_name):
         return closed_loop_parameters(urdf_file, config_file, node_name, files=legged_parameter_files)
     with_controller = argument('controller').lower() == 'true'
     simulator = Node(package=PACKAGE, executable='simulator', name='simulator', output='screen',
-                     parameters=[parameters('simulator'), {'robot_description': description,
-                                                           'wait_for_command': with_controller}])
+                     parameters=[parameters('simulator'), node_description,
+                                 {'wait_for_command': with_controller, 'sync': argument('sync')}])
     actions = [simulator, stop_launch_on_failure(simulator)]
     if with_controller:
         controller = Node(package=PACKAGE, executable='legged_controller', name='legged_controller', output='screen',
-                          parameters=[parameters('legged_controller'), {'robot_description': description}],
+                          parameters=[parameters('legged_controller'), node_description],
                           remappings=[('odom', '/simulator/odom')])
         actions += [controller, stop_launch_on_failure(controller)]
     if is_installed('robot_state_publisher'):
         actions.append(Node(package='robot_state_publisher', executable='robot_state_publisher', output='screen',
                             parameters=[{'robot_description': description, 'use_sim_time': True}]))
     return actions
-
 
 
 def generate_launch_description():
@@ -54,5 +56,9 @@ def generate_launch_description():
                                           'for the bundled quadruped)'),
         DeclareLaunchArgument('controller', default_value='true',
                               description="'false': the simulator alone, zero effort"),
+        DeclareLaunchArgument('sync', default_value='realtime',
+                              description="simulator: 'realtime' or 'lockstep' (step when the controller has answered)"),
+        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
+                              description="'topic': the nodes take the URDF from the robot_description topic"),
         OpaqueFunction(function=start_nodes),
     ])

@@ -2,11 +2,14 @@
 
 ros2 launch robot_dynamics_ros simulator.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
                                                    [sync:=realtime|lockstep] [namespace:=arm1] [prefix:=arm1_]
+                                                   [description_source:=parameter|topic]
 With use_sim_time the simulator publishes /clock (publish_clock) and robot_state_publisher follows it.
 `namespace` puts the nodes and their relative topics (joint_states, effort_controller/commands, ...) under it;
 `prefix` goes before every joint and link name of the URDF (as ur_description's tf_prefix), so that two robots
 in one graph have distinct joint names and TF frames. The URDF is read (xacro expanded), prefixed and checked
-before any node starts; an invalid one stops the launch with one line.
+before any node starts; an invalid one stops the launch with one line. `description_source:=topic`: the simulator
+takes the latest URDF on the robot_description topic (robot_state_publisher publishes this one; another publisher
+may replace it) instead of the parameter.
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -15,8 +18,8 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import (closed_loop_parameters, is_installed, robot_description,
-                                               stop_launch_on_failure)
+from robot_dynamics_ros.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters, description_parameter,
+                                               is_installed, robot_description, stop_launch_on_failure)
 
 PACKAGE = 'robot_dynamics_ros'
 CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
@@ -32,8 +35,8 @@ def start_nodes(context):
     simulator = Node(
         package=PACKAGE, executable='simulator', name='simulator', namespace=namespace, output='screen',
         parameters=[closed_loop_parameters(argument('urdf_file'), argument('config_file'), 'simulator'),
-                    {'robot_description': description, 'publish_clock': use_sim_time,
-                     'sync': LaunchConfiguration('sync')}])
+                    description_parameter(argument('description_source'), description),
+                    {'publish_clock': use_sim_time, 'sync': LaunchConfiguration('sync')}])
     actions = [simulator, stop_launch_on_failure(simulator)]
     if is_installed('robot_state_publisher'):
         actions.append(Node(
@@ -55,5 +58,7 @@ def generate_launch_description():
                               description="'realtime' or 'lockstep' (step when the controller has answered)"),
         DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
         DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
+                              description="'topic': take the URDF from the robot_description topic"),
         OpaqueFunction(function=start_nodes),
     ])

@@ -3,6 +3,7 @@ namespaces arm1 and arm2 with the joint-name prefixes arm1_ and arm2_. Each loop
 namespace (/arm1/joint_states, /arm1/effort_controller/commands, ...), so neither hears the other.
 
 ros2 launch robot_dynamics_ros two_arms.launch.py [urdf_file:=...] [config_file:=...] [sync:=realtime|lockstep]
+                                                  [description_source:=parameter|topic]
 No /clock (use_sim_time false): two simulators would both publish it; the controllers follow their joint states'
 stamps without it.
 """
@@ -11,6 +12,8 @@ from launch.actions import DeclareLaunchArgument, GroupAction, IncludeLaunchDesc
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
+
+from robot_dynamics_ros.launch_support import DESCRIPTION_SOURCES
 
 PACKAGE = 'robot_dynamics_ros'
 ARMS = ('arm1', 'arm2')
@@ -21,7 +24,7 @@ def generate_launch_description():
     closed_loop = PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch', 'closed_loop.launch.py']))
 
     def arm(name):
-        arguments = {key: LaunchConfiguration(key) for key in ('urdf_file', 'config_file', 'sync')}
+        arguments = {key: LaunchConfiguration(key) for key in ('urdf_file', 'config_file', 'sync', 'description_source')}
         arguments.update(namespace=name, prefix=name + '_', use_sim_time='false')
         return GroupAction([IncludeLaunchDescription(closed_loop, launch_arguments=arguments.items())], scoped=True)
 
@@ -32,5 +35,7 @@ def generate_launch_description():
                               description='ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml '
                                           'for the bundled arm); default: none, per-joint parameters from the URDF'),
         DeclareLaunchArgument('sync', default_value='realtime', description="'realtime' or 'lockstep'"),
+        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
+                              description="'topic': each loop's nodes take its robot_description topic"),
         *(arm(name) for name in ARMS),
     ])

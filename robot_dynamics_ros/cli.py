@@ -7,6 +7,7 @@ reports a command a signal ended; ``record`` keeps what it recorded.
 """
 import argparse
 import importlib
+import re
 import sys
 import warnings
 
@@ -29,7 +30,12 @@ EXTRAS = {'rosbags': 'bag', 'matplotlib': 'plot', 'numba': 'fast', 'xacro': 'xac
 
 
 class OneLineErrorParser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line (exit code 2, as argparse's)."""
+    """argparse whose usage errors are one line (exit code 2, as argparse's), and that reads any negative number,
+    -1e6 included, as a value (argparse before Python 3.13 took '-1e6' for an option)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r'^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$')
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -164,17 +164,11 @@ class ComputedTorqueController:
             raise ValueError('gains kp, kd and ki must be non-negative')
         acceleration = model_acceleration_limits(model) if acceleration_limit is None else np.abs(
             as_finite_vector('acceleration_limit', acceleration_limit, n))
-        velocity = np.where(np.isfinite(model.velocity_limit) & (model.velocity_limit > 0),
-                            LIMIT_MARGIN * model.velocity_limit, np.inf)
-        continuous = (model.joint_type == REVOLUTE) & ~np.isfinite(model.lower) & ~np.isfinite(model.upper)
-        self._continuous = np.flatnonzero(continuous)
         J = self.constants = np.zeros((kernel.JOINT_ROWS, n))   # the per-joint constants both paths read
         J[kernel.KP], J[kernel.KD], J[kernel.KI] = self.kp, self.kd, self.ki
         J[kernel.DAMPING], J[kernel.FRICTION], J[kernel.EFFORT_LIMIT] = model.damping, model.friction, model.effort_limit
         J[kernel.LOWER], J[kernel.UPPER], J[kernel.MAX_SPEED] = -np.inf, np.inf, np.inf
-        J[kernel.CONTINUOUS] = continuous
-        J[kernel.POSITION_LOW], J[kernel.POSITION_HIGH] = model.lower, model.upper
-        J[kernel.VELOCITY_LIMIT], J[kernel.ACCELERATION_LIMIT] = velocity, acceleration
+        self._continuous = np.flatnonzero(set_limits(J, model, np.arange(n), np.arange(n), acceleration))
         self.state = np.zeros((kernel.STATE_ROWS, n))   # governed reference and integral (fast/control_kernel.py)
         self.clock = np.zeros(3)
         pack = packed(model)   # the law's RNEA runs on the packed model, as in ControlStep
@@ -240,6 +234,47 @@ class ComputedTorqueController:
             integrate_error(dt, self.constants, self.state, self.position_error(q_ref, q), tau)
         limit = self.model.effort_limit
         return np.clip(tau, -limit, limit), q_ref, qd_ref, qdd_ref
+
+
+def set_limits(J, model: Model, joints_q: ArrayLike, joints_v: ArrayLike, acceleration_limit: ArrayLike) -> Vector:
+    """Fill the governor's rows of the per-joint constants J (fast.control_kernel) for the model's 1-DOF joints at
+    these q and v indices: position limits, LIMIT_MARGIN times the velocity limits (none where 0), acceleration
+    limits, and the continuous joints (revolute without limits: the short way round), whose mask it returns."""
+    lower, upper, speed = model.lower[joints_q], model.upper[joints_q], model.velocity_limit[joints_v]
+    revolute = np.zeros(model.nv, dtype=bool)
+    revolute[model.idx_v[model.joint_type == REVOLUTE]] = True
+    continuous = revolute[joints_v] & ~np.isfinite(lower) & ~np.isfinite(upper)
+    J[kernel.CONTINUOUS] = continuous
+    J[kernel.POSITION_LOW], J[kernel.POSITION_HIGH] = lower, upper
+    J[kernel.VELOCITY_LIMIT] = np.where(np.isfinite(speed) & (speed > 0), LIMIT_MARGIN * speed, np.inf)
+    J[kernel.ACCELERATION_LIMIT] = acceleration_limit
+    return continuous
+
+
+class ReferenceGovernor:
+    """A joint reference governed into the joint limits as ComputedTorqueController.update governs its own (the same
+    kernel, ``govern_reference``), for controllers that run another law: the model's 1-DOF joints at q indices
+    joints_q and v indices joints_v, no acceleration limit unless given."""
+
+    def __init__(self, model: Model, joints_q: ArrayLike, joints_v: ArrayLike,
+                 acceleration_limit: ArrayLike = np.inf) -> None:
+        n = len(joints_v)
+        self.constants = np.zeros((kernel.JOINT_ROWS, n))
+        set_limits(self.constants, model, joints_q, joints_v, acceleration_limit)
+        self.state = np.zeros((kernel.STATE_ROWS, n))
+        self.clock = np.zeros(3)
+
+    @property
+    def limited_updates(self) -> int:
+        """How many updates have had their reference limited."""
+        return int(self.clock[kernel.LIMITED_UPDATES])
+
+    def __call__(self, now: float, q: ArrayLike, qd: ArrayLike, q_ref: ArrayLike, qd_ref: ArrayLike,
+                 qdd_ref: ArrayLike) -> tuple[Vector, Vector, Vector]:
+        """(q_ref, qd_ref, qdd_ref) governed, at time ``now`` (s) and the measured joint state (q, qd)."""
+        q, qd, q_ref, qd_ref, qdd_ref = (np.array(x, dtype=float) for x in (q, qd, q_ref, qd_ref, qdd_ref))
+        govern_reference(float(now), self.constants, self.state, self.clock, q, qd, q_ref, qd_ref, qdd_ref)
+        return q_ref, qd_ref, qdd_ref
 
 
 class TrajectoryReference:

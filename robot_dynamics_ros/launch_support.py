@@ -18,18 +18,25 @@ class LaunchCheckError(RuntimeError):
     """Something a launch file needs is missing or invalid; nothing was started."""
 
 
+class NodeFailed(RuntimeError):
+    """A node of the launch exited with an error."""
+
+
 def stop_launch_on_failure(node):
-    """A launch action: a node that exits with an error (a URDF or parameter it cannot run with) ends the launch
-    with the reason, rather than leave the other nodes running idle."""
+    """A launch action: a node that exits with an error (a URDF or parameter it cannot run with) ends the launch,
+    rather than leave the other nodes running idle, and makes ``ros2 launch`` exit non-zero naming it. The
+    launch's Shutdown action ends it with exit code 0 (LaunchService.run returns 1 only for an exception raised
+    in the launch), so the handler raises NodeFailed: the launch logs it as an error and shuts down."""
     try:
-        from launch.actions import RegisterEventHandler, Shutdown
+        from launch.actions import RegisterEventHandler
         from launch.event_handlers import OnProcessExit
     except ImportError as e:
         raise LaunchCheckError(f"needs the ROS 2 launch stack ({e}): source a ROS 2 installation") from None
 
     def on_exit(event, context):
         if event.returncode:
-            return [Shutdown(reason=f"{event.action.name} exited with code {event.returncode}")]
+            raise NodeFailed(f"node {event.action.name!r} exited with code {event.returncode} (its last log line "
+                             "says why)")
     return RegisterEventHandler(OnProcessExit(target_action=node, on_exit=on_exit))
 
 
@@ -61,6 +68,18 @@ def robot_description(urdf_file, prefix=''):
     except (URDFError, ET.ParseError) as e:
         raise LaunchCheckError(f"robot description {urdf_file!r}: {e}") from None
     return xml
+
+
+DESCRIPTION_SOURCES = ('parameter', 'topic')
+
+
+def description_parameter(source, description):
+    """Our nodes' parameters for the launch argument ``description_source``: 'parameter', {'robot_description':
+    description}; 'topic', none, so that they take the latest URDF on the robot_description topic
+    (robot_state_publisher's, or the user's) and switch when it changes. LaunchCheckError for another source."""
+    if source not in DESCRIPTION_SOURCES:
+        raise LaunchCheckError(f"description_source must be one of {list(DESCRIPTION_SOURCES)}, got {source!r}")
+    return {'robot_description': description} if source == 'parameter' else {}
 
 
 def prefixed(xml, prefix):

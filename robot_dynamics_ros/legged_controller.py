@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .algorithms.kinematics import _frame_X_root, body_transforms, placement_from_transform
-from .control import TrajectoryReference
+from .control import ReferenceGovernor, TrajectoryReference
 from .legged_control import ContactForceError, contact_inverse_dynamics
 from .model.collision import ContactPoint
 from .model.configuration import difference
@@ -80,6 +80,8 @@ class StandingController:
         self.joints_v = np.asarray(model.joint_v_index)
         self.joints_q = np.asarray(model.joint_q_index)
         self.reference = None           # TrajectoryReference of the joints (model.joint_names order)
+        self.governor = ReferenceGovernor(model, self.joints_q, self.joints_v)   # into the joint limits
+        self.joint_reference = None     # the governed (positions, velocities, accelerations) of the last update
         self.start_pose = None          # (x, y, yaw) of the base at the first update
         self.contacts = []              # the (link, offset) pairs of the last update
         self.forces = np.zeros((0, 3))  # their contact forces (world coordinates), N
@@ -133,12 +135,14 @@ class StandingController:
         return q_ref
 
     def update(self, q: ArrayLike, v: ArrayLike, t: float = 0.0,
-               feet_in_contact: set[str] | None = None) -> NDArray[np.float64]:
+               feet_in_contact: set[str] | None = None, now: float | None = None) -> NDArray[np.float64]:
         """Torques for model.joint_names at the measured (q, v) and reference time t (s), with the feet whose links
         are in ``feet_in_contact`` in contact (None: those within CONTACT_TOLERANCE of the ground by the measured
-        q). The first call takes the base's x, y, yaw and, without a reference set, the joint positions as the
-        ones to hold. Raises ValueError for a non-finite state and ContactForceError when no torques hold the
-        robot (then also for a non-finite result, which it never returns)."""
+        q). The joint reference is governed into the joint position and velocity limits (``ReferenceGovernor``),
+        ``now`` (s, default t) being the state's time. The first call takes the base's x, y, yaw and, without a
+        reference set, the joint positions as the ones to hold. Raises ValueError for a non-finite state and
+        ContactForceError when no torques hold the robot (then also for a non-finite result, which it never
+        returns)."""
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         if q.shape != (self.model.nq,) or v.shape != (self.model.nv,):
             raise ValueError(f"state of shape {q.shape}, {v.shape}; the model has nq {self.model.nq}, "
@@ -157,7 +161,9 @@ class StandingController:
         if self.mode == 'gravity_compensation':
             desired = np.zeros(self.model.nv)
         else:
-            joints, joint_velocities, joint_accelerations = self.reference.sample(t)
+            self.joint_reference = self.governor(t if now is None else now, q[self.joints_q], v[self.joints_v],
+                                                 *self.reference.sample(t))
+            joints, joint_velocities, joint_accelerations = self.joint_reference
             v_ref, a_ref = np.zeros(self.model.nv), np.zeros(self.model.nv)
             v_ref[self.joints_v], a_ref[self.joints_v] = joint_velocities, joint_accelerations
             desired = (a_ref + self.kp * difference(self.model, q, self.base_reference(joints))

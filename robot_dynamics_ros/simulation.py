@@ -28,6 +28,10 @@ TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
 POSITION_GAIN = 0.1
 # A pivot D_i of U D U^T at or below this fraction of the largest one is a singular mass matrix.
 SINGULAR_PIVOT_RATIO = 1e-12
+# A push accelerates the robot's whole mass by at most 10 g (a hard shove is a few g), its torque that force at a
+# 1 m lever (longer than any link of the robots it serves): beyond, it is no push but a fault in the sender.
+PUSH_ACCELERATION = 10.0 * 9.81   # m/s^2
+PUSH_LEVER = 1.0                  # m
 
 
 class SimulationDiverged(ValueError):
@@ -172,10 +176,17 @@ class Simulator:
 
     def push(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0), duration: float = 0.1) -> None:
         """Apply a force (N) at the origin of ``link`` and a torque (N m), both in world coordinates, for
-        ``duration`` sim seconds from now (a push, for tests and demos); it replaces any push still acting."""
+        ``duration`` sim seconds from now (a push, for tests and demos); it replaces any push still acting.
+        ValueError beyond PUSH_ACCELERATION times the robot's mass (and that at PUSH_LEVER for the torque)."""
         if link not in self.model.frames:
             raise ValueError(f"push: no link {link!r} in {self.model.name!r}")
         wrench = np.concatenate([as_finite_vector('push torque', torque, 3), as_finite_vector('push force', force, 3)])
+        mass = sum(inertia[5, 5] for inertia in self.model.inertia)
+        limit = PUSH_ACCELERATION * mass
+        if np.linalg.norm(wrench[3:]) > limit or np.linalg.norm(wrench[:3]) > limit * PUSH_LEVER:
+            raise ValueError(f"push: force {np.linalg.norm(wrench[3:]):.4g} N, torque {np.linalg.norm(wrench[:3]):.4g} "
+                             f"N m: at most {limit:.4g} N and {limit * PUSH_LEVER:.4g} N m (10 g on the robot's "
+                             f"{mass:.4g} kg, at a {PUSH_LEVER:g} m lever)")
         if not (np.isfinite(duration) and duration > 0):
             raise ValueError(f'push duration must be positive and finite, got {duration}')
         self.push_wrench = (link, wrench, self.t + duration)
@@ -206,6 +217,8 @@ class Simulator:
 
         Each given field is an array of length nv where NaN means "no new value for this joint": the
         field's previous value for that joint is kept (NaN until one is given). None leaves a field as it is.
+        A joint left without any target (no field ever named it) holds its current position, as
+        gz_ros2_control holds the joints a command does not name: a command for one joint lets no other go limp.
         As gz_ros2_control's joints: a joint with a position target is driven at the velocity
         velocity_i + POSITION_GAIN (position_i - q_i) / dt (velocity_i 0 where not given; position errors on
         continuous joints wrapped into [-pi, pi)), one with a velocity target alone at that velocity; the drive
@@ -232,6 +245,8 @@ class Simulator:
             if np.any(np.isinf(value)):
                 raise ValueError(f'{name} command contains Inf: {value.tolist()}')
             fields.append(np.where(np.isnan(value), previous, value))
+        untargeted = np.isnan(fields[0]) & np.isnan(fields[1]) & np.isnan(fields[2]) & self._actuated
+        fields[0] = np.where(untargeted, self._positions_v(self.q), fields[0])
         with np.errstate(over='ignore', invalid='ignore'):
             drive = fields[1] + POSITION_GAIN * (fields[0] - self._positions_v(self.q)) / self.dt
         if np.any(np.isinf(drive)) or np.any(np.isnan(drive) & ~np.isnan(fields[0]) & ~np.isnan(fields[1])):

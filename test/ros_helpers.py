@@ -2,6 +2,7 @@
 module, node processes with their output in a log file, and an rclpy probe node in the test process."""
 import os
 import signal
+import socket
 import time
 
 import pytest
@@ -11,9 +12,47 @@ rclpy = pytest.importorskip('rclpy')
 from robot_dynamics_ros.processes import isolated_ros_env, start_node, stop_node  # noqa: E402
 
 
-def domain_id(module_offset):
-    """A ROS domain for one test module of one pytest run: modules and concurrent runs differ."""
-    return 1 + (os.getpid() * 7 + module_offset) % 100
+# A domain is taken by binding this port + the domain id on the host, as launch_testing's and ament_cmake_ros's
+# domain_coordinator do: a domain bound by any of them, in any process, is skipped by the others. The kernel
+# frees the port when the process ends, however it ends.
+COORDINATION_PORT_BASE = 22119
+DOMAINS_VARIABLE = 'ROBOT_DYNAMICS_ROS_TEST_DOMAINS'   # 'FIRST-LAST': the domains the tests may take
+DEFAULT_DOMAINS = (1, 100)
+_claimed = {}   # key -> (domain, its bound socket)
+
+
+def test_domains():
+    """The domains the tests may take (inclusive range), from DOMAINS_VARIABLE, else 1-100."""
+    text = os.environ.get(DOMAINS_VARIABLE, '').strip()
+    if not text:
+        return range(DEFAULT_DOMAINS[0], DEFAULT_DOMAINS[1] + 1)
+    first, _, last = text.partition('-')
+    return range(int(first), int(last or first) + 1)
+
+
+def domain_id(key):
+    """A ROS domain of this pytest process for ``key`` (e.g. a test module's name), claimed on first use and held
+    until ``release_domain(key)`` or the end of the process: no other process that coordinates so (a concurrent
+    pytest run, a launch test) uses it meanwhile."""
+    if key not in _claimed:
+        domains = test_domains()
+        start = os.getpid() % len(domains)   # concurrent runs try different domains first
+        for domain in list(domains[start:]) + list(domains[:start]):
+            claim = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                claim.bind(('', COORDINATION_PORT_BASE + domain))
+            except OSError:
+                claim.close()
+                continue
+            _claimed[key] = (domain, claim)
+            break
+        else:
+            raise RuntimeError(f"every ROS domain in {domains} is taken by another test run ({DOMAINS_VARIABLE})")
+    return _claimed[key][0]
+
+
+def release_domain(key):
+    _claimed.pop(key)[1].close()
 
 
 class NodeProcess:
@@ -80,7 +119,7 @@ class Probe:
 @pytest.fixture(scope='module')
 def ros_domain(request):
     """(env for node processes, probe) on a domain of this module's own."""
-    domain = domain_id(sum(map(ord, request.module.__name__)))
+    domain = domain_id(request.module.__name__)
     env = isolated_ros_env(domain)
     for key in ('ROS_AUTOMATIC_DISCOVERY_RANGE', 'ROS_LOCALHOST_ONLY'):  # the probe discovers likewise
         if key in env:
@@ -88,6 +127,7 @@ def ros_domain(request):
     probe = Probe(domain)
     yield env, probe
     probe.close()
+    release_domain(request.module.__name__)
 
 
 @pytest.fixture

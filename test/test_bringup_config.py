@@ -16,7 +16,7 @@ from robot_dynamics_ros.commands.node_runs import write_report
 from robot_dynamics_ros import processes
 from robot_dynamics_ros.errors import RobotDynamicsError
 from robot_dynamics_ros.launch_support import closed_loop_parameters
-from robot_dynamics_ros.resources import parameter_files
+from robot_dynamics_ros.resources import parameter_files, share_directory
 
 from conftest import BUNDLED_URDF, ROOT, TEST_URDFS
 
@@ -32,15 +32,21 @@ def read_yaml(path):
 
 
 def test_parameter_files_any_urdf_bundled_arm_and_user_config(tmp_path):
-    """closed_loop.yaml for any robot; arm7.yaml only for the bundled arm; the user's config last (it wins)."""
-    assert parameter_files(UR5) == [CLOSED_LOOP]
-    assert parameter_files(BUNDLED_URDF) == [CLOSED_LOOP, ARM7]
+    """closed_loop.yaml for any robot; arm7.yaml only for the bundled arm; the user's config last (it wins). The
+    bundled files are the package's share directory's: the source tree here, the install space under colcon."""
+    share = share_directory()
+    closed_loop, arm7 = (os.path.join(share, 'config', name) for name in ('closed_loop.yaml', 'arm7.yaml'))
+    bundled = os.path.join(share, 'urdf', 'arm7.urdf')
+    assert parameter_files(UR5) == [closed_loop]
+    assert parameter_files(bundled) == [closed_loop, arm7]
     copy = tmp_path / 'arm7.urdf'
-    copy.write_text(open(BUNDLED_URDF).read())
-    assert parameter_files(str(copy)) == [CLOSED_LOOP]   # another file, even with the same contents
+    copy.write_text(open(bundled).read())
+    assert parameter_files(str(copy)) == [closed_loop]   # another file, even with the same contents
     config = tmp_path / 'mine.yaml'
-    assert parameter_files(UR5, str(config)) == [CLOSED_LOOP, str(config)]
-    assert parameter_files(BUNDLED_URDF, str(config)) == [CLOSED_LOOP, ARM7, str(config)]
+    assert parameter_files(UR5, str(config)) == [closed_loop, str(config)]
+    assert parameter_files(bundled, str(config)) == [closed_loop, arm7, str(config)]
+    for name in (closed_loop, arm7):   # what is installed is what the source tree holds
+        assert read_yaml(name) == read_yaml(os.path.join(ROOT, 'config', os.path.basename(name)))
 
 
 def test_closed_loop_config_sets_nothing_per_joint():

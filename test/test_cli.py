@@ -35,6 +35,8 @@ CASES = {  # name -> (arguments, words the one line must contain)
     'bringup zero startup timeout': (['bringup', '--startup-timeout', '0'], ['--startup-timeout']),
     'bringup domain id': (['bringup', '--domain-id', '300'], ['--domain-id', 'must lie in [0, 232]']),
     'bringup missing config': (['bringup', '--config', '/no/config.yaml'], ['config file not found']),
+    'bringup gravity in exponent notation': (['bringup', '--gravity', '0', '0', '-1e6', '--config', '/no/config.yaml'],
+                                             ['config file not found']),   # -1e6 is a value, not an option
     'bringup invalid URDF': (['bringup', '--urdf', os.path.join(BAD_URDF_DIR, 'unsupported_joint.urdf')],
                              ["joint 'joint2'", "'spherical'"]),
     'compile missing file': (['compile', MISSING], ['compile: error', 'not found']),
@@ -49,6 +51,35 @@ def test_user_error_is_one_line_and_exit_code_2(case, tmp_path):
     result = cli(*arguments, cwd=tmp_path)
     assert_one_line_error(result, *words)
     assert not os.listdir(tmp_path)  # nothing written: no plot (bringup's default tracking.png), no output
+
+
+def two_sample_recording(directory):
+    """A CSV recording of the bundled arm with two samples."""
+    from robot_dynamics_ros import load_urdf
+    names = load_urdf(BUNDLED_URDF).joint_names
+    path = os.path.join(directory, 'two.csv')
+    with open(path, 'w') as f:
+        f.write(','.join(['t'] + [f'q_{n}' for n in names] + [f'tau_{n}' for n in names]) + '\n')
+        for t in (0.0, 0.001):
+            f.write(','.join([str(t)] + ['0.1'] * (2 * len(names))) + '\n')
+    return path
+
+
+def test_identify_on_two_samples_says_the_recording_is_too_short(tmp_path):
+    result = cli('identify', BUNDLED_URDF, two_sample_recording(tmp_path), '-o', str(tmp_path / 'p.yaml'))
+    assert result.returncode == 2 and 'Traceback' not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if 'error' in line]
+    assert len(errors) == 1 and 'recording of 2 samples is shorter than' in errors[0], result.stderr
+    assert 'window_length' not in result.stderr   # SciPy's words, not the user's
+
+
+@pytest.mark.parametrize('option', ['-o', '--urdf-out'])
+def test_identify_refuses_an_unwritable_output_before_it_reads_anything(tmp_path, option):
+    """Checked with the arguments: the recording named does not even exist."""
+    outputs = {'-o': str(tmp_path / 'p.yaml'), '--urdf-out': str(tmp_path / 'robot.urdf')}
+    outputs[option] = '/no/such/directory/out'
+    result = cli('identify', BUNDLED_URDF, str(tmp_path / 'missing.csv'), *[a for item in outputs.items() for a in item])
+    assert_one_line_error(result, option, "cannot write '/no/such/directory/out'", 'no directory')
 
 
 def test_debug_flag_gives_the_traceback():

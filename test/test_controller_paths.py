@@ -83,11 +83,11 @@ def trajectory(rng):
 @pytest.fixture
 def nodes():
     rclpy.init(args=['--ros-args', '-p', f'urdf_file:={BUNDLED_URDF}', '-p', f'joints:=[{",".join(JOINTS)}]',
-                     '-p', 'state_timeout:=1000.0'], domain_id=domain_id(sum(map(ord, __name__))))
+                     '-p', 'state_timeout:=1000.0'], domain_id=domain_id(__name__))
     pair = [recorded_node(compiled=True), recorded_node(compiled=False)]
     yield pair
     for node in pair:
-        node.trajectory_worker.shutdown()
+        node.trajectories.shutdown()
         node.destroy_node()
     rclpy.shutdown()
 
@@ -110,9 +110,9 @@ def test_compiled_and_numpy_paths_command_alike(nodes):
             for node in nodes:
                 node._on_trajectory(raw)
             deadline = time.monotonic() + 30.0
-            while any(node.incoming is None for node in nodes) and time.monotonic() < deadline:
+            while any(node.trajectories.incoming is None for node in nodes) and time.monotonic() < deadline:
                 time.sleep(0.01)
-            assert all(node.incoming is not None for node in nodes), 'the worker built no reference'
+            assert all(node.trajectories.incoming is not None for node in nodes), 'the worker built no reference'
         for node in nodes:
             if k in changes:
                 assert all(result.successful for result in node.set_parameters(changes[k]))

@@ -68,6 +68,23 @@ def test_a_box_rests_is_pushed_slides_and_resets(ros_domain, start):
     count = len(received['odom'])
     assert probe.spin_until(lambda: len(received['odom']) > count + 5, 10.0)
     assert abs(x()) < 1e-9 and received['odom'][-1].pose.pose.position.z == pytest.approx(HALF_HEIGHT, abs=1e-6)
+
+    # Beyond 10 g on its mass (196 N): rejected. A burst of pushes within static friction (moving nothing): logged
+    # once per throttle period (2 s), not once each.
+    huge = WrenchStamped()
+    huge.wrench.force.x = 1e6
+    publisher.publish(huge)
+    assert probe.spin_until(lambda: 'rejected push' in simulator.log(), 10.0), simulator.log()
+    assert '196.2 N' in simulator.log()
+    light = WrenchStamped()
+    light.wrench.force.x = 0.01
+    pushes = simulator.log().count('pushing')
+    for _ in range(20):
+        publisher.publish(light)
+    count = len(received['odom'])
+    assert probe.spin_until(lambda: len(received['odom']) > count + 20, 10.0)
+    assert simulator.log().count('pushing') <= pushes + 1, simulator.log()
+    assert abs(x()) < 1e-9 and simulator.alive()
     assert simulator.stop() == 0, simulator.log()
 
 

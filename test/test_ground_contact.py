@@ -197,6 +197,18 @@ def test_a_box_resting_on_flat_ground_stays_put_with_constant_energy():
     assert abs(sim.total_energy() - energy) < 1e-6 * energy
 
 
+def test_a_push_is_bounded_by_ten_g_on_the_robots_mass():
+    """The 2 kg box: 196.2 N of force (10 g) and 196.2 N m of torque (at a 1 m lever) at most; beyond, refused and
+    the push acting before stays."""
+    sim = simulator(BOX)
+    sim.push('box', [196.0, 0.0, 0.0], torque=[0.0, 0.0, 196.0])
+    acting = sim.push_wrench
+    for force, torque in (([197.0, 0.0, 0.0], [0.0, 0.0, 0.0]), ([0.0, 0.0, 0.0], [0.0, 197.0, 0.0])):
+        with pytest.raises(ValueError, match='10 g on the robot'):
+            sim.push('box', force, torque=torque)
+        assert sim.push_wrench is acting
+
+
 def test_a_pushed_box_slides_as_far_as_coulomb_friction_allows():
     """A horizontal push F for T at the centre of a resting box (mass m, friction mu): it slides with acceleration
     (F - mu m g) / m during the push, then decelerates at mu g: distance a T^2 / 2 + (a T)^2 / (2 mu g). F = 30 N at

@@ -82,3 +82,48 @@ def test_ros2_control_launch_stops_up_front_without_ros2_control():
         pytest.skip('ros2_control is installed')
     with pytest.raises(LaunchCheckError, match='controller_manager'):
         load_launch_file('ros2_control.launch.py').generate_launch_description()
+
+
+def test_a_node_stopping_on_bad_configuration_makes_the_launch_exit_non_zero_naming_it(capfd):
+    """The simulator with a negative rate exits 1 at start-up: the launch stops the other process and its run
+    returns non-zero (ros2 launch's exit code) with an error naming the node. With launch's Shutdown action alone
+    it returned 0."""
+    pytest.importorskip('launch.actions')   # (the source tree's launch/ directory imports as 'launch')
+    import sys
+    from launch import LaunchDescription, LaunchService
+    from launch.actions import ExecuteProcess
+    from robot_dynamics_ros.launch_support import stop_launch_on_failure
+    from robot_dynamics_ros.processes import isolated_ros_env
+    env = isolated_ros_env(0)   # the node stops before it joins a domain
+    simulator = ExecuteProcess(cmd=[sys.executable, '-m', 'robot_dynamics_ros.nodes.start', 'simulator', '--ros-args',
+                                    '-p', f'urdf_file:={BUNDLED_URDF}', '-p', 'rate:=-5.0'],
+                               name='simulator', additional_env=env, sigterm_timeout='60')
+    other = ExecuteProcess(cmd=[sys.executable, '-c', 'import time; time.sleep(300)'], name='other',
+                           sigterm_timeout='60')
+    service = LaunchService()
+    service.include_launch_description(LaunchDescription([simulator, stop_launch_on_failure(simulator), other]))
+    assert service.run() != 0
+    output = capfd.readouterr()
+    text = output.out + output.err
+    assert "node 'simulator-1' exited with code 1" in text, text
+    assert "parameter 'rate' must be positive" in text, text   # the node's own line says why
+    assert "sending signal 'SIGINT' to process[other-2]" in text, text   # the launch stopped the other process
+
+
+def test_the_description_source_gives_the_nodes_the_parameter_or_the_topic():
+    from robot_dynamics_ros.launch_support import description_parameter
+    assert description_parameter('parameter', '<robot/>') == {'robot_description': '<robot/>'}
+    assert description_parameter('topic', '<robot/>') == {}   # ModelSource then subscribes robot_description
+    with pytest.raises(LaunchCheckError, match="description_source must be one of"):
+        description_parameter('file', '<robot/>')
+
+
+@pytest.mark.parametrize('name', ['simulator.launch.py', 'computed_torque.launch.py', 'closed_loop.launch.py',
+                                  'two_arms.launch.py', 'legged.launch.py'])
+def test_each_launch_file_takes_description_source_and_sync(name):
+    pytest.importorskip('launch.actions')
+    pytest.importorskip('launch_ros')
+    arguments = {argument.name: argument for argument in
+                 load_launch_file(name).generate_launch_description().get_launch_arguments()}
+    assert arguments['description_source'].choices == ['parameter', 'topic']
+    assert ('sync' in arguments) == (name != 'computed_torque.launch.py')   # wherever a simulator starts

@@ -82,6 +82,34 @@ def test_it_squats_to_a_joint_reference(quadruped):
     assert abs(sim.q[2] - target) < 5e-3 and tilt_degrees(sim.q) < 1.0
 
 
+def test_a_joint_reference_beyond_the_limits_is_governed_into_them(quadruped):
+    """The squat's thighs and knees 1 rad past their limits (hips as they stand): the reference the controller
+    follows stops at the limits, each joint reaching them within its velocity limit (less LIMIT_MARGIN)."""
+    from robot_dynamics_ros.control import LIMIT_MARGIN
+    model, points = quadruped
+    lower, upper = model.lower[model.joint_q_index], model.upper[model.joint_q_index]
+    speed = model.velocity_limit[model.joint_v_index]
+    beyond = np.where(SQUAT > STAND, upper + 1.0, lower - 1.0)
+    beyond[::3] = 0.0
+    assert np.all(np.isfinite(lower)) and np.all(np.isfinite(speed))
+    controller = StandingController(model, points, 0.0, MU)
+    controller.set_joint_reference(beyond)
+    sim = Simulator(model, SIM_DT, initial_positions=STAND, ground=Ground(0.0, MU), contact_points=points)
+    previous = STAND
+    command = np.zeros(model.nv)
+    for k in range(0, 200, CONTROL_EVERY):
+        command[model.joint_v_index] = controller.update(sim.q, sim.qd, k * SIM_DT)
+        governed = controller.joint_reference[0]
+        assert np.all(governed >= lower) and np.all(governed <= upper), governed
+        assert np.all(np.abs(governed - previous) <= LIMIT_MARGIN * speed * CONTROL_EVERY * SIM_DT + 1e-9)
+        previous = governed
+        sim.set_command(command)
+        for _ in range(CONTROL_EVERY):
+            sim.step()
+    np.testing.assert_allclose(governed, np.clip(beyond, lower, upper), atol=1e-12)
+    assert controller.governor.limited_updates > 0
+
+
 def test_gravity_compensation_holds_the_posture_and_bad_states_are_refused(quadruped):
     model, points = quadruped
     controller = StandingController(model, points, 0.0, MU, mode='gravity_compensation')

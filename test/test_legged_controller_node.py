@@ -32,7 +32,7 @@ def test_the_node_commands_finite_efforts_and_survives_bad_messages(quadruped, r
     states = probe.node.create_publisher(JointState, 'joint_states', 10)
     odometry = probe.node.create_publisher(Odometry, 'odom', 10)
     node = start('legged_controller', params=[('urdf_file', URDF), ('state_timeout', 1000.0),
-                                              ('friction', MU)])
+                                              ('friction', MU), ('max_trajectory_points', 50)])
     spawn = Simulator(model, SIM_DT, initial_positions=STAND, ground=Ground(0.0, MU), contact_points=points).q
     joints = JointState(name=list(model.joint_names), position=STAND.tolist(), velocity=[0.0] * 12)
     odom = Odometry()
@@ -77,7 +77,15 @@ def test_the_node_commands_finite_efforts_and_survives_bad_messages(quadruped, r
     squat = JointTrajectory(joint_names=list(model.joint_names))
     squat.points = [JointTrajectoryPoint(positions=[0.0, 0.9, -1.8] * 4, time_from_start=Duration(sec=1))]
     unknown = JointTrajectory(joint_names=['tail'] + list(model.joint_names)[1:], points=squat.points)
-    for msg, line in ((unknown, 'rejected joint trajectory'), (squat, 'following a trajectory of 2 points')):
+    # Refused as the computed-torque controller refuses them: too long, or far beyond the joint limits.
+    long = JointTrajectory(joint_names=list(model.joint_names), points=[
+        JointTrajectoryPoint(positions=STAND.tolist(), time_from_start=Duration(sec=k + 1)) for k in range(51)])
+    beyond = JointTrajectory(joint_names=list(model.joint_names), points=[
+        JointTrajectoryPoint(positions=[0.0, 0.6, -1.2 - 10.0] * 4, time_from_start=Duration(sec=1))])
+    for msg, line in ((unknown, 'rejected joint trajectory'),
+                      (long, 'rejected joint trajectory: 51 points, more than max_trajectory_points 50'),
+                      (beyond, 'rejected joint trajectory: positions beyond the joint limits'),
+                      (squat, 'following a trajectory of 1 points')):
         assert probe.spin_until(lambda: (trajectories.publish(msg), probe.spin_for(0.1),
                                          line in node.log())[-1], STARTUP), node.log()
     assert node.alive(), node.log()

@@ -226,6 +226,30 @@ def test_servo_nan_fields_keep_the_previous_targets(arm):
     assert abs(sim.q[0] + 0.4) < 1e-2
 
 
+@pytest.mark.parametrize('effort_first', [False, True])
+def test_a_command_naming_one_joint_holds_the_others(arm, effort_first):
+    """A position target for joint 1 alone (NaN elsewhere), from rest or after effort commands: joint 1 moves 0.3
+    rad and the others hold where they were under gravity (within the servo's steady error) for 3 s; without
+    the hold they would fall (checked: the same command leaves them further than 0.1 rad away when limp)."""
+    sim = servo(arm)
+    if effort_first:
+        sim.set_command(gravity_torques(arm, INITIAL))
+        sim.step()
+    held = sim.q.copy()
+    target = np.full(arm.nv, np.nan)
+    target[0] = INITIAL[0] + 0.3
+    sim.set_joint_command(position=target)
+    for _ in range(3000):
+        sim.step()
+    assert abs(sim.q[0] - target[0]) <= STEADY_ERROR
+    assert np.all(np.abs(sim.q[1:] - held[1:]) <= STEADY_ERROR), sim.q - held
+    limp = servo(arm)
+    limp.set_joint_command(position=target, effort=np.r_[np.nan, np.zeros(arm.nv - 1)])
+    for _ in range(3000):
+        limp.step()
+    assert np.max(np.abs(limp.q[1:] - held[1:])) > 0.1
+
+
 def test_servo_efforts_are_clamped_and_bad_fields_refused(arm):
     sim = servo(arm)
     sim.set_joint_command(effort=10.0 * arm.effort_limit)

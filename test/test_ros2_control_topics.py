@@ -164,6 +164,27 @@ def test_effort_interface(ros_domain, start):
     assert sim.stop(signal.SIGINT) == 0
 
 
+def test_a_command_naming_one_joint_holds_the_others(ros_domain, start):
+    """A JointState naming joint 1 alone: it moves 0.2 rad while every other joint holds its start under gravity
+    (within 1 mrad, for 3 s); limp, they would sag (test_limits_brakes_servo checks that they do)."""
+    _, probe = ros_domain
+    hardware = TopicHardware(probe, 'position')
+    sim = start_simulator(start)
+    assert probe.spin_until(lambda: hardware.state is not None, STARTUP), sim.log()
+    target = START[0] + 0.2
+    command = JointState(name=hardware.names[:1], position=[target])
+
+    def reached():   # the same command again until it arrives (it may precede the match with the simulator)
+        hardware.publisher.publish(command)
+        return abs(hardware.position()[0][0] - target) < 1e-3
+
+    assert probe.spin_until(reached, TIME_LIMIT), (hardware.position()[0], sim.log())
+    probe.spin_for(3.0)
+    q = hardware.position()[0]
+    assert abs(q[0] - target) < 1e-3 and np.max(np.abs(q[1:] - START[1:])) < 1e-3, (q - START, sim.log())
+    assert sim.alive() and sim.stop(signal.SIGINT) == 0
+
+
 def test_mixed_known_and_unknown_joints_are_rejected_whole(ros_domain, start):
     _, probe = ros_domain
     hardware = TopicHardware(probe, 'position')

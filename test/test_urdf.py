@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import BAD_URDF_DIR, TEST_DIR, TEST_URDFS
+from conftest import BAD_URDF_DIR, BUNDLED_URDF, TEST_DIR, TEST_URDFS
 from robot_dynamics_ros import (RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning, algorithms,
                                 fast, load_urdf)
 from robot_dynamics_ros.model import PRISMATIC, REVOLUTE, parse_urdf
@@ -224,6 +224,19 @@ def test_unreadable_inputs_are_urdf_errors(tmp_path):
     broken.write_text('<robot xmlns:xacro="http://www.ros.org/wiki/xacro" name="r"><xacro:no_such_macro/></robot>')
     with pytest.raises(URDFError, match='xacro could not expand'):
         load_urdf(str(broken))
+
+
+def test_a_source_that_is_neither_xml_nor_a_urdf_file_is_named_for_what_it_is(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(URDFError, match=r"^'x' is neither a URDF file \(not found\) nor URDF XML"):
+        load_urdf('x')
+    (tmp_path / 'x').write_text('x')
+    with pytest.raises(URDFError, match=r"^URDF file 'x' does not hold XML"):
+        load_urdf('x')
+    with pytest.raises(URDFError, match=r"is a directory, not a URDF file"):
+        load_urdf(str(tmp_path))
+    (tmp_path / 'bom.urdf').write_bytes(b'\xef\xbb\xbf' + open(BUNDLED_URDF, 'rb').read())
+    assert load_urdf('bom.urdf').nv == 7   # a byte-order mark is not text
 
 
 def test_errors_share_one_base_class():

@@ -2,6 +2,7 @@
 out of range with a one-line reason."""
 import argparse
 import math
+import os
 
 
 def _number(text, kind):
@@ -52,3 +53,16 @@ def float_in(low, high, low_open=False, high_open=False):
             raise argparse.ArgumentTypeError(f"{text!r} must lie in {interval}")
         return value
     return parse
+
+
+def writable_file(text):
+    """A path a file can be written to (its directory exists and is writable; not a directory itself), checked
+    when the arguments are read, before any work whose result it would hold."""
+    directory = os.path.dirname(os.path.abspath(text))
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory")
+    if not os.path.isdir(directory):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: no directory {directory!r}")
+    if not os.access(directory, os.W_OK) or (os.path.exists(text) and not os.access(text, os.W_OK)):
+        raise argparse.ArgumentTypeError(f"cannot write {text!r}: permission denied")
+    return text

@@ -16,7 +16,7 @@ from ..parameters.identified_urdf import consistent_standard_parameters, write_i
 from ..parameters.recordings import load_recording
 from ..parameters.report import document, text
 from ..parameters.signals import SAMPLINGS
-from . import finite_float, float_in, int_in, non_negative_float, positive_float
+from . import finite_float, float_in, int_in, non_negative_float, positive_float, writable_file
 
 # Refuse inconsistent inertias: the loader does so today; once it only warns by default, strict=True does.
 
@@ -24,7 +24,8 @@ from . import finite_float, float_in, int_in, non_negative_float, positive_float
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('urdf', help='URDF or xacro file of the robot (its kinematics; inertias are the prior)')
     parser.add_argument('data', help='recording: .csv, .npz, or a rosbag2 directory / .mcap / .db3 file')
-    parser.add_argument('-o', '--output', required=True, help='YAML file for the identified base parameters')
+    parser.add_argument('-o', '--output', type=writable_file, required=True,
+                        help='YAML file for the identified base parameters')
     parser.add_argument('--weighted', action='store_true',
                         help="Gautier's weighted least squares (per-joint weights 1/sigma_j)")
     parser.add_argument('--friction', action='store_true', help='identify viscous and Coulomb friction per joint')
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='fraction of the equations, at the end, held out to compare torque errors')
     parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
-    parser.add_argument('--urdf-out', help='also write the URDF with physically consistent identified inertias '
+    parser.add_argument('--urdf-out', type=writable_file, help='also write the URDF with physically consistent identified inertias '
                         "(needs cvxpy: the 'ident' extra)")
 
 

@@ -58,8 +58,10 @@ def _read_xml(source):
     source = os.fspath(source)
     if source.lstrip().startswith('<'):
         return source
+    if os.path.isdir(source):
+        raise URDFError(f"{source!r} is a directory, not a URDF file")
     if not os.path.isfile(source):
-        raise URDFError(f"URDF file not found: {source!r}")
+        raise URDFError(f"{source!r} is neither a URDF file (not found) nor URDF XML (which starts with '<')")
     if source.endswith('.xacro'):
         try:
             import xacro
@@ -70,10 +72,13 @@ def _read_xml(source):
         except Exception as e:  # xacro raises many types (XacroException, NameError, ExpatError, ...)
             raise URDFError(f"xacro could not expand {source!r}: {e}") from None
     try:
-        with open(source, encoding='utf-8') as f:
-            return f.read()
+        with open(source, encoding='utf-8-sig') as f:
+            text = f.read()
     except UnicodeDecodeError as e:
         raise URDFError(f"{source!r} is not UTF-8 text: {e}") from None
+    if not text.lstrip().startswith('<'):
+        raise URDFError(f"URDF file {source!r} does not hold XML (its text does not start with '<')")
+    return text
 
 
 def parse_urdf(xml, strict=False, root_joint=None):

@@ -316,14 +316,26 @@ class Throttle:
         return re.sub(r'[-+]?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?|nan|inf', '#', text)[:200]
 
     def warn(self, key, message):
+        suffix = self._due(key)
+        if suffix is not None:
+            self._logger.warning(message + suffix)
+
+    def info(self, key, message):
+        """As warn, at INFO (a stream of valid messages that each say something, e.g. pushes). (rclpy refuses a
+        call site that logs at two severities: each has its own.)"""
+        suffix = self._due(key)
+        if suffix is not None:
+            self._logger.info(message + suffix)
+
+    def _due(self, key):
+        """None when a line for key was logged less than a period ago, else the suffix of the line to log now."""
         now = self._clock()
         if now - self._last.get(key, -np.inf) < self._period:
             self._suppressed[key] = self._suppressed.get(key, 0) + 1
-            return
+            return None
         dropped = self._suppressed.pop(key, 0)
-        suffix = f" ({dropped} similar suppressed)" if dropped else ""
-        self._logger.warning(message + suffix)
         self._last[key] = now
+        return f" ({dropped} similar suppressed)" if dropped else ""
 
 
 def make_executor(node):
@@ -353,9 +365,10 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     start-up included) or an external shutdown, 1 on a configuration error. Logs one line saying why it
     stopped, followed by the node's `summary()` if it has one.
 
-    SIGINT and SIGTERM are ours (`stopping`; rclpy installs no handler): the handler only records the signal
-    and wakes the executor (raising from a handler could land in any callback); the spin loop then ends
-    cleanly, before the context is shut down, so no callback runs into a shut-down context.
+    SIGINT and SIGTERM are ours (`stopping`; rclpy installs no handler): once the node spins, the handler only
+    records the signal and wakes the executor (raising from a handler could land in any callback); the spin loop
+    then ends cleanly, before the context is shut down, so no callback runs into a shut-down context. While the
+    node is built, a signal interrupts the building at once.
     """
     stopping.catch()   # the entry point (nodes/start.py) did so before the imports; here for other callers
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
@@ -364,12 +377,17 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     reason = 'rclpy was shut down'
     try:
         if not stopping.received():   # else a signal came during the imports: stop before building the node
+            # While the node is built (seconds under load: a URDF, ground contact, compiled code), a signal stops
+            # it where it is: nothing it builds needs finishing, and rclpy's shutdown destroys what was built.
+            stopping.interrupt()
             node = node_class()
             executor, wake_up = make_executor(node)
             stopping.catch(wake_up)
             executor.add_node(node)
             while not stopping.received() and rclpy.ok():
                 executor.spin_once(timeout_sec=WAKE_UP_PERIOD)
+    except KeyboardInterrupt:   # a signal while the node was built (stopping.interrupt)
+        pass
     except ExternalShutdownException:
         reason = 'external shutdown'
     except ConfigurationError as e:

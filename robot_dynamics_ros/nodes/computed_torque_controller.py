@@ -92,13 +92,8 @@ class ControllerNode(Node):
         self.settings = {row.name: p[row.name] for row in PARAMETERS if row.runtime}
         self._apply_settings({})
         self.throttle = Throttle(self.get_logger())
-        # Trajectories are deserialized and turned into a reference on a worker thread, so that joint
-        # states never wait behind a big one; it hands over (reference, stamp ns) in `incoming` and the
-        # joint-state callback swaps it in. The hand-over and a model switch take `handover`: a reference
-        # built for an older trajectory or model is dropped.
-        self.trajectory_worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix='trajectory')
-        self.handover = threading.Lock()
-        self.trajectories_received = 0
+        # Trajectories become references on a worker thread; the joint-state callback swaps the newest in.
+        self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         ModelSource(self, self._start)
 
     def _apply_settings(self, changes):
@@ -150,9 +145,8 @@ class ControllerNode(Node):
             step(list(model.joint_names), q, qd, TrajectoryReference.hold(model.neutral()), 0.0, 0.0)
             controller.state[:], controller.clock[:] = 0.0, 0.0   # the warm-up leaves no state behind
         first = self.model is None
-        with self.handover:
-            self.trajectories_received += 1   # a trajectory in the worker is for the old model
-            self.incoming = self.applied = None
+        self.trajectories.drop()   # a trajectory in the worker is for the old model
+        self.applied = None
         self.model, self.controller, self.joint_names, self.index = model, controller, joint_names, index
         self.bounds, self.mapper, self.step = bounds, mapper, step
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
@@ -268,7 +262,7 @@ class ControllerNode(Node):
     def _newest_reference(self, state_time):
         """(reference, its start in ns, the worker's hand-over it comes from): the one the worker has built
         since the last joint state (a trajectory stamped zero starts at state_time), else the current one."""
-        incoming = self.incoming
+        incoming = self.trajectories.incoming
         if incoming is self.applied:
             return self.reference, self.reference_start, incoming
         reference, stamp_ns = incoming
@@ -295,52 +289,13 @@ class ControllerNode(Node):
             self.get_logger().info("trajectory received before the first joint state; it starts from there")
             return
         self.pending_trajectory = None
-        self.trajectories_received += 1
-        self.trajectory_worker.submit(self._build_reference, raw, self.trajectories_received)
-
-    def _build_reference(self, raw, number):
-        """On the worker thread: read, check and convert; hand the reference over in `incoming`."""
-        if number != self.trajectories_received:
-            return   # a newer trajectory or model has arrived
-        switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(WORKER_SWITCH_INTERVAL)
-        try:
-            stamp, names, times, fields = trajectory_fields(raw)
-            reference = self._trajectory_reference(names, times, fields)
-        except Exception as e:   # noqa: BLE001  (a worker must not die silently)
-            if number != self.trajectories_received:
-                pass   # the model changed under it: dropped
-            elif isinstance(e, ValueError):
-                self.throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
-            else:
-                self.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
-            return
-        finally:
-            sys.setswitchinterval(switch_interval)
-        with self.handover:
-            current = number == self.trajectories_received
-            if current:
-                self.incoming = (reference, stamp)
-        if current:
-            self.get_logger().info(f"following a trajectory of {len(times)} points, {reference.duration:.2f} s "
-                                   "(from the next joint state)")
+        self.trajectories.submit(raw)
 
     def _trajectory_reference(self, names, times, fields):
-        """TrajectoryReference in model order; ValueError for too many points, unknown, missing or
-        duplicate joints, ragged, non-finite or implausible points. When the first point lies in the
-        future, the trajectory starts from the current reference."""
-        if len(times) > self.max_trajectory_points:
-            raise ValueError(f"{len(times)} points, more than max_trajectory_points "
-                             f"{self.max_trajectory_points}")
-        positions, velocities, accelerations = model_columns(names, fields, self.model.joint_names)
-        lower, upper, speed = self.bounds
-        if np.any(positions < lower) or np.any(positions > upper):
-            raise ValueError("positions beyond the joint limits by more than the margin: lowest "
-                             f"{positions.min(axis=0).tolist()}, highest {positions.max(axis=0).tolist()}")
-        if velocities is not None and np.any(np.abs(velocities) > speed):
-            raise ValueError(f"velocities beyond {speed.tolist()}")
-        if accelerations is not None and np.any(np.abs(accelerations) > MAX_MAGNITUDE):
-            raise ValueError(f"accelerations beyond {MAX_MAGNITUDE:g}")
+        """On the worker: TrajectoryReference in model order (``checked_columns``); when the first point lies in
+        the future, the trajectory starts from the current reference."""
+        positions, velocities, accelerations = checked_columns(names, times, fields, self.model.joint_names,
+                                                               self.bounds, self.max_trajectory_points)
         if times[0] > 0:
             q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
             times = np.concatenate([[0.0], times])
@@ -395,6 +350,77 @@ def trajectory_fields(raw):
     times = np.array([point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec for point in points])
     stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
     return stamp, list(msg.joint_names), times, {field: column(field) for field in FIELDS}
+
+
+class TrajectoryWorker:
+    """Serialized JointTrajectory messages read and turned into a reference on a thread of their own, so that the
+    executor's callbacks never wait behind a big one. ``build(names, times, fields)`` runs there and returns the
+    reference, or raises ValueError (warned about: rejected). The newest is handed over as ``incoming``,
+    (reference, stamp ns), under ``handover``; ``submit`` supersedes the trajectories queued, ``drop`` (a model
+    switch) also the one being built."""
+
+    def __init__(self, node, throttle, build):
+        self._node, self._throttle, self._build = node, throttle, build
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='trajectory')
+        self.handover = threading.Lock()
+        self.received = 0
+        self.incoming = None
+
+    def submit(self, raw):
+        self.received += 1
+        self._executor.submit(self._run, raw, self.received)
+
+    def drop(self):
+        with self.handover:
+            self.received += 1
+            self.incoming = None
+
+    def shutdown(self):
+        self._executor.shutdown()
+
+    def _run(self, raw, number):
+        if number != self.received:
+            return   # a newer trajectory or model has arrived
+        switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(WORKER_SWITCH_INTERVAL)
+        try:
+            stamp, names, times, fields = trajectory_fields(raw)
+            reference = self._build(names, times, fields)
+        except Exception as e:   # noqa: BLE001  (a worker must not die silently)
+            if number != self.received:
+                pass   # the model changed under it: dropped
+            elif isinstance(e, ValueError):
+                self._throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
+            else:
+                self._node.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
+            return
+        finally:
+            sys.setswitchinterval(switch_interval)
+        with self.handover:
+            current = number == self.received
+            if current:
+                self.incoming = (reference, stamp)
+        if current:
+            self._node.get_logger().info(f"following a trajectory of {len(times)} points, {reference.duration:.2f} s "
+                                         "(from the next update)")
+
+
+def checked_columns(names, times, fields, joint_names, bounds, max_points):
+    """model_columns, checked: ValueError for more than max_points points, positions beyond the bounds
+    (lower, upper, speed: plausibility_bounds, the joint limits and a margin), velocities beyond the speeds,
+    accelerations beyond MAX_MAGNITUDE."""
+    if len(times) > max_points:
+        raise ValueError(f"{len(times)} points, more than max_trajectory_points {max_points}")
+    positions, velocities, accelerations = model_columns(names, fields, joint_names)
+    lower, upper, speed = bounds
+    if np.any(positions < lower) or np.any(positions > upper):
+        raise ValueError("positions beyond the joint limits by more than the margin: lowest "
+                         f"{positions.min(axis=0).tolist()}, highest {positions.max(axis=0).tolist()}")
+    if velocities is not None and np.any(np.abs(velocities) > speed):
+        raise ValueError(f"velocities beyond {speed.tolist()}")
+    if accelerations is not None and np.any(np.abs(accelerations) > MAX_MAGNITUDE):
+        raise ValueError(f"accelerations beyond {MAX_MAGNITUDE:g}")
+    return positions, velocities, accelerations
 
 
 def model_columns(names, fields, joint_names):

@@ -4,7 +4,8 @@ contact-consistent inverse dynamics, one cone program per update).
 Subscribes ``joint_states`` (sensor_msgs/JointState, the actuated joints by name), ``odom`` (nav_msgs/Odometry:
 the base pose in the world frame; the twist in the base frame, linear velocity of the base origin and angular
 velocity, which is the model's v[:6] = [linear; angular]) and ``~/joint_trajectory`` (trajectory_msgs/
-JointTrajectory, as the computed-torque controller takes it); with `contact_topics` set, also
+JointTrajectory, as the computed-torque controller takes it: read on a worker thread, at most
+`max_trajectory_points`, refused far beyond the joint limits, and followed governed into them); with `contact_topics` set, also
 ``<contact_topics><link>`` for each foot link (geometry_msgs/WrenchStamped, the ground's force on that foot, as the
 simulator's ``~/contact/<link>``): a foot is in contact while its normal force exceeds `contact_force`; without
 it, while it is within 2 mm of the ground by the measured state. Publishes ``effort_controller/commands``
@@ -36,8 +37,8 @@ from ..legged_controller import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
 from .common import (ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, run)
-from .computed_torque_controller import model_columns, trajectory_fields
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
+from .computed_torque_controller import TrajectoryWorker, checked_columns
 
 
 def _non_negative(name, value):
@@ -65,6 +66,7 @@ PARAMETERS = (
           choice(*MODES), runtime=True),
     Param('rate', 200.0, 'control updates per second (each solves one cone program, 2-3 ms)', positive),
     Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
+    Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
     Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, 'joint positions to stand at (joints order); '
                                                               'empty: those of the first joint state'),
 )
@@ -84,6 +86,8 @@ class LeggedControllerNode(Node):
         self.throttle = Throttle(self.get_logger())
         self.commands = self.rejected = 0
         self.contact_subscribed = set()
+        # Trajectories become references on a worker thread; the control timer swaps the newest in.
+        self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         ModelSource(self, self._start, root_joint_default='floating', with_urdf=True)
 
     def _apply_settings(self, changes):
@@ -115,7 +119,10 @@ class LeggedControllerNode(Node):
         joints_q, joints_v = np.asarray(model.joint_q_index), np.asarray(model.joint_v_index)
         first = self.controller is None
         self.model, self.controller, self.joint_names, self.index = model, controller, joint_names, index
-        self.mapper = JointStateMapper(model.joint_names, bounds=(lower[joints_q], upper[joints_q], speed[joints_v]))
+        self.bounds = (lower[joints_q], upper[joints_q], speed[joints_v])
+        self.mapper = JointStateMapper(model.joint_names, bounds=self.bounds)
+        self.trajectories.drop()   # a trajectory in the worker is for the old model
+        self.applied = None        # the worker's hand-over the controller follows
         self.joint_state = None   # (monotonic receipt time, stamp ns, q joints, v joints)
         self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
         feet = sorted({foot.link for foot in controller.feet})
@@ -186,29 +193,37 @@ class LeggedControllerNode(Node):
         return {link for link, (_, force) in self.contact_forces.items() if force > self.params['contact_force']}
 
     def _on_trajectory(self, raw):
-        """A serialized JointTrajectory: the joint reference from the next update on (starting from the current
-        reference when its first point lies in the future)."""
+        """A serialized JointTrajectory: hand it to the worker (a newer one supersedes those queued); the next
+        update follows it (from the current reference when its first point lies in the future)."""
         if self.joint_state is None:
             self.throttle.warn('early trajectory', "rejected joint trajectory: no joint state yet")
             return
-        try:
-            stamp, names, times, fields = trajectory_fields(raw)
-            positions, velocities, accelerations = model_columns(names, fields, self.model.joint_names)
-            start = stamp or self.joint_state[1]
-            if times[0] > 0:
-                now = self.controller.reference.sample(self._reference_time()) if self.controller.reference \
-                    else (self.joint_state[2], np.zeros(len(names)), np.zeros(len(names)))
-                times = np.concatenate([[0.0], times])
-                positions = np.vstack([now[0], positions])
-                velocities = None if velocities is None else np.vstack([now[1], velocities])
-                accelerations = None if accelerations is None else np.vstack([now[2], accelerations])
-            reference = TrajectoryReference(times, positions, velocities, accelerations)
-            self.controller.set_trajectory(reference)
-        except Exception as e:   # noqa: BLE001  (a bad message must not kill the node)
-            self.throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
+        self.trajectories.submit(raw)
+
+    def _trajectory_reference(self, names, times, fields):
+        """On the worker: the joint TrajectoryReference in model order (checked_columns, as the computed-torque
+        controller takes it)."""
+        positions, velocities, accelerations = checked_columns(names, times, fields, self.model.joint_names,
+                                                               self.bounds, self.params['max_trajectory_points'])
+        if times[0] > 0:
+            now = self.controller.reference.sample(self._reference_time()) if self.controller.reference \
+                else (self.joint_state[2], np.zeros(len(names)), np.zeros(len(names)))
+            times = np.concatenate([[0.0], times])
+            positions = np.vstack([now[0], positions])
+            velocities = None if velocities is None else np.vstack([now[1], velocities])
+            accelerations = None if accelerations is None else np.vstack([now[2], accelerations])
+        return TrajectoryReference(times, positions, velocities, accelerations)
+
+    def _take_newest_trajectory(self):
+        """Follow the trajectory the worker built last, if the controller does not yet (a trajectory stamped zero
+        starts at the last joint state)."""
+        incoming = self.trajectories.incoming
+        if incoming is None or incoming is self.applied:
             return
-        self.reference_start = start
-        self.get_logger().info(f"following a trajectory of {len(times)} points, {times[-1]:.2f} s")
+        reference, stamp = incoming
+        self.controller.set_trajectory(reference)
+        self.reference_start = stamp or self.joint_state[1]
+        self.applied = incoming
 
     def _reference_time(self):
         if self.reference_start is None:
@@ -229,12 +244,13 @@ class LeggedControllerNode(Node):
             self.throttle.warn('stale', f"{e}: not commanding")
             return
         started = time.perf_counter()
+        self._take_newest_trajectory()
         q = np.concatenate([self.odometry[1], np.zeros(self.model.nq - 7)])
         v = np.concatenate([self.odometry[2], np.zeros(self.model.nv - 6)])
         q[np.asarray(self.model.joint_q_index)] = self.joint_state[2]
         v[np.asarray(self.model.joint_v_index)] = self.joint_state[3]
         try:
-            tau = self.controller.update(q, v, self._reference_time(), feet_in_contact)
+            tau = self.controller.update(q, v, self._reference_time(), feet_in_contact, now=self.joint_state[1] * 1e-9)
         except (ContactForceError, ValueError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             return

@@ -402,7 +402,8 @@ class SimulatorNode(Node):
 
     def _on_push(self, msg):
         """Push the link named by header.frame_id (empty: the base) with the message's wrench (world coordinates,
-        at the link origin) for push_duration sim seconds."""
+        at the link origin) for push_duration sim seconds; one beyond Simulator.push's bound is rejected. Logged at
+        most once per throttle period (a stream of pushes is one line)."""
         link = msg.header.frame_id or self.sim.model.root_link
         force, torque = msg.wrench.force, msg.wrench.torque
         try:
@@ -410,8 +411,8 @@ class SimulatorNode(Node):
         except ValueError as e:
             self.throttle.warn(Throttle.reason(e), f"rejected push: {e}")
             return
-        self.get_logger().info(f"pushing {link!r} with force {[force.x, force.y, force.z]} N for "
-                               f"{self.push_duration:g} s")
+        self.throttle.info('push', f"pushing {link!r} with force {[force.x, force.y, force.z]} N for "
+                                   f"{self.push_duration:g} s")
 
     def _on_pause(self, request, response):
         self.sim.paused = bool(request.data)

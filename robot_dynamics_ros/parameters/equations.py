@@ -30,6 +30,7 @@ from .signals import EFFORT_DELAY, derivatives, is_uniform, position_noise, smoo
 
 LIMIT_MARGIN = 1e-3      # a position within this fraction of the range from a limit counts as at the limit
 SPEED_MARGIN = 0.99      # a speed above this fraction of the velocity limit counts as saturated
+MIN_SAMPLES = 2 * (2 + 1 + 1) + 1   # the shortest filter and differences (half-widths h >= 2, H >= 1, edge h + 1 + H)
 CHUNK = 4096             # samples per block of regressor evaluations (bounds the memory: CHUNK x n x b floats)
 
 
@@ -76,6 +77,9 @@ def identification_equations(model, base, t, q, tau, sampling='continuous', cuto
     called after each block of regressor evaluations.
     """
     t, q, tau = (np.asarray(a, dtype=float) for a in (t, q, tau))
+    if len(t) < MIN_SAMPLES:
+        raise ValueError(f"recording of {len(t)} samples is shorter than the filter and differences need (at least "
+                         f"{MIN_SAMPLES} samples)")
     if not is_uniform(t):
         t, q, tau = uniform_grid(t, q, tau)
     dt = float(t[1] - t[0])
