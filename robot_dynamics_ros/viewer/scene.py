@@ -1,0 +1,82 @@
+"""The robot in a viser scene, placed by our forward kinematics (``frame_placements``): one scene frame per URDF
+link, its shapes fixed in it; link axes, centre of mass and contact points shown on demand."""
+import numpy as np
+
+from .. import spatial
+from ..algorithms.centroidal import center_of_mass
+from ..algorithms.kinematics import frame_placements
+from ..model.collision import contact_points_from_urdf
+from .geometry import DEFAULT_COLOR, shape_mesh
+
+COM_COLOR = (230, 30, 30)
+CONTACT_COLOR = (250, 160, 0)
+
+
+def wxyz(R):
+    """viser's quaternion order (w, x, y, z) of a rotation matrix."""
+    x, y, z, w = spatial.matrix_to_quaternion(R)
+    return np.array([w, x, y, z])
+
+
+def robot_size(model):
+    """A length for markers: the spread of the link origins at the neutral posture (at least 0.2 m)."""
+    origins = np.array([p for _, p in frame_placements(model, model.neutral()).values()])
+    return max(0.2, float(np.ptp(origins, axis=0).max()))
+
+
+class RobotScene:
+    """The robot under scene node ``name``. ``show(q)`` moves it; ``opacity`` and ``color`` draw a ghost (every
+    shape in one colour). ``urdf`` (path or XML) gives the contact points; None: none shown."""
+
+    def __init__(self, server, model, geometry, name='/robot', urdf=None, opacity=None, color=None):
+        self.server, self.model = server, model
+        size = robot_size(model)
+        scene = server.scene
+        self.frames = {link: scene.add_frame(f'{name}/{_node(link)}', show_axes=False, axes_length=0.08 * size,
+                                             axes_radius=0.004 * size)
+                       for link in model.frames}
+        for k, shape in enumerate(geometry.shapes):
+            mesh = shape_mesh(shape)
+            node = f'{name}/{_node(shape.link)}/shape{k}'
+            if color is not None or shape.kind != 'mesh' or shape.color != DEFAULT_COLOR:
+                rgb = color if color is not None else tuple(int(255 * c) for c in shape.color[:3])
+                scene.add_mesh_simple(node, mesh.vertices, mesh.faces, color=rgb,
+                                      opacity=opacity if opacity is not None else shape.color[3])
+            else:   # the mesh's own colours
+                scene.add_mesh_trimesh(node, mesh)
+        self.com = scene.add_icosphere(f'{name}_com', radius=0.02 * size, color=COM_COLOR, visible=False)
+        points = contact_points_from_urdf(urdf) if urdf is not None else []
+        self.contacts = [scene.add_icosphere(f'{name}/{_node(p.link)}/contact{k}', radius=max(p.radius, 0.006 * size),
+                                             color=CONTACT_COLOR, position=p.offset, visible=False)
+                         for k, p in enumerate(points) if p.link in self.frames]
+
+    def show(self, q):
+        """Place every link frame (and the centre of mass when shown) at configuration q."""
+        placements = frame_placements(self.model, q)
+        with self.server.atomic():
+            for link, (R, p) in placements.items():
+                frame = self.frames[link]
+                frame.wxyz = wxyz(R)
+                frame.position = p
+            if self.com.visible:
+                self.com.position = center_of_mass(self.model, q)
+        return placements
+
+    def show_axes(self, on):
+        for frame in self.frames.values():
+            frame.show_axes = on
+
+    def show_com(self, on, q):
+        self.com.visible = on
+        if on:
+            self.com.position = center_of_mass(self.model, q)
+
+    def show_contacts(self, on):
+        for sphere in self.contacts:
+            sphere.visible = on
+
+
+
+def _node(link):
+    """A scene node name for a link ('/' separates scene nodes)."""
+    return link.replace('/', '_')
