@@ -16,7 +16,7 @@ from .. import spatial
 from ..model.urdf import URDFError, _read_xml
 from . import require
 
-DEFAULT_COLOR = (0.7, 0.7, 0.75, 1.0)
+DEFAULT_COLOR = (0.35, 0.5, 0.8, 1.0)   # steel blue: unlike the white ground and grey grid
 PRIMITIVES = ('box', 'cylinder', 'sphere')
 
 
@@ -77,12 +77,14 @@ def _package_roots(package, urdf_dir, environ):
         yield os.path.join(prefix, 'share', package)
 
 
-def robot_geometry(source, environ=None):
-    """RobotGeometry of a URDF (path or XML string; a string resolves relative names from the working folder).
-    Per link: its ``<visual>`` shapes; its ``<collision>`` primitives where it has no visual or one of its visual
-    meshes is not found."""
+def robot_geometry(source, environ=None, urdf_dir=None):
+    """RobotGeometry of a URDF (path or XML string). Per link: its ``<visual>`` shapes; its ``<collision>``
+    primitives where it has no visual or one of its visual meshes is not found. Relative mesh names are resolved
+    from ``urdf_dir``, by default the URDF file's folder (the working folder for a string)."""
     robot = ET.fromstring(_read_xml(source))
-    urdf_dir = os.path.dirname(os.path.abspath(source)) if not os.fspath(source).lstrip().startswith('<') else '.'
+    if urdf_dir is None:
+        is_xml = os.fspath(source).lstrip().startswith('<')
+        urdf_dir = '.' if is_xml else os.path.dirname(os.path.abspath(source))
     colors = {m.get('name'): _color(m) for m in robot.findall('material') if m.get('name')}
     shapes, missing = [], []
     for link in robot.findall('link'):

@@ -10,6 +10,7 @@ from .geometry import DEFAULT_COLOR, shape_mesh
 
 COM_COLOR = (230, 30, 30)
 CONTACT_COLOR = (250, 160, 0)
+BONE_COLOR = (60, 60, 70)
 
 
 def wxyz(R):
@@ -44,6 +45,12 @@ class RobotScene:
                                       opacity=opacity if opacity is not None else shape.color[3])
             else:   # the mesh's own colours
                 scene.add_mesh_trimesh(node, mesh)
+        # Bones from each moving body's parent to it: links without shapes (legs of a robot that declares only its
+        # feet) still show.
+        self.bones = [(model.body_names[p] if p >= 0 else model.root_link, model.body_names[i])
+                      for i, p in enumerate(model.parent)]
+        self.skeleton = scene.add_line_segments(f'{name}_bones', np.zeros((len(self.bones), 2, 3)),
+                                                color if color is not None else BONE_COLOR, thickness=0.01 * size)
         self.com = scene.add_icosphere(f'{name}_com', radius=0.02 * size, color=COM_COLOR, visible=False)
         points = contact_points_from_urdf(urdf) if urdf is not None else []
         self.contacts = [scene.add_icosphere(f'{name}/{_node(p.link)}/contact{k}', radius=max(p.radius, 0.006 * size),
@@ -58,6 +65,7 @@ class RobotScene:
                 frame = self.frames[link]
                 frame.wxyz = wxyz(R)
                 frame.position = p
+            self.skeleton.points = np.array([[placements[a].p, placements[b].p] for a, b in self.bones])
             if self.com.visible:
                 self.com.position = center_of_mass(self.model, q)
         return placements
