@@ -72,8 +72,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"view: {geometry.missing_message()}")
     server = start_server(args.host, args.port)
     try:
-        from ..viewer.scene import RobotScene
+        from ..viewer.scene import RobotScene, look_at_robot
         robot = RobotScene(server, model, geometry, urdf=args.urdf)
+        look_at_robot(server, *robot.bounds)
         server.scene.add_grid('/ground', width=4.0, height=4.0, cell_size=0.1)
         q = model.middle_of_limits()
         gui = server.gui

@@ -24,7 +24,7 @@ from ..errors import RobotDynamicsError
 from ..model.collision import contact_points_from_urdf
 from ..viewer import require
 from ..viewer.geometry import robot_geometry
-from ..viewer.scene import RobotScene, robot_size
+from ..viewer.scene import RobotScene, look_at_robot, robot_size
 from .common import STEADY_CLOCK, ConfigurationError, ModelSource, Param, declare_parameters, positive, run
 
 GHOST_COLOR = (80, 200, 120)
@@ -82,8 +82,7 @@ class ViewerNode(Node):
                       if self.p['reference_topic'] and model.fixed_base else None)
         self.server.scene.add_grid('/ground', width=10 * size, height=10 * size, cell_size=0.1,
                                    position=(0.0, 0.0, self.p['ground_height']))
-        self.server.initial_camera.position = (1.6 * size, -1.6 * size, 1.2 * size)
-        self.server.initial_camera.look_at = (0.0, 0.0, 0.4 * size)
+        look_at_robot(self.server, *self.scene.bounds)
         self.arrows = None
         self._subscribe(model, urdf, size)
         self._plots(model)

@@ -25,6 +25,25 @@ def robot_size(model):
     return max(0.2, float(np.ptp(origins, axis=0).max()))
 
 
+def bounds(model, meshes, q):
+    """(low, high) corners of the box around the link origins and the shapes (link, trimesh) at q."""
+    placements = frame_placements(model, q)
+    points = [p for _, p in placements.values()]
+    for link, mesh in meshes:
+        R, p = placements[link]
+        points += list(mesh.bounds @ R.T + p)
+    points = np.array(points)
+    return points.min(axis=0), points.max(axis=0)
+
+
+def look_at_robot(server, low, high):
+    """Start the camera looking at the box (low, high) from the front right, above."""
+    centre, size = 0.5 * (low + high), max(0.2, float(np.linalg.norm(high - low)))
+    server.initial_camera.position = tuple(centre + size * np.array([1.1, -1.1, 0.6]))
+    server.initial_camera.look_at = tuple(centre)
+    server.initial_camera.up = (0.0, 0.0, 1.0)
+
+
 class RobotScene:
     """The robot under scene node ``name``. ``show(q)`` moves it; ``opacity`` and ``color`` draw a ghost (every
     shape in one colour). ``urdf`` (path or XML) gives the contact points; None: none shown."""
@@ -36,8 +55,10 @@ class RobotScene:
         self.frames = {link: scene.add_frame(f'{name}/{_node(link)}', show_axes=False, axes_length=0.08 * size,
                                              axes_radius=0.004 * size)
                        for link in model.frames}
+        meshes = []
         for k, shape in enumerate(geometry.shapes):
             mesh = shape_mesh(shape)
+            meshes.append((shape.link, mesh))
             node = f'{name}/{_node(shape.link)}/shape{k}'
             if color is not None or shape.kind != 'mesh' or shape.color != DEFAULT_COLOR:
                 rgb = color if color is not None else tuple(int(255 * c) for c in shape.color[:3])
@@ -56,6 +77,8 @@ class RobotScene:
         self.contacts = [scene.add_icosphere(f'{name}/{_node(p.link)}/contact{k}', radius=max(p.radius, 0.006 * size),
                                              color=CONTACT_COLOR, position=p.offset, visible=False)
                          for k, p in enumerate(points) if p.link in self.frames]
+
+        self.bounds = bounds(model, meshes, model.neutral())
 
     def show(self, q):
         """Place every link frame (and the centre of mass when shown) at configuration q."""
