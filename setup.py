@@ -35,7 +35,7 @@ setup(
         'legged': ['clarabel'],  # ground contact in the simulator, contact-consistent inverse dynamics
         'view': ['viser', 'trimesh', 'pycollada'],  # the robot in the browser; meshes (pycollada: .dae)
         'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
-                 'mujoco', 'viser', 'trimesh', 'pycollada'],
+                 'mujoco', 'viser', 'trimesh', 'pycollada', 'playwright'],  # playwright drives Debian's chromium
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',

@@ -89,7 +89,7 @@ def screenshot(page):
     return np.round(255 * rgb).astype(np.uint8)[SCENE]
 
 
-def hue_mask(pixels, channel, margin=40):
+def hue_mask(pixels, channel, margin=30):
     """Pixels where colour ``channel`` (0 red, 2 blue) exceeds each other channel by ``margin``: the robot's
     colours, never the white ground or the grey grid (equal channels)."""
     p = pixels.astype(int)

@@ -60,11 +60,12 @@ class RobotScene:
             mesh = shape_mesh(shape)
             meshes.append((shape.link, mesh))
             node = f'{name}/{_node(shape.link)}/shape{k}'
-            if color is not None or shape.kind != 'mesh' or shape.color != DEFAULT_COLOR:
+            own_colours = shape.kind == 'mesh' and shape.color == DEFAULT_COLOR and mesh.visual.defined
+            if color is not None or not own_colours:   # a ghost, a primitive, a material, a mesh without colours
                 rgb = color if color is not None else tuple(int(255 * c) for c in shape.color[:3])
                 scene.add_mesh_simple(node, mesh.vertices, mesh.faces, color=rgb,
                                       opacity=opacity if opacity is not None else shape.color[3])
-            else:   # the mesh's own colours
+            else:   # the mesh's own colours (a .dae, .obj, .glb with materials)
                 scene.add_mesh_trimesh(node, mesh)
         # Bones from each moving body's parent to it: links without shapes (legs of a robot that declares only its
         # feet) still show.
