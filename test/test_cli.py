@@ -1,6 +1,8 @@
 """The command line as a user meets it: every user error is one line on stderr naming the problem, with exit
 code 2 and no traceback (``--debug`` gives the traceback). Each case runs the CLI as a subprocess."""
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -39,6 +41,10 @@ CASES = {  # name -> (arguments, words the one line must contain)
                              ["joint 'joint2'", "'spherical'"]),
     'compile missing file': (['compile', MISSING], ['compile: error', 'not found']),
     'compile unknown algorithm': (['compile', '--only', 'fly'], ['--only', "invalid choice: 'fly'"]),
+    'view missing file': (['view', MISSING], ['view: error', 'not found', MISSING]),
+    'view invalid URDF': (['view', os.path.join(BAD_URDF_DIR, 'unsupported_joint.urdf')], ["joint 'joint2'"]),
+    'view bad port': (['view', BUNDLED_URDF, '--port', '70000'], ['--port', 'must lie in [1, 65535]']),
+    'bringup view bad port': (['bringup', '--view', '--port', '0'], ['--port', 'must lie in [1, 65535]']),
     'unknown subcommand': (['fly'], ["invalid choice: 'fly'"]),
 }
 
@@ -49,6 +55,13 @@ def test_user_error_is_one_line_and_exit_code_2(case, tmp_path):
     result = cli(*arguments, cwd=tmp_path)
     assert_one_line_error(result, *words)
     assert not os.listdir(tmp_path)  # nothing written: no plot (bringup's default tracking.png), no output
+
+
+def test_view_without_its_extra_names_the_extra_to_install(tmp_path):
+    hide_viser = ("import sys; sys.modules['viser'] = None; from robot_dynamics_ros.cli import main; "
+                  f"sys.exit(main(['view', {BUNDLED_URDF!r}]))")   # `import viser` then raises ImportError
+    result = subprocess.run([sys.executable, '-c', hide_viser], capture_output=True, text=True, cwd=tmp_path)
+    assert_one_line_error(result, 'view: error', "'viser'", "pip install 'robot_dynamics_ros[view]'")
 
 
 def test_debug_flag_gives_the_traceback():
