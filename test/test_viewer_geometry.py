@@ -136,5 +136,10 @@ def test_floating_quadruped_links_follow_the_base_pose(server):
         q[:3] = rng.uniform(-1, 1, 3)
         scene.show(q)
         assert_scene_matches_forward_kinematics(scene, model, q)
+        # the legs have no shapes: bones reach from the trunk through each leg to its foot, 0.2 m below the knee
+        ends = np.asarray(scene.skeleton.points)[:, 1]
+        for leg in ('FL', 'FR', 'RL', 'RR'):
+            R, p = frame_placements(model, q)[f'{leg}_calf']
+            assert np.min(np.linalg.norm(ends - (p + R @ [0, 0, -0.2]), axis=1)) < 1e-6   # viser keeps float32
     assert len(scene.contacts) == 8 + 4   # the trunk box's corners and a sphere per foot, hidden until asked for
     assert not any(sphere.visible for sphere in scene.contacts)

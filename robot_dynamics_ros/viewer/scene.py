@@ -39,7 +39,7 @@ def bounds(model, meshes, q):
 def look_at_robot(server, low, high):
     """Start the camera looking at the box (low, high) from the front right, above."""
     centre, size = 0.5 * (low + high), max(0.2, float(np.linalg.norm(high - low)))
-    server.initial_camera.position = tuple(centre + size * np.array([1.1, -1.1, 0.6]))
+    server.initial_camera.position = tuple(centre + size * np.array([1.4, -1.4, 0.8]))
     server.initial_camera.look_at = tuple(centre)
     server.initial_camera.up = (0.0, 0.0, 1.0)
 
@@ -67,10 +67,13 @@ class RobotScene:
                                       opacity=opacity if opacity is not None else shape.color[3])
             else:   # the mesh's own colours (a .dae, .obj, .glb with materials)
                 scene.add_mesh_trimesh(node, mesh)
-        # Bones from each moving body's parent to it: links without shapes (legs of a robot that declares only its
-        # feet) still show.
-        self.bones = [(model.body_names[p] if p >= 0 else model.root_link, model.body_names[i])
+        # Bones from each moving body's parent to it, and from each link to its shapes away from its origin: the
+        # legs of a robot that declares only its feet still show.
+        origin = np.zeros(3)
+        self.bones = [((model.body_names[p] if p >= 0 else model.root_link, origin), (model.body_names[i], origin))
                       for i, p in enumerate(model.parent)]
+        self.bones += [((shape.link, origin), (shape.link, shape.origin[:3, 3])) for shape in geometry.shapes
+                       if shape.link in self.frames and np.any(shape.origin[:3, 3])]
         self.skeleton = scene.add_line_segments(f'{name}_bones', np.zeros((len(self.bones), 2, 3)),
                                                 color if color is not None else BONE_COLOR, thickness=0.01 * size)
         self.com = scene.add_icosphere(f'{name}_com', radius=0.02 * size, color=COM_COLOR, visible=False)
@@ -89,7 +92,8 @@ class RobotScene:
                 frame = self.frames[link]
                 frame.wxyz = wxyz(R)
                 frame.position = p
-            self.skeleton.points = np.array([[placements[a].p, placements[b].p] for a, b in self.bones])
+            self.skeleton.points = np.array([[placements[link].p + placements[link].R @ offset for link, offset in bone]
+                                             for bone in self.bones])
             if self.com.visible:
                 self.com.position = center_of_mass(self.model, q)
         return placements
