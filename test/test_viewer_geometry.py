@@ -1,6 +1,8 @@
 """What the viewer draws: mesh files found as ROS tools find them, <collision> primitives where meshes are missing,
 and every link's frame in the scene where our forward kinematics puts it."""
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -143,3 +145,11 @@ def test_floating_quadruped_links_follow_the_base_pose(server):
             assert np.min(np.linalg.norm(ends - (p + R @ [0, 0, -0.2]), axis=1)) < 1e-6   # viser keeps float32
     assert len(scene.contacts) == 8 + 4   # the trunk box's corners and a sphere per foot, hidden until asked for
     assert not any(sphere.visible for sphere in scene.contacts)
+
+
+def test_the_core_and_the_geometry_reader_load_neither_ros_nor_viser():
+    code = ("import sys, robot_dynamics_ros, robot_dynamics_ros.algorithms, robot_dynamics_ros.simulation, "
+            "robot_dynamics_ros.viewer.geometry; print(sorted({'rclpy', 'viser', 'trimesh'} & set(sys.modules)))")
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == '[]'
