@@ -88,6 +88,18 @@ def test_missing_mesh_falls_back_to_the_links_collision_primitives_said_once():
     assert '\n' not in message and 'package://nowhere/base.stl' in message and 'base' in message
 
 
+def test_unreadable_mesh_is_an_error_naming_the_link(tmp_path):
+    from robot_dynamics_ros.errors import URDFError
+    from robot_dynamics_ros.viewer.geometry import shape_mesh
+    (tmp_path / 'broken.stl').write_text('solid nothing here\n')
+    urdf = tmp_path / 'r.urdf'
+    urdf.write_text('<robot name="r"><link name="base"><visual><geometry><mesh filename="broken.stl"/></geometry>'
+                    '</visual></link></robot>')
+    shape, = robot_geometry(str(urdf), environ={}).shapes
+    with pytest.raises(URDFError, match="link 'base'.*broken.stl"):
+        shape_mesh(shape)
+
+
 def test_links_without_visuals_draw_their_collision_primitives():
     geometry = robot_geometry(QUADRUPED, environ={})
     kinds = sorted((s.link, s.kind) for s in geometry.shapes)

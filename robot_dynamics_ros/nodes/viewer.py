@@ -20,7 +20,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from ..errors import RobotDynamicsError
+from ..errors import RobotDynamicsError, URDFError
 from ..model.collision import contact_points_from_urdf
 from ..viewer import require
 from ..viewer.geometry import robot_geometry
@@ -77,9 +77,12 @@ class ViewerNode(Node):
         self.model, self.q = model, model.neutral()
         self.index = {name: model.joint_q_index[k] for k, name in enumerate(model.joint_names)}
         size = robot_size(model)
-        self.scene = RobotScene(self.server, model, geometry, urdf=urdf)
-        self.ghost = (RobotScene(self.server, model, geometry, name='/reference', opacity=0.35, color=GHOST_COLOR)
-                      if self.p['reference_topic'] and model.fixed_base else None)
+        try:
+            self.scene = RobotScene(self.server, model, geometry, urdf=urdf)
+            self.ghost = (RobotScene(self.server, model, geometry, name='/reference', opacity=0.35, color=GHOST_COLOR)
+                          if self.p['reference_topic'] and model.fixed_base else None)
+        except URDFError as e:
+            raise ConfigurationError(str(e)) from None
         self.server.scene.add_grid('/ground', width=10 * size, height=10 * size, cell_size=0.1,
                                    position=(0.0, 0.0, self.p['ground_height']))
         look_at_robot(self.server, *self.scene.bounds)

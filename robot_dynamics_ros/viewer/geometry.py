@@ -143,10 +143,16 @@ def _numbers(text, count, link):
 
 
 def shape_mesh(shape):
-    """The shape as a trimesh.Trimesh in its link frame (the shape's origin applied)."""
+    """The shape as a trimesh.Trimesh in its link frame (the shape's origin applied); URDFError naming the link for a
+    mesh file that cannot be read."""
     trimesh = require()[1]
     if shape.kind == 'mesh':
-        mesh = trimesh.load(shape.path, force='mesh')
+        try:
+            mesh = trimesh.load(shape.path, force='mesh')
+        except Exception as e:   # trimesh raises many kinds for a file it cannot read (or a reader it lacks)
+            raise URDFError(f"link {shape.link!r}: cannot read mesh {shape.path!r}: {e}") from None
+        if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+            raise URDFError(f"link {shape.link!r}: mesh {shape.path!r} has no triangles")
         mesh.apply_scale(shape.size)
     elif shape.kind == 'box':
         mesh = trimesh.creation.box(extents=shape.size)
