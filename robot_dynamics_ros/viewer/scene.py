@@ -52,8 +52,8 @@ class RobotScene:
         self.server, self.model = server, model
         size = robot_size(model)
         scene = server.scene
-        self.frames = {link: scene.add_frame(f'{name}/{_node(link)}', show_axes=False, axes_length=0.08 * size,
-                                             axes_radius=0.004 * size)
+        self.frames = {link: scene.add_frame(f'{name}/{_node(link)}', show_axes=False, axes_length=0.15 * size,
+                                             axes_radius=0.005 * size)
                        for link in model.frames}
         meshes = []
         for k, shape in enumerate(geometry.shapes):
@@ -76,10 +76,11 @@ class RobotScene:
                        if shape.link in self.frames and np.any(shape.origin[:3, 3])]
         self.skeleton = scene.add_line_segments(f'{name}_bones', np.zeros((len(self.bones), 2, 3)),
                                                 color if color is not None else BONE_COLOR, thickness=0.01 * size)
-        self.com = scene.add_icosphere(f'{name}_com', radius=0.02 * size, color=COM_COLOR, visible=False)
+        self.com = scene.add_icosphere(f'{name}_com', radius=0.04 * size, color=COM_COLOR, visible=False)
         points = contact_points_from_urdf(urdf) if urdf is not None else []
-        self.contacts = [scene.add_icosphere(f'{name}/{_node(p.link)}/contact{k}', radius=max(p.radius, 0.006 * size),
-                                             color=CONTACT_COLOR, position=p.offset, visible=False)
+        # a little larger than the contact sphere, so that it shows through the shape it sits in
+        self.contacts = [scene.add_icosphere(f'{name}/{_node(p.link)}/contact{k}', color=CONTACT_COLOR,
+                                             radius=max(1.2 * p.radius, 0.012 * size), position=p.offset, visible=False)
                          for k, p in enumerate(points) if p.link in self.frames]
 
         self.bounds = bounds(model, meshes, model.neutral())
