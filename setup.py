@@ -33,8 +33,9 @@ setup(
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
         'ident': ['cvxpy', 'clarabel', 'rosbags'],  # physically consistent identified URDF; recordings
         'legged': ['clarabel'],  # ground contact in the simulator, contact-consistent inverse dynamics
+        'view': ['viser', 'trimesh', 'pycollada'],  # the robot in the browser; meshes (pycollada: .dae)
         'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
-                 'mujoco'],
+                 'mujoco', 'viser', 'trimesh', 'pycollada', 'playwright'],  # playwright drives Debian's chromium
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',
@@ -47,6 +48,7 @@ setup(
             'computed_torque_controller = robot_dynamics_ros.nodes.start:computed_torque_controller',
             'trajectory_publisher = robot_dynamics_ros.nodes.start:trajectory_publisher',
             'legged_controller = robot_dynamics_ros.nodes.start:legged_controller',
+            'viewer = robot_dynamics_ros.nodes.start:viewer',
             'robot-dynamics = robot_dynamics_ros.cli:main',
         ],
     },

@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     'excite': 'Excitation trajectory for identification',
     'record': 'Record joint states while the simulated arm follows an excitation trajectory (rosbag2)',
     'compile': "Compile a robot's per-robot generated code ahead (numba), in the foreground",
+    'view': 'The model in the browser: meshes, a slider per joint, frames, gravity torques',
 }
 # Errors a user causes: ours, files (OSError), bad values (ValueError), a missing optional package.
 USER_ERRORS = (RobotDynamicsError, OSError, ValueError, ImportError)

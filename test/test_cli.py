@@ -1,6 +1,8 @@
 """The command line as a user meets it: every user error is one line on stderr naming the problem, with exit
 code 2 and no traceback (``--debug`` gives the traceback). Each case runs the CLI as a subprocess."""
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -41,6 +43,10 @@ CASES = {  # name -> (arguments, words the one line must contain)
                              ["joint 'joint2'", "'spherical'"]),
     'compile missing file': (['compile', MISSING], ['compile: error', 'not found']),
     'compile unknown algorithm': (['compile', '--only', 'fly'], ['--only', "invalid choice: 'fly'"]),
+    'view missing file': (['view', MISSING], ['view: error', 'not found', MISSING]),
+    'view invalid URDF': (['view', os.path.join(BAD_URDF_DIR, 'unsupported_joint.urdf')], ["joint 'joint2'"]),
+    'view bad port': (['view', BUNDLED_URDF, '--port', '70000'], ['--port', 'must lie in [1, 65535]']),
+    'bringup view bad port': (['bringup', '--view', '--port', '0'], ['--port', 'must lie in [1, 65535]']),
     'unknown subcommand': (['fly'], ["invalid choice: 'fly'"]),
 }
 
@@ -80,6 +86,13 @@ def test_identify_refuses_an_unwritable_output_before_it_reads_anything(tmp_path
     outputs[option] = '/no/such/directory/out'
     result = cli('identify', BUNDLED_URDF, str(tmp_path / 'missing.csv'), *[a for item in outputs.items() for a in item])
     assert_one_line_error(result, option, "cannot write '/no/such/directory/out'", 'no directory')
+
+
+def test_view_without_its_extra_names_the_extra_to_install(tmp_path):
+    hide_viser = ("import sys; sys.modules['viser'] = None; from robot_dynamics_ros.cli import main; "
+                  f"sys.exit(main(['view', {BUNDLED_URDF!r}]))")   # `import viser` then raises ImportError
+    result = subprocess.run([sys.executable, '-c', hide_viser], capture_output=True, text=True, cwd=tmp_path)
+    assert_one_line_error(result, 'view: error', "'viser'", "pip install 'robot_dynamics_ros[view]'")
 
 
 def test_debug_flag_gives_the_traceback():

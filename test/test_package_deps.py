@@ -45,8 +45,10 @@ DEPENDENCIES = {
 # Not in package.xml, so imported only where a missing one is handled (importorskip, except ImportError):
 # import name -> pip distribution. rosbags: rosdep has only a pip key for it, which a released package cannot use;
 # cvxpy (with the Clarabel solver) only for identify --urdf-out; clarabel for ground contact and
-# contact_inverse_dynamics; mujoco: the second simulator the contact tests and benchmark compare with.
-OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel', 'mujoco': 'mujoco'}
+# contact_inverse_dynamics; mujoco: the second simulator the contact tests and benchmark compare with;
+# viser and trimesh (the view extra) for the robot in the browser; playwright drives the browser in the view tests.
+OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel', 'mujoco': 'mujoco', 'viser': 'viser',
+            'trimesh': 'trimesh', 'playwright': 'playwright'}
 FOLDERS = ('robot_dynamics_ros', 'launch', 'test', 'benchmarks')
 RUNTIME_FOLDERS = ('robot_dynamics_ros', 'launch')  # their unguarded imports need an exec_depend
 TEST_COMMAND_EXTRAS = ('ros', 'test')  # the README's test command installs '.[ros,test]'

@@ -22,7 +22,7 @@ from ..model.model import PRISMATIC
 from ..processes import (MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, stop_node,
                          use_environment)
 from ..resources import bundled_urdf, parameter_files
-from . import finite_float, int_in, non_negative_float, positive_float
+from . import finite_float, int_in, non_negative_float, positive_float, view
 from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, steps_per_second,
                         write_report)
 
@@ -57,6 +57,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--compile', action='store_true',
                         help="first compile the robot's per-robot code for the nodes (rnea, crba, aba) where it is not "
                              "in the disk cache (as 'robot-dynamics compile URDF --only rnea crba aba'; once per robot)")
+    parser.add_argument('--view', action='store_true',
+                        help='also run the viewer node: the robot in the browser as the simulator moves it (the '
+                             "'view' extra); its URL is printed")
+    view.add_server_arguments(parser)
 
 
 def add_domain_arguments(parser):
@@ -254,6 +258,7 @@ def run(args: argparse.Namespace) -> int:
         ros_args += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: ros_args for name in NODES}
     node_args['simulator'] = ros_args + ['-p', f'sync:={args.sync}']
+    node_args['viewer'] = ros_args + view.viewer_node_args(args)
     processes = {}
 
     def start_nodes(*names):
@@ -269,7 +274,9 @@ def run(args: argparse.Namespace) -> int:
         # the controller started, and the simulator resumed once the controller follows the demo trajectory
         # and its tracking error arrives here (in lockstep sim time runs faster than the wall clock: a trajectory
         # arriving late would leave the run's start without a reference).
-        start_nodes('simulator', 'trajectory_publisher')
+        start_nodes('simulator', 'trajectory_publisher', *['viewer'] * args.view)
+        if args.view:
+            view.print_url(processes['viewer'], log_dir, args.startup_timeout)
         recorder.spin_until(lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
                             args.startup_timeout)
         start_nodes('computed_torque_controller')

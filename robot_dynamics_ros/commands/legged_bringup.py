@@ -19,6 +19,7 @@ from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..processes import describe_domain, start_node, stop_node, use_environment
 from ..resources import legged_parameter_files
+from . import view
 from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, steps_per_second,
                         write_report)
 
@@ -120,11 +121,15 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
         node_args['simulator'] += ['-p', f'ground_friction:={args.ground_friction}']
     if controller:
         node_args[controller] = common + ['-p', f"root_joint:={args.root_joint}", '-r', 'odom:=/simulator/odom']
+    if args.view:
+        node_args['viewer'] = common + view.viewer_node_args(args, args.root_joint)
 
     recorder = BaseRecorder(model.name, controller)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log'))
                  for name, ros_args in node_args.items()}
+    if args.view:
+        view.print_url(processes['viewer'], log_dir, args.startup_timeout)
 
     def any_exited():
         return any(p.poll() is not None for p in processes.values())

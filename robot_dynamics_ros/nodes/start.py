@@ -1,5 +1,5 @@
 """Entry points of the node processes: the console scripts ``simulator``, ``computed_torque_controller``,
-``trajectory_publisher``, ``legged_controller``, and ``python -m robot_dynamics_ros.nodes.start NAME --ros-args ...``.
+``trajectory_publisher``, ``legged_controller``, ``viewer``, and ``python -m robot_dynamics_ros.nodes.start NAME --ros-args ...``.
 
 SIGINT and SIGTERM are caught (``robot_dynamics_ros.stopping``) before the node's module and its heavy imports
 (numpy, scipy, rclpy: about half a second) load, so that a signal at any moment of start-up stops the node
@@ -23,7 +23,7 @@ import time
 
 from .. import stopping
 
-NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher', 'legged_controller')
+NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher', 'legged_controller', 'viewer')
 
 
 BLAS_THREADS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS')
@@ -64,6 +64,10 @@ def trajectory_publisher():
 
 def legged_controller():
     return start('legged_controller')
+
+
+def viewer():
+    return start('viewer')
 
 
 if __name__ == '__main__':
