@@ -34,7 +34,7 @@ setup(
         'ident': ['cvxpy', 'clarabel', 'rosbags'],  # physically consistent identified URDF; recordings
         'legged': ['clarabel'],  # ground contact in the simulator, contact-consistent inverse dynamics
         'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
-                 'mujoco'],
+                 'mujoco', 'example-robot-data'],   # example-robot-data: public robots' URDFs, SRDFs, meshes
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',
