@@ -68,7 +68,10 @@ class StandingController:
         unknown = candidates - set(model.frames)
         if unknown:
             raise ValueError(f"feet {sorted(unknown)} are not links of {model.name!r}")
-        self.feet = [p for p in contact_points if p.link in candidates]
+        linked = candidates & {p.link for p in contact_points}
+        bodies = {model.frames[link].body for link in candidates - linked}   # feet without points of their own (a
+        self.feet = [p for p in contact_points                               # sole frame): those of their body
+                     if p.link in linked or model.frames[p.link].body in bodies]
         if not self.feet:
             raise ValueError(f"no contact points on the feet links {sorted(candidates)}")
         self.model = model
