@@ -156,3 +156,11 @@ def check_links(model: Model, srdf: SRDF) -> None:
         if effector.parent_link not in model.frames:
             raise SRDFError(f"SRDF <end_effector name={effector.name!r}> parent_link {effector.parent_link!r} is not "
                             f"a link of robot {model.name!r}")
+
+
+def stance_configuration(model: Model, srdf: SRDF) -> tuple[str, np.ndarray, bool] | None:
+    """(name, q, base given) of the SRDF's stance (``SRDF.stance``, by ``configuration``), None without a
+    group_state; SRDFError where the SRDF does not fit the model (``check_links``, ``configuration``)."""
+    check_links(model, srdf)
+    state = srdf.stance()
+    return None if state is None else (state.name, *configuration(model, state, srdf))
