@@ -32,9 +32,9 @@ setup(
         'fast': ['numba'],
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
         'ident': ['cvxpy', 'clarabel', 'rosbags'],  # physically consistent identified URDF; recordings
-        'legged': ['clarabel'],  # ground contact in the simulator, contact-consistent inverse dynamics
+        'legged': ['clarabel', 'trimesh'],  # ground contact, contact-consistent inverse dynamics; collision meshes
         'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
-                 'mujoco', 'example-robot-data'],   # example-robot-data: public robots' URDFs, SRDFs, meshes
+                 'mujoco', 'trimesh', 'example-robot-data'],   # example-robot-data: public robots' URDFs, SRDFs, meshes
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',

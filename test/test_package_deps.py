@@ -46,7 +46,8 @@ DEPENDENCIES = {
 # import name -> pip distribution. rosbags: rosdep has only a pip key for it, which a released package cannot use;
 # cvxpy (with the Clarabel solver) only for identify --urdf-out; clarabel for ground contact and
 # contact_inverse_dynamics; mujoco: the second simulator the contact tests and benchmark compare with.
-OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel', 'mujoco': 'mujoco'}
+# trimesh: the convex hulls of collision meshes (model/meshes.py), with the legged extra.
+OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel', 'mujoco': 'mujoco', 'trimesh': 'trimesh'}
 # Data the tests read without importing it (found by importlib.metadata): pip distribution -> the extra holding it.
 # example-robot-data: robots as their packages ship them (URDF, SRDF, meshes), for test_srdf.py and the bringups.
 DATA = {'example-robot-data': 'test'}

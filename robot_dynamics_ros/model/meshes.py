@@ -50,7 +50,11 @@ def _entries(variable):
 def hull_vertices(path: str) -> np.ndarray:
     """(k, 3) vertices of the convex hull of the mesh in ``path`` (any format trimesh reads; the ``legged``
     extra); ValueError for a file without triangles."""
-    import trimesh
+    try:
+        import trimesh
+    except ImportError:
+        raise ImportError("collision meshes need trimesh (pip install 'robot_dynamics_ros[legged]')",
+                          name='trimesh') from None
     mesh = trimesh.load(path, force='mesh')
     if len(mesh.vertices) == 0:
         raise ValueError("the mesh has no vertices")
