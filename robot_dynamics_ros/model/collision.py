@@ -20,7 +20,7 @@ from . import meshes
 from .urdf import URDFError, _read_xml
 
 RIM_POINTS = 8   # points on each rim of a cylinder
-MESH_POINTS = 16  # convex-hull vertices kept per collision mesh
+MESH_POINTS = 32  # convex-hull vertices kept per collision mesh (16 leave Solo12's round front feet 3 mm high)
 
 
 class ContactPoint(NamedTuple):
