@@ -2,20 +2,21 @@
 make with known geometry, the files found as ROS finds them (package://, relative paths), and Solo12's mesh feet
 against Pinocchio's own reading of the same meshes (coal)."""
 import os
-import warnings
 
 import numpy as np
 import pytest
 
 from conftest import example_robot_data
 
-from robot_dynamics_ros import URDFWarning, load_srdf, load_urdf
+from oracle import standing_height
+from robot_dynamics_ros import URDFWarning, frame_placements, load_srdf, load_urdf
 from robot_dynamics_ros.ground_contact import Ground
 from robot_dynamics_ros.model.collision import MESH_POINTS, contact_points_from_urdf
 from robot_dynamics_ros.model.srdf import stance_configuration
 from robot_dynamics_ros.simulation import Simulator
 
 trimesh = pytest.importorskip('trimesh')
+SOLO12 = ('solo_description/robots/solo12.urdf', 'solo_description/srdf/solo.srdf')
 pytest.importorskip('clarabel')
 
 
@@ -90,34 +91,30 @@ def test_solo12_spawns_on_its_mesh_feet_where_pinocchio_puts_them():
     """Solo12's collision geometry is STL meshes only. Upright in its SRDF 'standing' posture, the simulator spawns it
     with its lowest contact point on the ground; Pinocchio (its geometry model reads the same meshes with coal) puts
     the lowest foot vertex at the base height h. Our points are hull vertices, so we spawn at most h (never
-    through the ground), and lower only by how far the sampled points leave a foot vertex uncovered."""
-    pin = pytest.importorskip('pinocchio')
-    urdf, srdf_path = example_robot_data('solo_description/robots/solo12.urdf'), \
-        example_robot_data('solo_description/srdf/solo.srdf')
+    through the ground), and lower only by as much as the sampled points leave a foot vertex uncovered."""
+    urdf, srdf_path = (example_robot_data(path) for path in SOLO12)
     model = load_urdf(urdf, root_joint='floating')
-    _, q, _ = stance_configuration(model, load_srdf(srdf_path))
+    srdf = load_srdf(srdf_path)
+    _, q, _ = stance_configuration(model, srdf)
     points = contact_points_from_urdf(urdf)
     spawn = Simulator(model, 1e-3, initial_positions=q[model.joint_q_index], ground=Ground(0.0, 0.8),
                       contact_points=points).q[2]
+    height, feet_vertices = standing_height(urdf, srdf_path, 'standing', [SHARE()], srdf.feet)
+    assert height - uncovered(model, q, points, srdf.feet, feet_vertices) <= spawn <= height + 1e-9
 
-    oracle = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
-    pin.loadReferenceConfigurations(oracle, srdf_path, False)
-    with warnings.catch_warnings():
-        warnings.simplefilter('ignore')
-        share = os.path.dirname(os.path.dirname(os.path.normpath(example_robot_data())))   # holds example-robot-data/
-        geometry = pin.buildGeomFromUrdf(oracle, urdf, pin.COLLISION, [share])
-    q_oracle = oracle.referenceConfigurations['standing'].copy()
-    q_oracle[2] = 0.0
-    data, geometry_data = oracle.createData(), geometry.createData()
-    pin.framesForwardKinematics(oracle, data, q_oracle)
-    pin.updateGeometryPlacements(oracle, data, geometry, geometry_data)
-    lowest, uncovered = np.inf, 0.0
-    for placement, item in zip(geometry_data.oMg, geometry.geometryObjects):
-        vertices = np.array(item.geometry.vertices())
-        lowest = min(lowest, (vertices @ placement.rotation.T + placement.translation)[:, 2].min())
-        if 'FOOT' in item.name:
-            local = vertices * item.meshScale
-            ours = offsets([p for p in points if p.link == oracle.frames[item.parentFrame].name])
-            uncovered = max(uncovered, np.linalg.norm(local[:, None] - ours[None], axis=2).min(axis=1).max())
-    height = -lowest
-    assert height - uncovered <= spawn <= height + 1e-9
+
+def SHARE():
+    """The folder holding example-robot-data/ (package:// paths of its URDFs)."""
+    return os.path.dirname(os.path.dirname(os.path.normpath(example_robot_data())))
+
+
+def uncovered(model, q, points, feet, vertices):
+    """The farthest any of ``vertices`` (world, (k, 3) arrays) lies from our contact points on the ``feet`` at q with
+    the base at the origin: how much lower than ours the true lowest point can be."""
+    q = q.copy()
+    q[:7] = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    placements = frame_placements(model, q)
+    ours = np.array([placements[p.link].R @ p.offset + placements[p.link].p for p in points if p.link in feet])
+    assert len(ours), f"no contact points on {feet}"
+    every = np.concatenate(vertices)
+    return float(np.linalg.norm(every[:, None] - ours[None], axis=2).min(axis=1).max())
