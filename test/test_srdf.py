@@ -2,7 +2,7 @@
 (joints matched by name), and bad SRDFs: one error naming the element."""
 import pytest
 
-from conftest import example_robot_data
+from conftest import BUNDLED_URDF, assert_one_line_error, cli, example_robot_data
 
 from robot_dynamics_ros import SRDFError, load_srdf, load_urdf
 from robot_dynamics_ros.model.srdf import check_links, configuration
@@ -96,3 +96,28 @@ def test_joints_and_links_the_urdf_lacks_are_named():
                         ('<virtual_joint name="v" type="floating" parent_frame="w" child_link="hull"/>', "'hull'")):
         with pytest.raises(SRDFError, match=words):
             check_links(model, load_srdf(srdf_with(body)))
+
+
+def test_bringup_refuses_a_bad_srdf_in_one_line(tmp_path):
+    a1 = example_robot_data(ROBOTS['a1'][0])   # a URDF that loads without a warning
+    bad = tmp_path / 'bad.srdf'
+    bad.write_text(srdf_with('<group_state name="stand" group="all"><joint name="FL_hip_joint" value="up"/>'
+                             '</group_state>'))
+    assert_one_line_error(cli('bringup', '--urdf', a1, '--srdf', str(bad)), 'group_state', 'stand', 'FL_hip_joint')
+    foreign = tmp_path / 'foreign.srdf'
+    foreign.write_text(srdf_with('<virtual_joint name="root_joint" type="floating" parent_frame="w" child_link="base"/>'
+                                 '<group_state name="standing" group="all"><joint name="elbow" value="1"/>'
+                                 '</group_state>'))
+    assert_one_line_error(cli('bringup', '--urdf', a1, '--srdf', str(foreign)), 'standing', "'elbow'", "'a1'")
+    assert_one_line_error(cli('bringup', '--urdf', a1, '--srdf', str(tmp_path / 'missing.srdf')), 'missing.srdf')
+
+
+def test_record_refuses_an_srdf_that_does_not_fit_in_one_line(tmp_path):
+    trajectory = tmp_path / 'trajectory.yaml'
+    assert cli('excite', BUNDLED_URDF, '-o', str(trajectory), '--duration', '6', '--harmonics', '2', '--budget', '30',
+               '--max-evaluations', '50').returncode == 0
+    foreign = tmp_path / 'foreign.srdf'
+    foreign.write_text(srdf_with('<group_state name="home" group="arm"><joint name="elbow" value="1"/></group_state>'))
+    assert_one_line_error(cli('record', str(trajectory), '-o', str(tmp_path / 'bag'), '--srdf', str(foreign)),
+                          'home', "'elbow'")
+    assert not (tmp_path / 'bag').exists()

@@ -32,7 +32,9 @@ ROBOTS = {   # robot -> URDF, SRDF, bringup arguments
 def test_bringup_stands_the_robot_in_its_srdf_stance_at_pinocchios_height(robot, tmp_path):
     urdf, srdf_path = (example_robot_data(path) for path in ROBOTS[robot][:2])
     report = tmp_path / 'report.json'
+    # lockstep: the loop runs as slowly as the machine needs (Go1 has 404 contact points, a step costs ms)
     result = cli('bringup', '--urdf', urdf, '--srdf', srdf_path, *ROBOTS[robot][2], '--duration', '3', '--isolated',
+                 '--sync', 'lockstep',
                  '--startup-timeout', str(STARTUP), '--report', str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     summary = json.loads(report.read_text())
