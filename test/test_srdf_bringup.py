@@ -1,7 +1,7 @@
 """Robots as their packages ship them (example-robot-data: URDF, SRDF, meshes), over DDS: `bringup --srdf` stands Go1
 (sphere feet) and Solo12 (mesh feet) in their SRDF 'standing' posture at the base height where Pinocchio's forward
-kinematics of that posture puts their feet on the ground; without its SRDF, Go1 spawns lying on its trunk and the
-simulator says so. The legged controller reads `contact_points` as the simulator does, and with `contact_topics`
+kinematics of that posture puts their feet on the ground; a robot spawned resting on a link that is not a foot is
+warned about. The legged controller reads `contact_points` as the simulator does, and with `contact_topics`
 waits for a foot to report contact before it commands."""
 import json
 
@@ -51,20 +51,22 @@ def test_bringup_stands_the_robot_in_its_srdf_stance_at_pinocchios_height(robot,
     assert summary['exit_codes'] == {'simulator': 0, 'legged_controller': 0}
 
 
-def test_go1_without_its_srdf_lies_on_its_trunk_and_the_simulator_says_so(ros_domain, start):  # noqa: F811
-    urdf, srdf_path = (example_robot_data(path) for path in ROBOTS['go1'][:2])
-    lying = start('simulator', params=[('urdf_file', urdf), ('root_joint', 'floating')])
-    assert lying.wait_for_log('simulating', STARTUP), lying.log()
-    assert "'go1' spawns resting on ['trunk'" in lying.log()
-    assert lying.stop() == 0
-    standing = start('simulator', params=[('urdf_file', urdf), ('srdf_file', srdf_path)])   # floating by the SRDF
+QUADRUPED = f'{ROOT}/urdf/quadruped.urdf'
+
+
+def test_a_robot_spawned_resting_on_a_link_that_is_not_a_foot_is_warned_about(ros_domain, start):  # noqa: F811
+    """The bundled quadruped with its legs folded up spawns on its trunk (its feet, the leaf links, are the calves);
+    standing, it spawns on its feet and nothing is said."""
+    folded = start('simulator', params=[('urdf_file', QUADRUPED), ('initial_positions', str([0.0, 0.0, -2.6] * 4))],
+                   extra_args=quadruped_args())
+    assert folded.wait_for_log('simulating', STARTUP), folded.log()
+    assert "'quadruped' spawns resting on ['trunk'], not on its feet" in folded.log()
+    assert folded.stop() == 0
+    standing = start('simulator', params=[('urdf_file', QUADRUPED), ('initial_positions', str([0.0, 0.6, -1.2] * 4))],
+                     extra_args=quadruped_args())
     assert standing.wait_for_log('simulating', STARTUP), standing.log()
-    assert "initial posture: the SRDF's group_state 'standing'" in standing.log()
     assert 'spawns resting on' not in standing.log()
     assert standing.stop() == 0
-
-
-QUADRUPED = f'{ROOT}/urdf/quadruped.urdf'
 
 
 def quadruped_args():
