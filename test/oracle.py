@@ -91,9 +91,10 @@ class BlockOracle(_Calls):
 
 def standing_height(urdf, srdf, state, package_dirs, feet=None):
     """The base height at which Pinocchio puts the lowest point of the robot's collision geometry (of the links
-    ``feet``, when given; of its body for a foot link without geometry) on the ground z = 0, in the SRDF's group_state ``state`` with the base upright at
-    the origin: its forward kinematics and geometry model (spheres, and meshes as coal reads them). Also returns the
-    world vertices of those mesh geometries at that pose, base at z = 0 (one (k, 3) array each)."""
+    ``feet`` when given; of its body for a foot link without geometry) on the ground z = 0, in the SRDF's
+    group_state ``state`` with the base upright at the origin: its forward kinematics and geometry model
+    (spheres, boxes, cylinders, and meshes as coal reads them). Also returns the world vertices of those mesh
+    geometries at that pose, base at z = 0 (one (k, 3) array each)."""
     import warnings
     model = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
     pin.loadReferenceConfigurations(model, srdf, False)

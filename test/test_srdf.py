@@ -33,7 +33,8 @@ def test_group_states_agree_with_pinocchio(robot):
     assert srdf.feet == feet
     oracle = pin.buildModelFromUrdf(urdf_path, pin.JointModelFreeFlyer())
     pin.loadReferenceConfigurations(oracle, srdf_path, False)
-    assert sorted(state.name for state in srdf.group_states) == sorted(entry.key() for entry in oracle.referenceConfigurations)
+    names = sorted(entry.key() for entry in oracle.referenceConfigurations)
+    assert sorted(state.name for state in srdf.group_states) == names
     for state in srdf.group_states:
         q, base_given = configuration(model, state, srdf)
         expected = oracle.referenceConfigurations[state.name]

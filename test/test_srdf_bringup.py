@@ -85,8 +85,8 @@ def test_with_contact_topics_the_controller_waits_for_a_foot_to_report_contact(r
     assert waiting.wait_for_log('no foot has reported contact yet', STARTUP), waiting.log()
     assert 'standing' not in waiting.log() and 'first command received' not in simulator.log()
     assert waiting.stop() == 0
-    controller = start('legged_controller', params=[('urdf_file', QUADRUPED), ('contact_topics', '/simulator/contact/')],
-                       extra_args=controller_args)
+    controller = start('legged_controller', extra_args=controller_args,
+                       params=[('urdf_file', QUADRUPED), ('contact_topics', '/simulator/contact/')])
     assert controller.wait_for_log('standing: 4 feet in contact', STARTUP), controller.log()
     assert controller.stop() == 0 and simulator.stop() == 0
 

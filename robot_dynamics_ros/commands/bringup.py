@@ -34,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='seconds of sim time to run the loop (at most 3x as long plus 10 s on the wall clock)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
     parser.add_argument('--srdf', default=None,
-                        help="the robot's SRDF (MoveIt's semantic description): its virtual_joint gives the root joint, "
-                             "its group_state 'standing' (else 'home', else the first) the initial posture and stance, "
-                             "its end effectors the feet (parameter srdf_file of the nodes)")
+                        help="the robot's SRDF (MoveIt's semantic description): its virtual_joint gives the root "
+                             "joint, its group_state 'standing' (else 'home', else the first) the initial posture and "
+                             "stance, its end effectors the feet (parameter srdf_file of the nodes)")
     parser.add_argument('--config', default=None,
                         help='ROS 2 parameters YAML; overrides any parameter (default: none; every per-joint '
                              'parameter comes from the URDF)')

@@ -105,7 +105,8 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
         common += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
     if args.gravity is not None:
         common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
-    node_args = {'simulator': common + ['-p', f'wait_for_command:={controller is not None}', '-p', f'sync:={args.sync}']}
+    node_args = {'simulator': common + ['-p', f'wait_for_command:={controller is not None}',
+                                        '-p', f'sync:={args.sync}']}
     if floating:
         node_args['simulator'] += ['-p', f"root_joint:={args.root_joint}"]
     if args.ground_friction is not None:

@@ -114,7 +114,8 @@ class LeggedControllerNode(Node):
                       else contact_points_from_urdf(urdf))
             feet = list(p['feet']) or (self.srdf.feet if self.srdf is not None else []) or None
             controller = StandingController(
-                model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet, default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
+                model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet,
+                default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
                 self.settings['mode'])
         except (ValueError, ImportError, URDFError) as e:
             raise ConfigurationError(f"cannot control {model.name!r}: {e}") from None

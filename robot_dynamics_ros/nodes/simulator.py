@@ -134,12 +134,12 @@ class SimulatorNode(Node):
             initial = posture[1][model.joint_q_index]
         elif initial is None:
             initial = model.middle_of_limits()[model.joint_q_index]
-        srdf_pose = posture[1] if posture is not None and posture[2] and not len(self.initial_base_pose) else None
+        srdf_pose = (posture is not None and posture[2] and model.joint_type[0] == FREE_FLYER
+                     and not len(self.initial_base_pose))   # the stance's base pose, lowered onto the ground below
         try:
             ground = self._ground(model, urdf)
-            configuration = self._initial_configuration(model, initial)
-            if srdf_pose is not None and model.joint_type[0] == FREE_FLYER:
-                configuration = np.concatenate([srdf_pose[:7], initial])
+            configuration = (np.concatenate([posture[1][:7], initial]) if srdf_pose
+                             else self._initial_configuration(model, initial))
             sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
                             initial_positions=configuration,
                             apply_damping=self.apply_damping,
@@ -148,7 +148,7 @@ class SimulatorNode(Node):
                             on_command_timeout=self.on_command_timeout, **ground)
         except (ValueError, KeyError, ImportError, RobotDynamicsError) as e:
             raise ConfigurationError(str(e).strip('"')) from None
-        if srdf_pose is not None and sim.contact is not None and model.joint_type[0] == FREE_FLYER:
+        if srdf_pose and sim.contact is not None:
             sim.initial_positions[2] -= sim.contact.lowest_height(sim.initial_positions)   # onto the ground
             sim.reset()
         if sim.contact is not None:
