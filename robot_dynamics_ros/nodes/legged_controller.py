@@ -122,7 +122,7 @@ class LeggedControllerNode(Node):
         if len(p['reference_positions']):
             reference = as_vector('reference_positions', p['reference_positions'], len(index), allow_scalar=False)
             controller.set_joint_reference(reference[np.argsort(index)])
-        elif stance(model, self.srdf) is not None:
+        elif self.srdf is not None and self.srdf.stance() is not None:
             name, q, _ = stance(model, self.srdf)
             controller.set_joint_reference(q[model.joint_q_index])
             self.get_logger().info(f"reference posture: the SRDF's group_state {name!r}")
