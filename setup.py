@@ -32,10 +32,11 @@ setup(
         'fast': ['numba'],
         'bag': ['rosbags'],  # rosbag2 (MCAP, sqlite3) recordings for identification
         'ident': ['cvxpy', 'clarabel', 'rosbags'],  # physically consistent identified URDF; recordings
-        'legged': ['clarabel'],  # ground contact in the simulator, contact-consistent inverse dynamics
+        'legged': ['clarabel', 'trimesh'],  # ground contact, contact-consistent inverse dynamics; collision meshes
         'view': ['viser', 'trimesh', 'pycollada'],  # the robot in the browser; meshes (pycollada: .dae)
         'test': ['pytest<9', 'hypothesis', 'pin', 'xacro', 'matplotlib', 'numba', 'rosbags', 'cvxpy', 'clarabel',
-                 'mujoco', 'viser', 'trimesh', 'pycollada', 'playwright'],  # playwright drives Debian's chromium
+                 'mujoco', 'viser', 'trimesh', 'pycollada', 'playwright',   # playwright drives Debian's chromium
+                 'example-robot-data'],   # example-robot-data: public robots' URDFs, SRDFs, meshes
     },
     zip_safe=False,  # numba caches compiled kernels beside their source files
     maintainer='robot_dynamics_ros maintainers',

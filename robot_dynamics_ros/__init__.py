@@ -12,14 +12,16 @@ _EXPORTS = {
     **dict.fromkeys(['SingularTaskError', 'forward_dynamics_udut', 'frame_jacobian', 'frame_placement',
                      'frame_placements', 'kinetic_energy', 'mass_matrix_inverse', 'mass_matrix_log_det',
                      'operational_space_inertia', 'potential_energy', 'udut'], 'algorithms'),
-    **dict.fromkeys(['RobotDynamicsError', 'SingularMassMatrixError', 'URDFError', 'URDFWarning'], 'errors'),
+    **dict.fromkeys(['RobotDynamicsError', 'SingularMassMatrixError', 'SRDFError', 'URDFError', 'URDFWarning'],
+                    'errors'),
     **dict.fromkeys(['Model', 'difference', 'integrate', 'load_urdf', 'neutral', 'normalize',
                      'random_configuration'], 'model'),
     'MDHError': 'model.mdh',
+    'load_srdf': 'model.srdf',
 }
 
-__all__ = ['load_urdf', 'Model', 'integrate', 'difference', 'neutral', 'random_configuration', 'normalize',
-           'RobotDynamicsError', 'URDFError', 'URDFWarning', 'SingularMassMatrixError',
+__all__ = ['load_urdf', 'load_srdf', 'Model', 'integrate', 'difference', 'neutral', 'random_configuration', 'normalize',
+           'RobotDynamicsError', 'URDFError', 'SRDFError', 'URDFWarning', 'SingularMassMatrixError',
            'MDHError', 'SingularTaskError',
            'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba',
            'udut', 'forward_dynamics_udut', 'mass_matrix_inverse', 'mass_matrix_log_det',
@@ -30,10 +32,11 @@ if TYPE_CHECKING:
     from .algorithms import (SingularTaskError, forward_dynamics_udut, frame_jacobian, frame_placement,
                              frame_placements, kinetic_energy, mass_matrix_inverse, mass_matrix_log_det,
                              operational_space_inertia, potential_energy, udut)
-    from .errors import RobotDynamicsError, SingularMassMatrixError, URDFError, URDFWarning
+    from .errors import RobotDynamicsError, SingularMassMatrixError, SRDFError, URDFError, URDFWarning
     from .fast import aba, bias_torques, crba, gravity_torques, rnea
     from .model import Model, difference, integrate, load_urdf, neutral, normalize, random_configuration
     from .model.mdh import MDHError
+    from .model.srdf import load_srdf
 
 
 def __getattr__(name):

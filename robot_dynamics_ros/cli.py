@@ -27,7 +27,8 @@ SUBCOMMANDS = {
 }
 # Errors a user causes: ours, files (OSError), bad values (ValueError), a missing optional package.
 USER_ERRORS = (RobotDynamicsError, OSError, ValueError, ImportError)
-EXTRAS = {'rosbags': 'bag', 'matplotlib': 'plot', 'numba': 'fast', 'xacro': 'xacro', 'rclpy': 'ros'}
+EXTRAS = {'rosbags': 'bag', 'matplotlib': 'plot', 'numba': 'fast', 'xacro': 'xacro', 'rclpy': 'ros',
+          'trimesh': 'legged'}
 
 
 class OneLineErrorParser(argparse.ArgumentParser):

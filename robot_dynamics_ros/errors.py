@@ -10,6 +10,11 @@ class URDFError(RobotDynamicsError, ValueError):
     """A URDF that cannot be turned into a model; the message names the offending element."""
 
 
+class SRDFError(RobotDynamicsError, ValueError):
+    """An SRDF (MoveIt's semantic description) that cannot be read or does not fit its URDF; the message names
+    the offending element."""
+
+
 class URDFWarning(UserWarning):
     """A URDF that loads but is suspect (an inconsistent inertia, equal joint limits, a massless moving
     subtree, a mimic joint); the message names the element."""

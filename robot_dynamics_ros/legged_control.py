@@ -26,6 +26,7 @@ from .model.model import Model
 from .spatial import skew
 
 FORCE_WEIGHT = 1e-9      # (m/s^2)^2 per N^2: spreads the load; moves a feasible qdd by about FORCE_WEIGHT |f|
+RANK_TOLERANCE = 1e-9    # singular values of the contact Jacobian below this fraction of the largest: dependent rows
 DERIVATIVE_STEP = 1e-6   # s: central difference for Jdot_c v
 
 
@@ -82,9 +83,10 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
     rows, b, cones = [], [], []
     rows.append(dynamics[base])                   # (1), base rows: = -h_base
     b.append(-h[base])
-    rows.append(np.hstack([Jc, np.zeros((3 * k, 3 * k))]))   # (2)
-    b.append(-bias)
-    cones.append(clarabel.ZeroConeT(len(base) + 3 * k))
+    held = independent_rows(Jc)                   # (2), on a basis of its rows: several points of one foot
+    rows.append(np.hstack([held @ Jc, np.zeros((len(held), 3 * k))]))   # repeat constraints, which rounding
+    b.append(-held @ bias)                                              # would make inconsistent
+    cones.append(clarabel.ZeroConeT(len(base) + len(held)))
     limit = model.effort_limit[joints]
     rows += [dynamics[joints], -dynamics[joints]]             # (4): tau_j = dynamics_j x + h_j within +-limit
     b += [limit - h[joints], limit + h[joints]]
@@ -109,6 +111,14 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
     qdd, f = x[:nv], x[nv:].reshape(k, 3)
     tau = dynamics[joints] @ x + h[joints]
     return tau, qdd, f
+
+
+def independent_rows(J: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(r, m) orthonormal combinations of the m rows of J that span its row space (SVD; r its numerical rank)."""
+    if len(J) == 0:
+        return np.zeros((0, 0))
+    U, s, _ = np.linalg.svd(J, full_matrices=False)
+    return U[:, s > RANK_TOLERANCE * s[0]].T
 
 
 def base_error(model: Model, q: ArrayLike, q_reference: ArrayLike) -> NDArray[np.float64]:

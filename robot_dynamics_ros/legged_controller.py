@@ -36,6 +36,8 @@ from .model.configuration import difference
 from .model.model import Model
 
 CONTACT_TOLERANCE = 2e-3   # m: a foot point this close to the ground (by the measured q) is in contact
+FOOT_FLATNESS = 2e-4       # m: of a foot's points in contact, those this close to its lowest bear the load (a flat
+                           # sole's corners; of a round foot's hull vertices, the lowest alone)
 MODES = ('stand', 'gravity_compensation')
 
 
@@ -68,7 +70,10 @@ class StandingController:
         unknown = candidates - set(model.frames)
         if unknown:
             raise ValueError(f"feet {sorted(unknown)} are not links of {model.name!r}")
-        self.feet = [p for p in contact_points if p.link in candidates]
+        linked = candidates & {p.link for p in contact_points}
+        bodies = {model.frames[link].body for link in candidates - linked}   # feet without points of their own (a
+        self.feet = [p for p in contact_points                               # sole frame): those of their body
+                     if p.link in linked or model.frames[p.link].body in bodies]
         if not self.feet:
             raise ValueError(f"no contact points on the feet links {sorted(candidates)}")
         self.model = model
@@ -156,8 +161,14 @@ class StandingController:
         if self.reference is None:
             self.set_joint_reference(q[self.joints_q])
         heights, points = self.feet_points(q)
-        self.contacts = [point for point, height in zip(points, heights)
-                         if (height < CONTACT_TOLERANCE if feet_in_contact is None else point[0] in feet_in_contact)]
+        touching = [height < CONTACT_TOLERANCE if feet_in_contact is None else point[0] in feet_in_contact
+                    for point, height in zip(points, heights)]
+        lowest = {}   # per foot link, the height of its lowest touching point
+        for (link, _), height, touches in zip(points, heights, touching):
+            if touches:
+                lowest[link] = min(height, lowest.get(link, np.inf))
+        self.contacts = [point for point, height, touches in zip(points, heights, touching)
+                         if touches and height < lowest[point[0]] + FOOT_FLATNESS]
         if self.mode == 'gravity_compensation':
             desired = np.zeros(self.model.nv)
         else:

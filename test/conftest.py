@@ -24,6 +24,17 @@ TEST_URDFS = {
 BAD_URDF_DIR = os.path.join(TEST_DIR, 'urdf', 'bad')
 
 
+def example_robot_data(path=''):
+    """A file of the PyPI package example-robot-data (test-only: robots as their packages ship them, with SRDFs and
+    meshes), relative to its robots/ folder; the test is skipped where it is not installed."""
+    from importlib import metadata
+    try:
+        distribution = metadata.distribution('example-robot-data')
+    except metadata.PackageNotFoundError:
+        pytest.skip('example-robot-data is not installed')
+    return str(distribution.locate_file(os.path.join('cmeel.prefix', 'share', 'example-robot-data', 'robots', path)))
+
+
 @pytest.fixture(params=sorted(TEST_URDFS))
 def urdf_path(request):
     """Every valid test URDF and the bundled robot."""

@@ -86,3 +86,45 @@ class BlockOracle(_Calls):
                 pq[j.idx_q:j.idx_q + width] = q[start:start + width]
         return pq
 
+
+
+
+def standing_height(urdf, srdf, state, package_dirs, feet=None):
+    """The base height at which Pinocchio puts the lowest point of the robot's collision geometry (of the links
+    ``feet`` when given; of its body for a foot link without geometry) on the ground z = 0, in the SRDF's
+    group_state ``state`` with the base upright at the origin: its forward kinematics and geometry model
+    (spheres, boxes, cylinders, and meshes as coal reads them). Also returns the world vertices of those mesh
+    geometries at that pose, base at z = 0 (one (k, 3) array each)."""
+    import warnings
+    model = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
+    pin.loadReferenceConfigurations(model, srdf, False)
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        geometry = pin.buildGeomFromUrdf(model, urdf, pin.COLLISION, package_dirs)
+    q = model.referenceConfigurations[state].copy()
+    q[:7] = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]
+    data, geometry_data = model.createData(), geometry.createData()
+    pin.framesForwardKinematics(model, data, q)
+    pin.updateGeometryPlacements(model, data, geometry, geometry_data)
+    items = list(zip(geometry_data.oMg, geometry.geometryObjects))
+    if feet is not None:   # the feet's geometry; a foot frame without any of its own (a sole): its body's
+        frames = {model.getFrameId(link) for link in feet}
+        bare = {model.frames[frame].parentJoint for frame in frames - {item.parentFrame for _, item in items}}
+        items = [(placement, item) for placement, item in items
+                 if item.parentFrame in frames or item.parentJoint in bare]
+    lowest, meshes = np.inf, []
+    for placement, item in items:
+        shape = item.geometry
+        if hasattr(shape, 'vertices'):   # a mesh (coal applies the URDF's scale when it reads it)
+            meshes.append(np.array(shape.vertices()) @ placement.rotation.T + placement.translation)
+            lowest = min(lowest, meshes[-1][:, 2].min())
+        elif type(shape).__name__ == 'Sphere':
+            lowest = min(lowest, placement.translation[2] - shape.radius)
+        elif type(shape).__name__ == 'Box':   # centre minus the half sides projected on the vertical
+            lowest = min(lowest, placement.translation[2] - np.abs(placement.rotation[2]) @ shape.halfSide)
+        elif type(shape).__name__ == 'Cylinder':   # axis z: its lowest rim point (or face, when upright)
+            c = abs(placement.rotation[2, 2])
+            lowest = min(lowest, placement.translation[2] - c * shape.halfLength - shape.radius * np.sqrt(1 - c * c))
+        else:
+            raise NotImplementedError(f"oracle geometry {type(shape).__name__} of {item.name}")
+    return -lowest, meshes

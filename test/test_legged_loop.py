@@ -114,9 +114,9 @@ def test_the_quadruped_stands_squats_and_recovers_from_a_push(ros_domain, start,
 
 def test_the_controller_takes_the_feet_in_contact_from_the_simulators_contact_topics(ros_domain, start, odom):
     """contact_topics: the feet in contact are those whose force on /simulator/contact/<link> exceeds contact_force.
-    The quadruped stands at its spawn height (before the first step the simulator reports no force: the first
-    update plans for a robot in the air, the next ones for four feet); with a threshold above its whole weight no
-    foot is ever in contact, and the controller, planning for a robot in the air, lets it fall."""
+    The quadruped stands at its spawn height (before its first step the simulator reports the forces of the robot at
+    rest, so the first update already plans for four feet); with a threshold above its whole weight no foot ever
+    reports contact and the controller never commands (it used to plan for a robot in the air and let it fall)."""
     _, probe = ros_domain
     simulator = start('simulator', params=[('urdf_file', URDF)], extra_args=params_args())
     controller = start('legged_controller', params=[('urdf_file', URDF), ('contact_topics', '/simulator/contact/')],
@@ -138,7 +138,8 @@ def test_the_controller_takes_the_feet_in_contact_from_the_simulators_contact_to
     controller = start('legged_controller', params=[('urdf_file', URDF), ('contact_topics', '/simulator/contact/'),
                                                     ('contact_force', weight)],
                        extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
-    assert probe.spin_until(lambda: odom[-1].pose.pose.position.z < height - 0.05, 60.0), controller.log()
+    assert controller.wait_for_log('no foot has reported contact yet', 60.0), controller.log()
+    assert 'standing' not in controller.log()
     assert controller.stop() == 0 and simulator.stop() == 0
 
 

@@ -46,9 +46,13 @@ DEPENDENCIES = {
 # import name -> pip distribution. rosbags: rosdep has only a pip key for it, which a released package cannot use;
 # cvxpy (with the Clarabel solver) only for identify --urdf-out; clarabel for ground contact and
 # contact_inverse_dynamics; mujoco: the second simulator the contact tests and benchmark compare with;
-# viser and trimesh (the view extra) for the robot in the browser; playwright drives the browser in the view tests.
+# viser and trimesh (the view extra) for the robot in the browser; trimesh also for the convex hulls of collision
+# meshes (model/meshes.py, the legged extra); playwright drives the browser in the view tests.
 OPTIONAL = {'rosbags': 'rosbags', 'cvxpy': 'cvxpy', 'clarabel': 'clarabel', 'mujoco': 'mujoco', 'viser': 'viser',
             'trimesh': 'trimesh', 'playwright': 'playwright'}
+# Data the tests read without importing it (found by importlib.metadata): pip distribution -> the extra holding it.
+# example-robot-data: robots as their packages ship them (URDF, SRDF, meshes), for test_srdf.py and the bringups.
+DATA = {'example-robot-data': 'test'}
 FOLDERS = ('robot_dynamics_ros', 'launch', 'test', 'benchmarks')
 RUNTIME_FOLDERS = ('robot_dynamics_ros', 'launch')  # their unguarded imports need an exec_depend
 TEST_COMMAND_EXTRAS = ('ros', 'test')  # the README's test command installs '.[ros,test]'
@@ -144,6 +148,11 @@ def test_setup_py_installs_every_import(monkeypatch):
         elif folder == 'test' and pip not in test_command:
             problems.append(f"{where}: {pip} is imported by a test but not installed by '.[ros,test]'")
     assert problems == []
+
+
+def test_data_the_tests_read_is_in_its_extra(monkeypatch):
+    extras = setup_arguments(monkeypatch)['extras_require']
+    assert {pip: extra for pip, extra in DATA.items() if pip in distribution_names(extras[extra])} == DATA
 
 
 def test_ros_wheels_only_in_extras_and_the_same_for_kilted_and_jazzy(monkeypatch):

@@ -19,6 +19,7 @@ from .. import algorithms, fast, load_urdf, stopping
 from ..fast.codegen import MAX_DOF
 from ..errors import RobotDynamicsError
 from ..model.model import PRISMATIC
+from ..model.srdf import load_srdf, stance_configuration
 from ..processes import (MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, stop_node,
                          use_environment)
 from ..resources import bundled_urdf, parameter_files
@@ -33,6 +34,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--duration', type=positive_float, default=10.0,
                         help='seconds of sim time to run the loop (at most 3x as long plus 10 s on the wall clock)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
+    parser.add_argument('--srdf', default=None,
+                        help="the robot's SRDF (MoveIt's semantic description): its virtual_joint gives the root "
+                             "joint, its group_state 'standing' (else 'home', else the first) the initial posture and "
+                             "stance, its end effectors the feet (parameter srdf_file of the nodes)")
     parser.add_argument('--config', default=None,
                         help='ROS 2 parameters YAML; overrides any parameter (default: none; every per-joint '
                              'parameter comes from the URDF)')
@@ -233,7 +238,11 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
     if args.ground_friction is not None and args.root_joint is None:
         raise ValueError("--ground-friction is for a robot on the ground: give --root-joint floating")
+    srdf = load_srdf(args.srdf) if args.srdf else None
+    args.root_joint = args.root_joint or (srdf.root_joint if srdf is not None else None)   # the nodes' root_joint
     model = load_urdf(urdf, root_joint=args.root_joint)  # a URDF the nodes cannot run with fails here, in one line
+    if srdf is not None:
+        stance_configuration(model, srdf)   # an SRDF that does not fit the URDF too
     algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
     env = loop_environment(args.domain_id, args.isolated)
     offer_compiled_code(model, args.compile)
@@ -254,6 +263,8 @@ def run(args: argparse.Namespace) -> int:
     recorder = Recorder()
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: stop the nodes, then report
     ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    if args.srdf:
+        ros_args += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
     if args.gravity is not None:
         ros_args += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: ros_args for name in NODES}

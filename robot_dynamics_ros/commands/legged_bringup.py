@@ -112,9 +112,12 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF{', floating base' if floating else ''}), "
           f"{controller or 'no controller (zero effort)'}, {describe_domain(env)}, logs in {log_dir}")
     common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    if args.srdf:
+        common += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
     if args.gravity is not None:
         common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
-    node_args = {'simulator': common + ['-p', f'wait_for_command:={controller is not None}']}
+    node_args = {'simulator': common + ['-p', f'wait_for_command:={controller is not None}',
+                                        '-p', f'sync:={args.sync}']}
     if floating:
         node_args['simulator'] += ['-p', f"root_joint:={args.root_joint}"]
     if args.ground_friction is not None:

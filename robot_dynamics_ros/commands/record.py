@@ -24,6 +24,7 @@ import yaml
 from .. import load_urdf, stopping
 from ..errors import RobotDynamicsError
 from ..parameters.recordings import EXPERIMENT_SECONDS, SAMPLING
+from ..model.srdf import load_srdf, stance_configuration
 from ..resources import bundled_urdf, parameter_files
 from ..processes import describe_domain, loop_environment, start_node, stop_node, use_environment
 from .bringup import add_domain_arguments
@@ -35,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('trajectory', help="trajectory file written by 'robot-dynamics excite' (.yaml)")
     parser.add_argument('-o', '--output', required=True, help='rosbag2 directory to create (MCAP storage)')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
+    parser.add_argument('--srdf', default=None,
+                        help="the robot's SRDF (MoveIt's semantic description), passed to the nodes (srdf_file)")
     parser.add_argument('--config', default=None,
                         help='ROS 2 parameters YAML; overrides any parameter (default: none, all from the URDF)')
     add_domain_arguments(parser)
@@ -108,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
             raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
         names, times, waypoints = read_trajectory(args.trajectory)
         model = load_urdf(urdf)
+        if args.srdf:
+            stance_configuration(model, load_srdf(args.srdf))   # one line here for an SRDF that does not fit
         initial = waypoints[0][[names.index(name) for name in model.joint_names]]
         env = loop_environment(args.domain_id, args.isolated)
     except (OSError, ValueError, RobotDynamicsError) as e:
@@ -117,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_record_')
     files = parameter_files(urdf, args.config)
     common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    if args.srdf:
+        common += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
     start_time = 1.0  # trajectory_publisher's start_time default: the reference starts 1 s after receipt
     sim_seconds = start_time + times[-1] + SETTLE
     # Lockstep, a state every integration step: every state answered by its command whatever the machine's load,

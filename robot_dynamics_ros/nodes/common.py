@@ -26,7 +26,10 @@ from std_msgs.msg import String
 
 from .. import stopping
 from ..algorithms.rnea import STANDARD_GRAVITY
+from ..errors import SRDFError
 from ..model import URDFError, load_urdf
+from ..model.collision import ContactPoint
+from ..model.srdf import load_srdf, stance_configuration
 from ..model.urdf import parse_urdf
 
 # Like robot_state_publisher's /robot_description: the last message reaches late subscribers.
@@ -224,6 +227,49 @@ def _fixed_base_only(on_model):
     return accept
 
 
+def semantic_description(node):
+    """Declares `robot_description_semantic` (SRDF XML, MoveIt's name) and `srdf_file`; returns the SRDF they give
+    (model.srdf.SRDF), None for neither, ConfigurationError for an invalid one."""
+    xml = declare(node, 'robot_description_semantic', '', "SRDF XML (MoveIt's semantic description: root joint, "
+                                                          "stance, feet); takes precedence over srdf_file")
+    path = declare(node, 'srdf_file', '', 'SRDF file, used when robot_description_semantic is empty')
+    if not (xml or path):
+        return None
+    try:
+        return load_srdf(xml or path)
+    except SRDFError as e:
+        raise ConfigurationError(f"invalid SRDF from {'robot_description_semantic' if xml else repr(path)}: {e}") \
+            from None
+
+
+def stance(model, srdf):
+    """model.srdf.stance_configuration as ConfigurationError; None without an SRDF."""
+    try:
+        return None if srdf is None else stance_configuration(model, srdf)
+    except SRDFError as e:
+        raise ConfigurationError(str(e)) from None
+
+
+def contact_point(entry):
+    """A ContactPoint from a 'link x y z radius' entry of the parameter `contact_points`."""
+    words = str(entry).split()
+    try:
+        if len(words) != 5:
+            raise ValueError
+        x, y, z, radius = map(float, words[1:])
+    except ValueError:
+        raise ConfigurationError(f"parameter 'contact_points': {entry!r} is not 'link x y z radius'") from None
+    return ContactPoint(words[0], (x, y, z), radius)
+
+
+def _fitting(on_model, srdf):
+    """on_model, refusing (ConfigurationError) a model the SRDF does not fit."""
+    def accept(model, *urdf):
+        stance(model, srdf)
+        on_model(model, *urdf)
+    return accept
+
+
 class ModelSource:
     """Declares `robot_description` and `urdf_file` and calls on_model(model): once, right away, with the
     parameter (URDF XML) or the file; else with each URDF on the `robot_description` topic that the node
@@ -237,15 +283,19 @@ class ModelSource:
     Also declares `root_joint` (default ``root_joint_default``): '' builds a fixed-base model and refuses one
     with a floating or planar joint; 'floating' or 'planar' is passed to load_urdf / parse_urdf as the root
     joint (as Pinocchio's buildModelFromUrdf(filename, root_joint)). ``with_urdf``: call on_model(model, urdf)
-    with the URDF it came from (XML, or the file's path) for nodes that read more of it (collision geometry)."""
+    with the URDF it came from (XML, or the file's path) for nodes that read more of it (collision geometry).
+    ``srdf`` (model.srdf.SRDF, from ``semantic_description``): its floating or planar virtual joint is the root joint
+    where `root_joint` is ''; a model it does not fit (links, stance joints) is refused as above."""
 
-    def __init__(self, node, on_model, root_joint_default='', with_urdf=False):
+    def __init__(self, node, on_model, root_joint_default='', with_urdf=False, srdf=None):
         self._node = node
         self._with_urdf = with_urdf
         self._root_joint = one_of('root_joint', declare(
             node, 'root_joint', root_joint_default,
-            "'' (fixed base), 'floating' or 'planar': the joint that attaches the URDF's root link to the world"),
-            ROOT_JOINTS) or None
+            "'' (fixed base; the SRDF's virtual_joint where given), 'floating' or 'planar': the joint that attaches "
+            "the URDF's root link to the world"), ROOT_JOINTS) or (srdf.root_joint if srdf is not None else None)
+        if srdf is not None:
+            on_model = _fitting(on_model, srdf)
         self._on_model = _fixed_base_only(on_model) if self._root_joint is None else on_model
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')

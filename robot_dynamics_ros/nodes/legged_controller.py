@@ -8,7 +8,11 @@ JointTrajectory, as the computed-torque controller takes it: read on a worker th
 `max_trajectory_points`, refused far beyond the joint limits, and followed governed into them); with `contact_topics` set, also
 ``<contact_topics><link>`` for each foot link (geometry_msgs/WrenchStamped, the ground's force on that foot, as the
 simulator's ``~/contact/<link>``): a foot is in contact while its normal force exceeds `contact_force`; without
-it, while it is within 2 mm of the ground by the measured state. Publishes ``effort_controller/commands``
+it, while it is within 2 mm of the ground by the measured state; with it, the controller commands nothing until a
+foot first reports contact. With an SRDF (``robot_description_semantic`` or ``srdf_file``) its end effectors' links
+are the default `feet` and its stance (group_state 'standing', else 'home', else the first) the default
+`reference_positions`. Contact points: `contact_points`, as the simulator takes them, else the URDF's collision
+geometry. Publishes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in `joints` order) and ``~/compute_time_us`` (std_msgs/Float64).
 
 The cone program takes 2-3 ms, so it runs on a timer at `rate` (200 Hz by default), not per joint state, from the
@@ -36,8 +40,9 @@ from ..legged_control import ContactForceError
 from ..legged_controller import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
+from .common import (ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice, contact_point,
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
+                     semantic_description, stance)
 from .computed_torque_controller import TrajectoryWorker, checked_columns
 
 
@@ -54,8 +59,11 @@ PARAMETERS = (
     Param('friction', 0.6, 'Coulomb friction coefficient of the feet on the ground', positive),
     Param('ground_height', 0.0, 'height of the ground plane in the world frame, m', as_float),
     Param('feet', Parameter.Type.STRING_ARRAY, 'links whose contact points may touch the ground (in contact when '
-                                               'within 2 mm of it); empty: the leaf links among the URDF contact '
-                                               'points'),
+                                               "within 2 mm of it); empty: the SRDF's end effectors, else the "
+                                               'leaf links among the contact points'),
+    Param('contact_points', Parameter.Type.STRING_ARRAY, "'link x y z radius' per contact sphere (m, in the link "
+                                                         "frame), as the simulator's; empty: from the URDF's "
+                                                         '<collision> geometry'),
     Param('contact_topics', '', "topic prefix of the feet's contact forces (e.g. '/simulator/contact/' for "
                                 "<prefix><link>); empty: contact by the controller's own kinematics"),
     Param('contact_force', 1.0, 'N: a foot whose normal contact force exceeds this is in contact (contact_topics)',
@@ -67,8 +75,9 @@ PARAMETERS = (
     Param('rate', 200.0, 'control updates per second (each solves one cone program, 2-3 ms)', positive),
     Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
     Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
-    Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, 'joint positions to stand at (joints order); '
-                                                              'empty: those of the first joint state'),
+    Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, "joint positions to stand at (joints order); "
+                                                              "empty: the SRDF's stance, else those of the first "
+                                                              'joint state'),
 )
 
 
@@ -88,7 +97,8 @@ class LeggedControllerNode(Node):
         self.contact_subscribed = set()
         # Trajectories become references on a worker thread; the control timer swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
-        ModelSource(self, self._start, root_joint_default='floating', with_urdf=True)
+        self.srdf = semantic_description(self)
+        ModelSource(self, self._start, root_joint_default='floating', with_urdf=True, srdf=self.srdf)
 
     def _apply_settings(self, changes):
         settings = dict(self.settings, **changes)
@@ -105,16 +115,22 @@ class LeggedControllerNode(Node):
         p = self.params
         joint_names, index = joint_order(model, p['joints'])
         try:
-            points = contact_points_from_urdf(urdf)
+            points = ([contact_point(entry) for entry in p['contact_points']] if p['contact_points']
+                      else contact_points_from_urdf(urdf))
+            feet = list(p['feet']) or (self.srdf.feet if self.srdf is not None else []) or None
             controller = StandingController(
-                model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'],
-                list(p['feet']) or None, default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
+                model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet,
+                default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
                 self.settings['mode'])
         except (ValueError, ImportError, URDFError) as e:
             raise ConfigurationError(f"cannot control {model.name!r}: {e}") from None
         if len(p['reference_positions']):
             reference = as_vector('reference_positions', p['reference_positions'], len(index), allow_scalar=False)
             controller.set_joint_reference(reference[np.argsort(index)])
+        elif self.srdf is not None and self.srdf.stance() is not None:
+            name, q, _ = stance(model, self.srdf)
+            controller.set_joint_reference(q[model.joint_q_index])
+            self.get_logger().info(f"reference posture: the SRDF's group_state {name!r}")
         lower, upper, speed = plausibility_bounds(model)
         joints_q, joints_v = np.asarray(model.joint_q_index), np.asarray(model.joint_v_index)
         first = self.controller is None
@@ -129,6 +145,7 @@ class LeggedControllerNode(Node):
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, normal force N)
         self.reference_start = None   # ns: the joint-state stamp at which the reference's t = 0
         self.started = False
+        self.touched_down = False   # contact_topics: a foot has reported contact
         self.command_msg = Float64MultiArray()
         self.compute_time_msg = Float64()
         if first:
@@ -190,7 +207,11 @@ class LeggedControllerNode(Node):
         timeout = self.params['state_timeout']
         if any(entry is None or now - entry[0] > timeout for entry in self.contact_forces.values()):
             raise StaleState("contact forces are missing or stale")
-        return {link for link, (_, force) in self.contact_forces.items() if force > self.params['contact_force']}
+        in_contact = {link for link, (_, force) in self.contact_forces.items() if force > self.params['contact_force']}
+        if not (self.touched_down or in_contact):
+            raise StaleState("no foot has reported contact yet (waiting for the first contact forces)")
+        self.touched_down = True
+        return in_contact
 
     def _on_trajectory(self, raw):
         """A serialized JointTrajectory: hand it to the worker (a newer one supersedes those queued); the next

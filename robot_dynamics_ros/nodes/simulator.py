@@ -10,6 +10,12 @@ for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_sr
 A robot with a floating root (parameter ``root_joint`` 'floating') stands on a ground (``ground_contact``: height
 and friction as parameters, contact points from the URDF's <collision> spheres, boxes and cylinders or the
 ``contact_points`` parameter) and spawns with its lowest contact point on it unless ``initial_base_pose`` is given.
+With an SRDF (``robot_description_semantic`` or ``srdf_file``) its virtual joint gives the root joint and its stance
+(group_state 'standing', else 'home', else the first) the initial posture, the base pose where the stance gives
+one (lowered onto the ground); a floating robot spawned resting on a link that is not a foot (the SRDF's end
+effectors, else the leaf links) is warned about. Until the first command, ``~/contact/<link>`` carries the forces
+of one zero-effort step from the spawn pose (the robot at rest on the ground), so that a controller that reads
+them sees the feet in contact.
 It also publishes ``~/odom``, ``~/imu`` and ``~/contact/<link>`` (``base_state.py``) and takes ``~/push``
 (geometry_msgs/WrenchStamped: ``header.frame_id`` names the link, empty for the base; force and torque in world
 coordinates, applied at the link origin for ``push_duration`` sim seconds). joint_states and commands hold the
@@ -30,12 +36,15 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from ..model.collision import ContactPoint, contact_points_from_urdf
+from ..legged_controller import leaf_links
+from ..model.collision import contact_points_from_urdf
 from ..model.model import FREE_FLYER
 from ..simulation import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
+                     contact_point, declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
+                     semantic_description, stance)
 
+RESTING = 1e-3           # m: a contact point this close to the ground at spawn rests on it
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
 CATCH_UP_PER_TICK = 0.008  # s of sim time at most one late tick steps (at least one publish period)
@@ -50,7 +59,8 @@ PARAMETERS = (
     Param('rate', 1000.0, 'integration steps per simulated second', positive),
     Param('integrator', 'semi_implicit_euler', "'semi_implicit_euler' or 'rk4'"),
     Param('gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2'),
-    Param('initial_positions', Parameter.Type.DOUBLE_ARRAY, 'in joints order; empty: the middle of the joint limits'),
+    Param('initial_positions', Parameter.Type.DOUBLE_ARRAY, "in joints order; empty: the SRDF's stance, else the "
+                                                            'middle of the joint limits'),
     Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands and joint states; empty: model order'),
     Param('real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible', as_float),
     Param('apply_damping', True, 'viscous damping from the URDF'),
@@ -107,7 +117,8 @@ class SimulatorNode(Node):
         self.sim = None
         self.base_state = None
         self.steps = 0
-        ModelSource(self, self._start, with_urdf=True)
+        self.srdf = semantic_description(self)
+        ModelSource(self, self._start, with_urdf=True, srdf=self.srdf)
 
     def _start(self, model, urdf):
         """Build a Simulator for the model (ConfigurationError if it cannot run it), then switch to it: the
@@ -117,20 +128,36 @@ class SimulatorNode(Node):
         gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
         initial = self._in_model_order(model, index, 'initial_positions', self.initial_positions)
-        if initial is None:
+        posture = stance(model, self.srdf)
+        if initial is None and posture is not None:
+            self.get_logger().info(f"initial posture: the SRDF's group_state {posture[0]!r}")
+            initial = posture[1][model.joint_q_index]
+        elif initial is None:
             initial = model.middle_of_limits()[model.joint_q_index]
+        srdf_pose = (posture is not None and posture[2] and model.joint_type[0] == FREE_FLYER
+                     and not len(self.initial_base_pose))   # the stance's base pose, lowered onto the ground below
         try:
             ground = self._ground(model, urdf)
+            configuration = (np.concatenate([posture[1][:7], initial]) if srdf_pose
+                             else self._initial_configuration(model, initial))
             sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
-                            initial_positions=self._initial_configuration(model, initial),
+                            initial_positions=configuration,
                             apply_damping=self.apply_damping,
                             apply_friction=self.apply_friction, command_timeout=self.command_timeout,
                             limit_velocity=self.limit_velocity,
                             on_command_timeout=self.on_command_timeout, **ground)
         except (ValueError, KeyError, ImportError, RobotDynamicsError) as e:
             raise ConfigurationError(str(e).strip('"')) from None
+        if srdf_pose and sim.contact is not None:
+            sim.initial_positions[2] -= sim.contact.lowest_height(sim.initial_positions)   # onto the ground
+            sim.reset()
+        if sim.contact is not None:
+            self._check_resting_links(model, sim)
         sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
+        resting_forces = sim.contact_forces.copy()
         sim.reset()
+        self.resting_forces = resting_forces      # what ~/contact/<link> says until the first step
+        sim.contact_forces[:] = resting_forces
         if self.sim is not None:
             sim.t = self.sim.t   # a clock that jumps back upsets ROS time users
         first = self.sim is None
@@ -195,13 +222,24 @@ class SimulatorNode(Node):
         result[index] = as_vector(name, values, len(result), allow_scalar=False)
         return result
 
+    def _check_resting_links(self, model, sim):
+        """Warn about the links other than feet on which a floating robot rests at spawn (it lies on its trunk)."""
+        feet = self.srdf.feet if self.srdf is not None and self.srdf.feet else leaf_links(model)
+        foot_bodies = {model.frames[link].body for link in feet}
+        heights = sim.contact.points(sim.q)[0]
+        resting = sorted({link for link, height in zip(sim.contact.links, heights)
+                          if height < RESTING and model.frames[link].body not in foot_bodies})
+        if resting and not model.fixed_base:
+            self.get_logger().warning(f"{model.name!r} spawns resting on {resting}, not on its feet {sorted(feet)}: "
+                                      "give a standing posture (an SRDF group_state, or initial_positions)")
+
     def _ground(self, model, urdf):
         """The Simulator's ground arguments from the parameters: {} without a ground."""
         if self.ground == 'off' or (self.ground == 'auto' and model.fixed_base):
             return {}
         from ..ground_contact import Ground   # clarabel: the 'legged' extra
         if self.contact_points_param:
-            points = [_contact_point(entry) for entry in self.contact_points_param]
+            points = [contact_point(entry) for entry in self.contact_points_param]
         else:
             points = contact_points_from_urdf(urdf)
         if not points:
@@ -394,6 +432,7 @@ class SimulatorNode(Node):
         t = self.sim.t
         self.sim.reset()
         self.sim.t = t
+        self.sim.contact_forces[:] = self.resting_forces
         self.waiting = self.wait_for_command
         self._anchor()
         response.success = True
@@ -439,18 +478,6 @@ class SimulatorNode(Node):
         return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, target "
                 f"{target}), sim time {self.sim.t:.3f} s (real-time factor "
                 f"{self.steps / self.rate / elapsed:.2f})")
-
-
-def _contact_point(entry):
-    """A ContactPoint from a 'link x y z radius' parameter entry."""
-    words = str(entry).split()
-    try:
-        if len(words) != 5:
-            raise ValueError
-        x, y, z, radius = map(float, words[1:])
-    except ValueError:
-        raise ConfigurationError(f"parameter 'contact_points': {entry!r} is not 'link x y z radius'") from None
-    return ContactPoint(words[0], (x, y, z), radius)
 
 
 def main(args: list[str] | None = None) -> int:
