@@ -1,0 +1,306 @@
+"""Cartesian control of one link frame of a fixed-base arm: impedance and operational-space laws (no ROS import).
+
+Task coordinates are those of ``frame_jacobian(..., 'local_world_aligned')``: rows [angular; linear], the angular
+velocity and the velocity of the frame's origin, both in the root (robot base) frame; a wrench is [torque; force]
+at the frame's origin in the same axes, so that tau = J^T w.
+
+- 'impedance':          tau = J^T (K e + D e_dot + w_ff) + g(q) + N^T tau_0
+- 'operational_space':  tau = J^T (Lambda (xdd_ref + Kd e_dot + Kp e - Jdot qd) + w_ff) + h(q, qd) + N^T tau_0
+  (Khatib 1987, eq. 51; h = C qd + g from RNEA with qdd = 0), which makes the task acceleration xdd_ref + Kd e_dot
+  + Kp e (the same stiffness values, then in 1/s^2, for every robot).
+
+e = [log(R_ref R^T); p_ref - p]: the orientation error is the rotation vector that turns the frame onto the target
+(on SO(3), not a difference of angles), in root axes. Lambda = (J M^-1 J^T)^-1 from the U D U^T factorisation of M
+(Saha; Jain's innovations factorisation; ``algorithms/operational_space.py`` gives the same Lambda by Jain's Omega
+scatter): W = D^-1/2 U^-1 J^T, J M^-1 J^T = W^T W. Near a singularity it is damped: when the least singular value
+sigma of J (its linear rows divided by the arm's reach: unit-free) falls below SINGULAR_THRESHOLD, Lambda = (J M^-1
+J^T + mu^2 diag(J M^-1 J^T))^-1 with mu^2 = SINGULAR_THRESHOLD^2 - sigma^2 (a variable damping, continuous in q, as
+Nakamura's; each row damped in its own units). Impedance damping is critical through Lambda: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
+(each mode of Lambda x'' + D x' + K x = 0 then has the ratio zeta). The nullspace torque tau_0 = Kn (q_posture - q)
+- 2 zeta sqrt(Kn M_ii) qd acts through the dynamically consistent projector N^T = I - J^T Lambda J M^-1 (Khatib,
+eq. 39), so it adds no task force.
+"""
+import math
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import fast, spatial
+from .algorithms.backends import compiled, njit
+from .model.model import PRISMATIC, REVOLUTE, Model
+
+LAWS = ('impedance', 'operational_space')
+SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reach) below which Lambda is damped
+QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is refused, not normalised
+MAX_TARGET_GAP = 0.1           # s; consecutive targets further apart are steps: no reference velocity from them
+
+
+def rotation_vector(R: NDArray) -> NDArray:
+    """log(R) as a rotation vector (axis times angle in [0, pi]), accurate near 0 and near pi."""
+    cos = min(max(0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0), -1.0), 1.0)
+    angle = math.acos(cos)
+    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if angle < 1e-6:
+        return 0.5 * w
+    if angle < math.pi - 1e-4:
+        return w * (0.5 * angle / math.sin(angle))
+    # near pi the skew part vanishes: the axis from the symmetric part, (R + R^T) / 2 - cos I = (1 - cos) a a^T
+    B = 0.5 * (R + R.T) - cos * np.eye(3)
+    k = int(np.argmax(np.diag(B)))
+    axis = B[k] / math.sqrt(max(B[k, k], 1e-300))
+    if axis @ w < 0:
+        axis = -axis
+    return axis * angle
+
+
+def rotation_matrix(w: NDArray) -> NDArray:
+    """exp(skew(w)) by Rodrigues' formula."""
+    angle = math.sqrt(w @ w)
+    if angle < 1e-12:
+        return np.eye(3) + spatial.skew(w)
+    return spatial.rotation_about_axis(w / angle, angle)
+
+
+@njit(cache=True)
+def frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, bias):
+    """Pose (R, p), Jacobian J (6 x n, [angular; linear], root axes, at the frame origin) and Jdot qd (``bias``) of a
+    frame fixed on ``body`` at (R_tip, p_tip) in it, for revolute and prismatic joints; scatter base to tips (Jain
+    Lemma 2): R_i = R_p E_i^T R_J(q_i), p_i = p_p + R_p (r_i + E_i^T p_J(q_i)), w_i = w_p + z_i qd_i (revolute), v_i
+    = v_p + w_p x (p_i - p_p) (+ z_i qd_i, prismatic), z_i = R_i axis_i. Column j: [z_j; z_j x (p - p_j)] (revolute),
+    [0; z_j] (prismatic); its time derivative gives Jdot qd = sum_j d/dt(column j) qd_j with dz_j/dt = w_j x z_j."""
+    n = len(parent)
+    Rb = np.zeros((n, 3, 3))
+    pb = np.zeros((n, 3))
+    w = np.zeros((n, 3))
+    v = np.zeros((n, 3))
+    z = np.zeros((n, 3))
+    for i in range(n):
+        RJ = np.eye(3)
+        pJ = np.zeros(3)
+        qi = q[idx_q[i]]
+        a = axis[i]
+        if joint_type[i] == 0:   # REVOLUTE: Rodrigues
+            K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+            RJ = RJ + math.sin(qi) * K + (1.0 - math.cos(qi)) * (K @ K)
+        else:
+            pJ = a * qi
+        k = parent[i]
+        if k >= 0:
+            Rp, pp, wp, vp = Rb[k], pb[k], w[k], v[k]
+        else:
+            Rp, pp, wp, vp = np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3)
+        Rb[i] = Rp @ (E_T[i] @ RJ)
+        pb[i] = pp + Rp @ (r[i] + E_T[i] @ pJ)
+        z[i] = Rb[i] @ a
+        w[i] = wp
+        v[i] = vp + np.cross(wp, pb[i] - pp)
+        if joint_type[i] == 0:
+            w[i] = w[i] + z[i] * qd[i]
+        else:
+            v[i] = v[i] + z[i] * qd[i]
+    R[:, :] = Rb[body] @ R_tip
+    p[:] = pb[body] + Rb[body] @ p_tip
+    v_end = v[body] + np.cross(w[body], p - pb[body])
+    J[:, :] = 0.0
+    bias[:] = 0.0
+    for j in range(n):
+        if not ancestors[j]:
+            continue
+        dz = np.cross(w[j], z[j])
+        if joint_type[j] == 0:
+            J[:3, j] = z[j]
+            J[3:, j] = np.cross(z[j], p - pb[j])
+            bias[:3] += dz * qd[j]
+            bias[3:] += (np.cross(dz, p - pb[j]) + np.cross(z[j], v_end - v[j])) * qd[j]
+        else:
+            J[3:, j] = z[j]
+            bias[3:] += dz * qd[j]
+
+
+class EndEffector:
+    """Kinematics of one link frame of a fixed-base model with revolute and prismatic joints: ``update(q, qd)`` fills
+    R, p (pose in the root frame), J (6 x n, as ``frame_jacobian(..., 'local_world_aligned')``), Jdot_qd (6,), in one
+    compiled call where numba is installed (``fast.BACKEND``)."""
+
+    def __init__(self, model: Model, link: str) -> None:
+        if not model.fixed_base or np.any((model.joint_type != REVOLUTE) & (model.joint_type != PRISMATIC)):
+            raise ValueError(f"Cartesian control needs a fixed-base robot with revolute and prismatic joints; "
+                             f"{model.name!r} has others")
+        if link not in model.frames:
+            raise ValueError(f"no link {link!r} in {model.name!r}; links: {sorted(model.frames)}")
+        frame = model.frames[link]
+        if frame.body < 0:
+            raise ValueError(f"link {link!r} is fixed to the root of {model.name!r}: no joint moves it")
+        n = model.nv
+        self.link = link
+        ancestors = np.zeros(n, dtype=np.bool_)
+        j = frame.body
+        while j >= 0:
+            ancestors[j] = True
+            j = model.parent[j]
+        R_tip, p_tip = spatial.pose_from_plucker(frame.X_body)
+        E_T = np.ascontiguousarray([X[:3, :3].T for X in model.X_tree]).reshape(n, 3, 3)
+        r = np.ascontiguousarray([spatial.pose_from_plucker(X)[1] for X in model.X_tree]).reshape(n, 3)
+        self._constants = (np.ascontiguousarray(model.joint_type, dtype=np.int64),
+                           np.ascontiguousarray(model.parent, dtype=np.int64),
+                           np.ascontiguousarray(model.idx_q, dtype=np.int64),
+                           np.ascontiguousarray(model.axis, dtype=float), E_T, r, ancestors,
+                           np.ascontiguousarray(R_tip), np.ascontiguousarray(p_tip), int(frame.body))
+        self.R, self.p, self.J, self.Jdot_qd = np.eye(3), np.zeros(3), np.zeros((6, n)), np.zeros(6)
+        self._kernel = compiled(frame_state) if fast.BACKEND == 'numba' else frame_state
+
+    def update(self, q: NDArray, qd: NDArray) -> None:
+        self._kernel(*self._constants, q, qd, self.R, self.p, self.J, self.Jdot_qd)
+
+
+class CartesianTarget:
+    """The target pose (and its velocity, estimated from the stamps of consecutive targets) of the controller.
+
+    ``set(position, quaternion xyzw, stamp)``: ValueError for non-finite values or a quaternion whose norm is not 1
+    (within QUATERNION_TOLERANCE). Two targets at most MAX_TARGET_GAP s apart give the reference velocity (their
+    difference over the gap, the rotation on SO(3)); ``sample(t)`` extrapolates with it for one gap after the last
+    target's stamp (a first-order hold, so a target stream at a lower rate than the loop gives a smooth reference),
+    and holds the last target, at rest, otherwise.
+    """
+
+    def __init__(self, R: ArrayLike, p: ArrayLike, stamp: float = 0.0) -> None:
+        self.R, self.p, self.stamp = np.array(R, dtype=float), np.array(p, dtype=float), float(stamp)
+        self.velocity = np.zeros(6)   # [angular; linear], root axes
+        self.gap = 0.0
+
+    @staticmethod
+    def checked(position: ArrayLike, quaternion: ArrayLike) -> tuple[NDArray, NDArray]:
+        """(R, p) of a target, or ValueError saying what is wrong with it."""
+        p, quat = np.asarray(position, dtype=float), np.asarray(quaternion, dtype=float)
+        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(quat))):
+            raise ValueError(f"target pose is not finite: position {p.tolist()}, orientation {quat.tolist()}")
+        norm = math.sqrt(quat @ quat)
+        if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+            raise ValueError(f"target orientation is not a unit quaternion (norm {norm:.6g}): {quat.tolist()}")
+        return spatial.quaternion_to_matrix(quat / norm), p
+
+    def set(self, position: ArrayLike, quaternion: ArrayLike, stamp: float) -> None:
+        R, p = self.checked(position, quaternion)
+        gap = stamp - self.stamp
+        if 0.0 < gap <= MAX_TARGET_GAP:
+            self.velocity[:3] = self.R @ rotation_vector(self.R.T @ R) / gap   # angular velocity in root axes
+            self.velocity[3:] = (p - self.p) / gap
+            self.gap = gap
+        else:
+            self.velocity[:] = 0.0
+            self.gap = 0.0
+        self.R, self.p, self.stamp = R, p, float(stamp)
+
+    def sample(self, t: float) -> tuple[NDArray, NDArray, NDArray]:
+        """(R_ref, p_ref, velocity_ref) at time t."""
+        dt = t - self.stamp
+        if self.gap == 0.0 or not 0.0 <= dt <= self.gap:
+            return self.R, self.p, np.zeros(6)
+        return rotation_matrix(self.velocity[:3] * dt) @ self.R, self.p + self.velocity[3:] * dt, self.velocity
+
+
+class CartesianController:
+    """The two laws of the module docstring on one link frame.
+
+    stiffness: 6 values [rot_x, rot_y, rot_z, trans_x, trans_y, trans_z] in root axes: N m/rad and N/m for
+    'impedance', accelerations per error (1/s^2) for 'operational_space'. damping_ratio zeta: 1 is critical.
+    nullspace_stiffness Kn (N m/rad per joint) pulls the joints to ``posture`` without a task force. max_force,
+    max_torque bound the commanded task wrench (norms of its force and torque); efforts are clamped to the URDF
+    effort limits. ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
+    says whether Lambda was damped at the last update, ``error`` is its e.
+    """
+
+    def __init__(self, model: Model, end_effector: str, law: str = 'impedance',
+                 stiffness: ArrayLike = (50.0, 50.0, 50.0, 500.0, 500.0, 500.0), damping_ratio: float = 1.0,
+                 nullspace_stiffness: float = 0.0, posture: ArrayLike | None = None, max_force: float = math.inf,
+                 max_torque: float = math.inf) -> None:
+        if law not in LAWS:
+            raise ValueError(f"unknown Cartesian control law {law!r}; expected one of {LAWS}")
+        self.model, self.law, self.ee = model, law, EndEffector(model, end_effector)
+        self.stiffness = np.asarray(stiffness, dtype=float).reshape(6)
+        if not (np.all(np.isfinite(self.stiffness)) and np.all(self.stiffness >= 0)):
+            raise ValueError(f"stiffness must be 6 finite non-negative values, got {self.stiffness.tolist()}")
+        for name, value in (('damping_ratio', damping_ratio), ('nullspace_stiffness', nullspace_stiffness),
+                            ('max_force', max_force), ('max_torque', max_torque)):
+            if not value >= 0:
+                raise ValueError(f"{name} must be non-negative, got {value}")
+        self.zeta, self.nullspace_stiffness = float(damping_ratio), float(nullspace_stiffness)
+        self.max_force, self.max_torque = float(max_force), float(max_torque)
+        self.posture = model.neutral() if posture is None else np.asarray(posture, dtype=float).reshape(model.nv)
+        self._sqrt_k = np.sqrt(self.stiffness)
+        self._inverse_sqrt_k = np.divide(1.0, self._sqrt_k, out=np.zeros(6), where=self._sqrt_k > 0)
+        self._functions = fast.functions(model)
+        self._zero = np.zeros(model.nv)
+        self._row_scale = np.array([1.0, 1.0, 1.0] + [1.0 / reach(model)] * 3)   # J unit-free: radians, reaches
+        self.singular = False
+        self.error = np.zeros(6)   # e = [rotation vector; position] of the last update
+
+    def task_inertia(self, q: NDArray) -> tuple[NDArray, NDArray, bool]:
+        """(Lambda, M, damped) at q for the frame's Jacobian ``self.ee.J`` (``self.ee.update`` ran at q)."""
+        M = self._functions.crba(q)
+        U, d = fast.udut(self.model, q)   # M = U D U^T: J M^-1 J^T = W^T W, W = D^-1/2 U^-1 J^T
+        W = np.linalg.solve(U, self.ee.J.T) / np.sqrt(d)[:, None]
+        compliance = W.T @ W
+        sigma = np.linalg.svd(self.ee.J * self._row_scale[:, None], compute_uv=False)[-1]
+        if sigma >= SINGULAR_THRESHOLD:
+            return np.linalg.inv(compliance), M, False
+        mu2 = SINGULAR_THRESHOLD**2 - sigma**2
+        return np.linalg.inv(compliance + mu2 * np.diag(np.diag(compliance))), M, True
+
+    def update(self, q: ArrayLike, qd: ArrayLike, R_ref: NDArray, p_ref: NDArray, velocity_ref: NDArray,
+               acceleration_ref: NDArray | None = None, wrench: NDArray | None = None) -> NDArray:
+        """Joint efforts of the law at (q, qd) for the reference pose, velocity ([angular; linear]), acceleration
+        (operational_space only) and feed-forward wrench [torque; force] at the frame's origin, root axes."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        ee = self.ee
+        ee.update(q, qd)
+        J = ee.J
+        e = self.error
+        e[:3] = rotation_vector(R_ref @ ee.R.T)
+        e[3:] = p_ref - ee.p
+        e_dot = velocity_ref - J @ qd
+        Lambda, M, self.singular = self.task_inertia(q)
+        if self.law == 'impedance':
+            a, Q = np.linalg.eigh(self._inverse_sqrt_k[:, None] * Lambda * self._inverse_sqrt_k[None, :])
+            D = (2.0 * self.zeta) * self._sqrt_k[:, None] * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) \
+                * self._sqrt_k[None, :]
+            force = self.stiffness * e + D @ e_dot
+            bias = self._functions.rnea(q, self._zero, self._zero)   # g(q)
+        else:
+            xdd = self.stiffness * e + (2.0 * self.zeta) * self._sqrt_k * e_dot - ee.Jdot_qd
+            if acceleration_ref is not None:
+                xdd += acceleration_ref
+            force = Lambda @ xdd
+            bias = self._functions.rnea(q, qd, self._zero)   # h(q, qd) = C qd + g
+        if wrench is not None:
+            force += wrench
+        tau = J.T @ self._limited(force) + bias
+        if self.nullspace_stiffness > 0:
+            tau0 = self.nullspace_stiffness * (self.posture - q) \
+                - 2.0 * self.zeta * np.sqrt(self.nullspace_stiffness * np.diag(M)) * qd
+            tau += tau0 - J.T @ (Lambda @ (J @ np.linalg.solve(M, tau0)))   # N^T tau0
+        limit = self.model.effort_limit
+        return np.clip(tau, -limit, limit)
+
+    def _limited(self, wrench):
+        """The task wrench with its torque and force scaled down to max_torque and max_force (norms)."""
+        for rows, limit in ((slice(0, 3), self.max_torque), (slice(3, 6), self.max_force)):
+            norm = math.sqrt(wrench[rows] @ wrench[rows])
+            if norm > limit:
+                wrench[rows] *= limit / norm
+        return wrench
+
+
+def reach(model: Model) -> float:
+    """The sum of the distances between consecutive joint frames (m): the length that makes J's rows unit-free."""
+    return float(sum(np.linalg.norm(spatial.pose_from_plucker(X)[1]) for X in model.X_tree)) or 1.0
+
+
+def default_end_effector(model: Model) -> str:
+    """The tip of the longest chain: of the links on the body with the most joints to the root, the last in URDF
+    order (a tool or flange link fixed to the last body, where the URDF has one)."""
+    depth = np.zeros(model.nb, dtype=int)
+    for i in range(model.nb):
+        depth[i] = depth[model.parent[i]] + 1 if model.parent[i] >= 0 else 1
+    deepest = int(np.argmax(depth)) if model.nb else -1
+    return [name for name, frame in model.frames.items() if frame.body == deepest][-1]
