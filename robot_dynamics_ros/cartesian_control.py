@@ -147,6 +147,7 @@ class EndEffector:
                            np.ascontiguousarray(model.axis, dtype=float), E_T, r, ancestors,
                            np.ascontiguousarray(R_tip), np.ascontiguousarray(p_tip), int(frame.body))
         self.R, self.p, self.J, self.Jdot_qd = np.eye(3), np.zeros(3), np.zeros((6, n)), np.zeros(6)
+        self.row_scale = np.array([1.0, 1.0, 1.0] + [1.0 / reach(model)] * 3)   # J unit-free: radians, reaches
         self._kernel = compiled(frame_state) if fast.BACKEND == 'numba' else frame_state
 
     def update(self, q: NDArray, qd: NDArray) -> None:
@@ -231,7 +232,6 @@ class CartesianController:
         self._inverse_sqrt_k = np.divide(1.0, self._sqrt_k, out=np.zeros(6), where=self._sqrt_k > 0)
         self._functions = fast.functions(model)
         self._zero = np.zeros(model.nv)
-        self._row_scale = np.array([1.0, 1.0, 1.0] + [1.0 / reach(model)] * 3)   # J unit-free: radians, reaches
         self.singular = False
         self.error = np.zeros(6)   # e = [rotation vector; position] of the last update
 
@@ -241,7 +241,7 @@ class CartesianController:
         U, d = fast.udut(self.model, q)   # M = U D U^T: J M^-1 J^T = W^T W, W = D^-1/2 U^-1 J^T
         W = np.linalg.solve(U, self.ee.J.T) / np.sqrt(d)[:, None]
         compliance = W.T @ W
-        sigma = np.linalg.svd(self.ee.J * self._row_scale[:, None], compute_uv=False)[-1]
+        sigma = np.linalg.svd(self.ee.J * self.ee.row_scale[:, None], compute_uv=False)[-1]
         if sigma >= SINGULAR_THRESHOLD:
             return np.linalg.inv(compliance), M, False
         mu2 = SINGULAR_THRESHOLD**2 - sigma**2
@@ -304,3 +304,30 @@ def default_end_effector(model: Model) -> str:
         depth[i] = depth[model.parent[i]] + 1 if model.parent[i] >= 0 else 1
     deepest = int(np.argmax(depth)) if model.nb else -1
     return [name for name, frame in model.frames.items() if frame.body == deepest][-1]
+
+
+POSTURE_SAMPLES = 200   # configurations (fixed seed) ``dexterous_posture`` chooses from
+
+
+def manipulability(ee: EndEffector, q: NDArray) -> float:
+    """The least singular value of the frame's Jacobian at q, its linear rows divided by the arm's reach."""
+    ee.update(q, np.zeros_like(q))
+    return float(np.linalg.svd(ee.J * ee.row_scale[:, None], compute_uv=False)[-1])
+
+
+def dexterous_posture(model: Model, link: str) -> NDArray:
+    """A start posture far from singularities for Cartesian control (URDF zero poses are often stretched or have
+    wrist axes aligned): of the middle of the limits and POSTURE_SAMPLES seeded random configurations within them
+    (revolute joints within +-pi of the middle), the one whose frame is above the base (z > 0) with the largest
+    ``manipulability``."""
+    ee = EndEffector(model, link)
+    middle = model.middle_of_limits()
+    low, high = np.maximum(model.lower, middle - np.pi), np.minimum(model.upper, middle + np.pi)
+    rng = np.random.default_rng(0)
+    best, best_value = middle, -1.0
+    for k in range(POSTURE_SAMPLES + 1):
+        q = middle if k == 0 else rng.uniform(low, high)
+        value = manipulability(ee, q)
+        if ee.p[2] > 0 and value > best_value:
+            best, best_value = q, value
+    return best
