@@ -47,6 +47,8 @@ setup(
             'computed_torque_controller = robot_dynamics_ros.nodes.start:computed_torque_controller',
             'trajectory_publisher = robot_dynamics_ros.nodes.start:trajectory_publisher',
             'legged_controller = robot_dynamics_ros.nodes.start:legged_controller',
+            'cartesian_controller = robot_dynamics_ros.nodes.start:cartesian_controller',
+            'cartesian_target_publisher = robot_dynamics_ros.nodes.start:cartesian_target_publisher',
             'robot-dynamics = robot_dynamics_ros.cli:main',
         ],
     },

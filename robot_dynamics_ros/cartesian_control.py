@@ -119,10 +119,10 @@ def frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip
 
 class EndEffector:
     """Kinematics of one link frame of a fixed-base model with revolute and prismatic joints: ``update(q, qd)`` fills
-    R, p (pose in the root frame), J (6 x n, as ``frame_jacobian(..., 'local_world_aligned')``), Jdot_qd (6,), in one
-    compiled call where numba is installed (``fast.BACKEND``)."""
+    R, p (pose in the ``base`` link's frame, by default the root's), J (6 x n, as ``frame_jacobian(...,
+    'local_world_aligned')``, in base axes), Jdot_qd (6,), in one compiled call where numba is installed."""
 
-    def __init__(self, model: Model, link: str) -> None:
+    def __init__(self, model: Model, link: str, base: str | None = None) -> None:
         if not model.fixed_base or np.any((model.joint_type != REVOLUTE) & (model.joint_type != PRISMATIC)):
             raise ValueError(f"Cartesian control needs a fixed-base robot with revolute and prismatic joints; "
                              f"{model.name!r} has others")
@@ -131,8 +131,13 @@ class EndEffector:
         frame = model.frames[link]
         if frame.body < 0:
             raise ValueError(f"link {link!r} is fixed to the root of {model.name!r}: no joint moves it")
+        base = model.root_link if base is None else base
+        if base not in model.frames or model.frames[base].body >= 0:
+            raise ValueError(f"robot base link {base!r} must be a link of {model.name!r} that no joint moves")
         n = model.nv
-        self.link = link
+        self.link, self.base = link, base
+        R_base, p_base = spatial.pose_from_plucker(model.frames[base].X_body)   # the base link in the root frame
+        self._base = None if np.allclose(R_base, np.eye(3), atol=0) and not np.any(p_base) else (R_base, p_base)
         ancestors = np.zeros(n, dtype=np.bool_)
         j = frame.body
         while j >= 0:
@@ -152,6 +157,12 @@ class EndEffector:
 
     def update(self, q: NDArray, qd: NDArray) -> None:
         self._kernel(*self._constants, q, qd, self.R, self.p, self.J, self.Jdot_qd)
+        if self._base is not None:   # root frame -> base link frame: p_b = R_b^T (p - p_b), rows rotated by R_b^T
+            R_base, p_base = self._base
+            self.R[:], self.p[:] = R_base.T @ self.R, R_base.T @ (self.p - p_base)
+            for rows in (slice(0, 3), slice(3, 6)):
+                self.J[rows] = R_base.T @ self.J[rows]
+                self.Jdot_qd[rows] = R_base.T @ self.Jdot_qd[rows]
 
 
 class CartesianTarget:
@@ -207,17 +218,22 @@ class CartesianController:
     'impedance', accelerations per error (1/s^2) for 'operational_space'. damping_ratio zeta: 1 is critical.
     nullspace_stiffness Kn (N m/rad per joint) pulls the joints to ``posture`` without a task force. max_force,
     max_torque bound the commanded task wrench (norms of its force and torque); efforts are clamped to the URDF
-    effort limits. ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
+    effort limits (or the lower ``effort_limit``). gravity: in the root frame (None: standard). base: a link fixed to
+    the root in whose frame poses, velocities and wrenches are given (None: the root link). ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
     says whether Lambda was damped at the last update, ``error`` is its e.
     """
 
     def __init__(self, model: Model, end_effector: str, law: str = 'impedance',
                  stiffness: ArrayLike = (50.0, 50.0, 50.0, 500.0, 500.0, 500.0), damping_ratio: float = 1.0,
                  nullspace_stiffness: float = 0.0, posture: ArrayLike | None = None, max_force: float = math.inf,
-                 max_torque: float = math.inf) -> None:
+                 max_torque: float = math.inf, gravity: ArrayLike | None = None,
+                 effort_limit: ArrayLike | None = None, base: str | None = None) -> None:
         if law not in LAWS:
             raise ValueError(f"unknown Cartesian control law {law!r}; expected one of {LAWS}")
-        self.model, self.law, self.ee = model, law, EndEffector(model, end_effector)
+        self.model, self.law, self.ee = model, law, EndEffector(model, end_effector, base)
+        self.gravity = gravity
+        self.effort_limit = model.effort_limit if effort_limit is None else np.minimum(
+            model.effort_limit, np.abs(np.asarray(effort_limit, dtype=float)))
         self.stiffness = np.asarray(stiffness, dtype=float).reshape(6)
         if not (np.all(np.isfinite(self.stiffness)) and np.all(self.stiffness >= 0)):
             raise ValueError(f"stiffness must be 6 finite non-negative values, got {self.stiffness.tolist()}")
@@ -265,13 +281,13 @@ class CartesianController:
             D = (2.0 * self.zeta) * self._sqrt_k[:, None] * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) \
                 * self._sqrt_k[None, :]
             force = self.stiffness * e + D @ e_dot
-            bias = self._functions.rnea(q, self._zero, self._zero)   # g(q)
+            bias = self._functions.rnea(q, self._zero, self._zero, self.gravity)   # g(q)
         else:
             xdd = self.stiffness * e + (2.0 * self.zeta) * self._sqrt_k * e_dot - ee.Jdot_qd
             if acceleration_ref is not None:
                 xdd += acceleration_ref
             force = Lambda @ xdd
-            bias = self._functions.rnea(q, qd, self._zero)   # h(q, qd) = C qd + g
+            bias = self._functions.rnea(q, qd, self._zero, self.gravity)   # h(q, qd) = C qd + g
         if wrench is not None:
             force += wrench
         tau = J.T @ self._limited(force) + bias
@@ -279,8 +295,7 @@ class CartesianController:
             tau0 = self.nullspace_stiffness * (self.posture - q) \
                 - 2.0 * self.zeta * np.sqrt(self.nullspace_stiffness * np.diag(M)) * qd
             tau += tau0 - J.T @ (Lambda @ (J @ np.linalg.solve(M, tau0)))   # N^T tau0
-        limit = self.model.effort_limit
-        return np.clip(tau, -limit, limit)
+        return np.clip(tau, -self.effort_limit, self.effort_limit)
 
     def _limited(self, wrench):
         """The task wrench with its torque and force scaled down to max_torque and max_force (norms)."""
