@@ -27,6 +27,10 @@ from numpy.typing import ArrayLike, NDArray
 
 from . import fast, spatial
 from .algorithms.backends import compiled, njit
+from .algorithms.crba import crba_kernel
+from .algorithms.packing import packed
+from .algorithms.rnea import rnea_kernel
+from .algorithms.udut import udut_kernel
 from .model.model import PRISMATIC, REVOLUTE, Model
 
 LAWS = ('impedance', 'operational_space')
@@ -35,6 +39,7 @@ QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is
 MAX_TARGET_GAP = 0.1           # s; consecutive targets further apart are steps: no reference velocity from them
 
 
+@njit(cache=True)
 def rotation_vector(R: NDArray) -> NDArray:
     """log(R) as a rotation vector (axis times angle in [0, pi]), accurate near 0 and near pi."""
     cos = min(max(0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0), -1.0), 1.0)
@@ -47,8 +52,8 @@ def rotation_vector(R: NDArray) -> NDArray:
     # near pi the skew part vanishes: the axis from the symmetric part, (R + R^T) / 2 - cos I = (1 - cos) a a^T
     B = 0.5 * (R + R.T) - cos * np.eye(3)
     k = int(np.argmax(np.diag(B)))
-    axis = B[k] / math.sqrt(max(B[k, k], 1e-300))
-    if axis @ w < 0:
+    axis = B[k] / math.sqrt(np.dot(B[k], B[k]))   # row k is (1 - cos) a_k a
+    if np.dot(axis, w) < 0:
         axis = -axis
     return axis * angle
 
@@ -137,7 +142,6 @@ class EndEffector:
         n = model.nv
         self.link, self.base = link, base
         R_base, p_base = spatial.pose_from_plucker(model.frames[base].X_body)   # the base link in the root frame
-        self._base = None if np.allclose(R_base, np.eye(3), atol=0) and not np.any(p_base) else (R_base, p_base)
         ancestors = np.zeros(n, dtype=np.bool_)
         j = frame.body
         while j >= 0:
@@ -150,19 +154,20 @@ class EndEffector:
                            np.ascontiguousarray(model.parent, dtype=np.int64),
                            np.ascontiguousarray(model.idx_q, dtype=np.int64),
                            np.ascontiguousarray(model.axis, dtype=float), E_T, r, ancestors,
-                           np.ascontiguousarray(R_tip), np.ascontiguousarray(p_tip), int(frame.body))
+                           np.ascontiguousarray(R_tip), np.ascontiguousarray(p_tip), int(frame.body),
+                           np.ascontiguousarray(R_base), np.ascontiguousarray(p_base))
         self.R, self.p, self.J, self.Jdot_qd = np.eye(3), np.zeros(3), np.zeros((6, n)), np.zeros(6)
         self.row_scale = np.array([1.0, 1.0, 1.0] + [1.0 / reach(model)] * 3)   # J unit-free: radians, reaches
         self._kernel = compiled(frame_state) if fast.BACKEND == 'numba' else frame_state
 
     def update(self, q: NDArray, qd: NDArray) -> None:
-        self._kernel(*self._constants, q, qd, self.R, self.p, self.J, self.Jdot_qd)
-        if self._base is not None:   # root frame -> base link frame: p_b = R_b^T (p - p_b), rows rotated by R_b^T
-            R_base, p_base = self._base
-            self.R[:], self.p[:] = R_base.T @ self.R, R_base.T @ (self.p - p_base)
-            for rows in (slice(0, 3), slice(3, 6)):
-                self.J[rows] = R_base.T @ self.J[rows]
-                self.Jdot_qd[rows] = R_base.T @ self.Jdot_qd[rows]
+        *constants, R_base, p_base = self._constants
+        self._kernel(*constants, q, qd, self.R, self.p, self.J, self.Jdot_qd)
+        # root frame -> base link frame: p_b = R_b^T (p - p_b), rows rotated by R_b^T
+        self.R[:], self.p[:] = R_base.T @ self.R, R_base.T @ (self.p - p_base)
+        for rows in (slice(0, 3), slice(3, 6)):
+            self.J[rows] = R_base.T @ self.J[rows]
+            self.Jdot_qd[rows] = R_base.T @ self.Jdot_qd[rows]
 
 
 class CartesianTarget:
@@ -211,6 +216,90 @@ class CartesianTarget:
         return rotation_matrix(self.velocity[:3] * dt) @ self.R, self.p + self.velocity[3:] * dt, self.velocity
 
 
+@njit(cache=True)
+def unit_upper_solve(U, B, transposed):
+    """U^-1 B (or U^-T B) in place for U unit upper triangular (back or forward substitution); B (n,) or (n, m)."""
+    n = U.shape[0]
+    for step in range(n):
+        i = step if transposed else n - 1 - step
+        for j in range(i + 1, n):
+            if transposed:   # (U^T x)_j = x_j + sum_{i<j} U_ij x_i: forward
+                B[j] -= U[i, j] * B[i]
+            else:            # (U x)_i = x_i + sum_{j>i} U_ij x_j: backward
+                B[i] -= U[i, j] * B[j]
+    return B
+
+
+@njit(cache=True)
+def task_inertia(J, row_scale, U, D):
+    """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
+    docstring)."""
+    W = unit_upper_solve(U, np.ascontiguousarray(J.T), False)   # U^-1 J^T
+    for k in range(len(D)):
+        W[k] /= math.sqrt(D[k])
+    compliance = W.T @ W
+    scaled = J * row_scale.reshape(6, 1)
+    sigma = math.sqrt(max(np.linalg.eigvalsh(scaled @ scaled.T)[0], 0.0))   # least singular value of the scaled J
+    if sigma >= SINGULAR_THRESHOLD:
+        return np.linalg.inv(compliance), False
+    mu2 = SINGULAR_THRESHOLD**2 - sigma**2
+    return np.linalg.inv(compliance + mu2 * np.diag(np.diag(compliance))), True
+
+
+@njit(cache=True)
+def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R,
+                  base_p, law, gains, posture, effort_limit, row_scale, q, qd, refs, R, p, J, Jdot_qd, work, error, tau):
+    """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), M, U D U^T and
+    h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring;
+    returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref | wrench; gains:
+    stiffness (6), zeta, Kn, max_force, max_torque; work rows: M (n) | U (n) | D | h | zero | ... ."""
+    n = len(q)
+    M, U, D, h, zero = work[:n], work[n:2 * n], work[2 * n], work[2 * n + 1], work[2 * n + 2]
+    zero[:] = 0.0
+    frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, Jdot_qd)
+    R[:, :] = base_R.T @ R   # root -> base link axes (identity for the root link)
+    p[:] = base_R.T @ (p - base_p)
+    R_T = np.ascontiguousarray(base_R.T)
+    J[:3] = R_T @ np.ascontiguousarray(J[:3])
+    J[3:] = R_T @ np.ascontiguousarray(J[3:])
+    Jdot_qd[:3] = R_T @ Jdot_qd[:3]
+    Jdot_qd[3:] = R_T @ Jdot_qd[3:]
+    crba_kernel(P, Wk, q, M)
+    udut_kernel(P, Wk, q, U, D)
+    Lambda, singular = task_inertia(J, row_scale, U, D)
+    error[:3] = rotation_vector(np.ascontiguousarray(refs[2:5, :3]) @ R.T)
+    error[3:] = refs[0, :3] - p
+    e_dot = np.concatenate((refs[0, 3:], refs[1, 3:])) - J @ qd
+    stiffness, zeta = gains[:6], gains[6]
+    if law == 0:   # impedance: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
+        s = np.sqrt(stiffness)
+        s_inverse = np.zeros(6)
+        for k in range(6):
+            if s[k] > 0:
+                s_inverse[k] = 1.0 / s[k]
+        a, Q = np.linalg.eigh(s_inverse.reshape(6, 1) * Lambda * s_inverse.reshape(1, 6))
+        damping = (2.0 * zeta) * s.reshape(6, 1) * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) * s.reshape(1, 6)
+        force = stiffness * error + damping @ e_dot
+        rnea_kernel(P, Wk, a0, f_ext, q, zero, zero, h)   # g(q)
+    else:          # operational space: Lambda (xdd_ref + Kd e_dot + Kp e - Jdot qd)
+        force = Lambda @ (refs[5] + stiffness * error + (2.0 * zeta) * np.sqrt(stiffness) * e_dot - Jdot_qd)
+        rnea_kernel(P, Wk, a0, f_ext, q, qd, zero, h)     # h(q, qd) = C qd + g
+    force += refs[6]
+    for rows, limit in ((0, gains[9]), (3, gains[8])):   # torque, force norms
+        norm = math.sqrt(np.dot(force[rows:rows + 3], force[rows:rows + 3]))
+        if norm > limit:
+            force[rows:rows + 3] *= limit / norm
+    tau[:] = J.T @ force + h
+    kn = gains[7]
+    if kn > 0:   # N^T tau0 = tau0 - J^T Lambda J M^-1 tau0
+        tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * np.diag(M)) * qd
+        x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
+        tau += tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True)))
+    for k in range(n):
+        tau[k] = min(max(tau[k], -effort_limit[k]), effort_limit[k])
+    return singular
+
+
 class CartesianController:
     """The two laws of the module docstring on one link frame.
 
@@ -232,8 +321,8 @@ class CartesianController:
             raise ValueError(f"unknown Cartesian control law {law!r}; expected one of {LAWS}")
         self.model, self.law, self.ee = model, law, EndEffector(model, end_effector, base)
         self.gravity = gravity
-        self.effort_limit = model.effort_limit if effort_limit is None else np.minimum(
-            model.effort_limit, np.abs(np.asarray(effort_limit, dtype=float)))
+        self.effort_limit = np.array(model.effort_limit if effort_limit is None else np.minimum(
+            model.effort_limit, np.abs(np.asarray(effort_limit, dtype=float))))
         self.stiffness = np.asarray(stiffness, dtype=float).reshape(6)
         if not (np.all(np.isfinite(self.stiffness)) and np.all(self.stiffness >= 0)):
             raise ValueError(f"stiffness must be 6 finite non-negative values, got {self.stiffness.tolist()}")
@@ -244,66 +333,42 @@ class CartesianController:
         self.zeta, self.nullspace_stiffness = float(damping_ratio), float(nullspace_stiffness)
         self.max_force, self.max_torque = float(max_force), float(max_torque)
         self.posture = model.neutral() if posture is None else np.asarray(posture, dtype=float).reshape(model.nv)
-        self._sqrt_k = np.sqrt(self.stiffness)
-        self._inverse_sqrt_k = np.divide(1.0, self._sqrt_k, out=np.zeros(6), where=self._sqrt_k > 0)
-        self._functions = fast.functions(model)
-        self._zero = np.zeros(model.nv)
+        self._law = LAWS.index(law)
+        self._gains = np.concatenate([self.stiffness, [self.zeta, self.nullspace_stiffness, self.max_force,
+                                                       self.max_torque]])
+        pack = packed(model)
+        self._model_arrays = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(gravity),
+                              pack.no_external_force)
+        n = model.nv
+        self._references = np.zeros((7, 6))   # rows: p_ref | v_ref ([angular; linear]) | R_ref | xdd_ref | wrench
+        self._work = np.zeros((2 * n + 3, n))  # rows: M | U | D | h | zero (``cartesian_law``)
+        self.tau = np.zeros(n)
         self.singular = False
         self.error = np.zeros(6)   # e = [rotation vector; position] of the last update
+        self._kernel = compiled(cartesian_law) if fast.BACKEND == 'numba' else cartesian_law
 
-    def task_inertia(self, q: NDArray) -> tuple[NDArray, NDArray, bool]:
-        """(Lambda, M, damped) at q for the frame's Jacobian ``self.ee.J`` (``self.ee.update`` ran at q)."""
-        M = self._functions.crba(q)
-        U, d = fast.udut(self.model, q)   # M = U D U^T: J M^-1 J^T = W^T W, W = D^-1/2 U^-1 J^T
-        W = np.linalg.solve(U, self.ee.J.T) / np.sqrt(d)[:, None]
-        compliance = W.T @ W
-        sigma = np.linalg.svd(self.ee.J * self.ee.row_scale[:, None], compute_uv=False)[-1]
-        if sigma >= SINGULAR_THRESHOLD:
-            return np.linalg.inv(compliance), M, False
-        mu2 = SINGULAR_THRESHOLD**2 - sigma**2
-        return np.linalg.inv(compliance + mu2 * np.diag(np.diag(compliance))), M, True
+    def task_inertia(self, q: NDArray) -> tuple[NDArray, bool]:
+        """(Lambda, damped) at q (``task_inertia``, as the law computes it)."""
+        q = np.asarray(q, dtype=float)
+        self.ee.update(q, np.zeros_like(q))
+        U, d = fast.udut(self.model, q)
+        return task_inertia(self.ee.J, self.ee.row_scale, U, d)
 
     def update(self, q: ArrayLike, qd: ArrayLike, R_ref: NDArray, p_ref: NDArray, velocity_ref: NDArray,
                acceleration_ref: NDArray | None = None, wrench: NDArray | None = None) -> NDArray:
         """Joint efforts of the law at (q, qd) for the reference pose, velocity ([angular; linear]), acceleration
-        (operational_space only) and feed-forward wrench [torque; force] at the frame's origin, root axes."""
-        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
-        ee = self.ee
-        ee.update(q, qd)
-        J = ee.J
-        e = self.error
-        e[:3] = rotation_vector(R_ref @ ee.R.T)
-        e[3:] = p_ref - ee.p
-        e_dot = velocity_ref - J @ qd
-        Lambda, M, self.singular = self.task_inertia(q)
-        if self.law == 'impedance':
-            a, Q = np.linalg.eigh(self._inverse_sqrt_k[:, None] * Lambda * self._inverse_sqrt_k[None, :])
-            D = (2.0 * self.zeta) * self._sqrt_k[:, None] * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) \
-                * self._sqrt_k[None, :]
-            force = self.stiffness * e + D @ e_dot
-            bias = self._functions.rnea(q, self._zero, self._zero, self.gravity)   # g(q)
-        else:
-            xdd = self.stiffness * e + (2.0 * self.zeta) * self._sqrt_k * e_dot - ee.Jdot_qd
-            if acceleration_ref is not None:
-                xdd += acceleration_ref
-            force = Lambda @ xdd
-            bias = self._functions.rnea(q, qd, self._zero, self.gravity)   # h(q, qd) = C qd + g
-        if wrench is not None:
-            force += wrench
-        tau = J.T @ self._limited(force) + bias
-        if self.nullspace_stiffness > 0:
-            tau0 = self.nullspace_stiffness * (self.posture - q) \
-                - 2.0 * self.zeta * np.sqrt(self.nullspace_stiffness * np.diag(M)) * qd
-            tau += tau0 - J.T @ (Lambda @ (J @ np.linalg.solve(M, tau0)))   # N^T tau0
-        return np.clip(tau, -self.effort_limit, self.effort_limit)
-
-    def _limited(self, wrench):
-        """The task wrench with its torque and force scaled down to max_torque and max_force (norms)."""
-        for rows, limit in ((slice(0, 3), self.max_torque), (slice(3, 6), self.max_force)):
-            norm = math.sqrt(wrench[rows] @ wrench[rows])
-            if norm > limit:
-                wrench[rows] *= limit / norm
-        return wrench
+        (operational_space only) and feed-forward wrench [torque; force] at the frame's origin, base axes; one
+        compiled call (``cartesian_law``) where numba is installed. ``ee`` holds the frame's pose and Jacobian."""
+        q, qd = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(qd, dtype=float)
+        ee, r = self.ee, self._references
+        r[0, :3], r[1, :3], r[2:5, :3] = p_ref, 0.0, R_ref
+        r[0, 3:], r[1, 3:] = velocity_ref[:3], velocity_ref[3:]
+        r[5] = 0.0 if acceleration_ref is None else acceleration_ref
+        r[6] = 0.0 if wrench is None else wrench
+        self.singular = self._kernel(*self._model_arrays, *ee._constants, self._law, self._gains, self.posture,
+                                     self.effort_limit, ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd,
+                                     self._work, self.error, self.tau)
+        return self.tau.copy()
 
 
 def reach(model: Model) -> float:
