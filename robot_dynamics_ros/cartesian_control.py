@@ -14,8 +14,8 @@ e = [log(R_ref R^T); p_ref - p]: the orientation error is the rotation vector th
 (Saha; Jain's innovations factorisation; ``algorithms/operational_space.py`` gives the same Lambda by Jain's Omega
 scatter): W = D^-1/2 U^-1 J^T, J M^-1 J^T = W^T W. Near a singularity it is damped: when the least singular value
 sigma of J (its linear rows divided by the arm's reach: unit-free) falls below SINGULAR_THRESHOLD, Lambda = (J M^-1
-J^T + mu^2 diag(J M^-1 J^T))^-1 with mu^2 = SINGULAR_THRESHOLD^2 - sigma^2 (a variable damping, continuous in q, as
-Nakamura's; each row damped in its own units). Impedance damping is critical through Lambda: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
+J^T + mu^2 S)^-1 with mu^2 = SINGULAR_THRESHOLD^2 - sigma^2 (a variable damping, continuous in q, as Nakamura's) and
+S diagonal, the mean diagonal of J M^-1 J^T's rotation and translation blocks (each row damped in its own units). Impedance damping is critical through Lambda: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
 (each mode of Lambda x'' + D x' + K x = 0 then has the ratio zeta). The nullspace torque tau_0 = Kn (q_posture - q)
 - 2 zeta sqrt(Kn M_ii) qd acts through the dynamically consistent projector N^T = I - J^T Lambda J M^-1 (Khatib,
 eq. 39), so it adds no task force.
@@ -31,6 +31,7 @@ from .algorithms.crba import crba_kernel
 from .algorithms.packing import packed
 from .algorithms.rnea import rnea_kernel
 from .algorithms.udut import udut_kernel
+from .fast.control_kernel import FRICTION_SMOOTHING_VELOCITY
 from .model.model import PRISMATIC, REVOLUTE, Model
 
 LAWS = ('impedance', 'operational_space')
@@ -175,9 +176,9 @@ class CartesianTarget:
 
     ``set(position, quaternion xyzw, stamp)``: ValueError for non-finite values or a quaternion whose norm is not 1
     (within QUATERNION_TOLERANCE). Two targets at most MAX_TARGET_GAP s apart give the reference velocity (their
-    difference over the gap, the rotation on SO(3)); ``sample(t)`` extrapolates with it for one gap after the last
-    target's stamp (a first-order hold, so a target stream at a lower rate than the loop gives a smooth reference),
-    and holds the last target, at rest, otherwise.
+    difference over the gap, the rotation on SO(3)); ``sample(t)`` extrapolates with it up to MAX_TARGET_GAP after
+    the last target's stamp (a first-order hold: a target stream at a lower rate than the loop, or a late target,
+    gives a smooth reference), and holds the last target, at rest, once the stream has stopped that long.
     """
 
     def __init__(self, R: ArrayLike, p: ArrayLike, stamp: float = 0.0) -> None:
@@ -211,7 +212,7 @@ class CartesianTarget:
     def sample(self, t: float) -> tuple[NDArray, NDArray, NDArray]:
         """(R_ref, p_ref, velocity_ref) at time t."""
         dt = t - self.stamp
-        if self.gap == 0.0 or not 0.0 <= dt <= self.gap:
+        if self.gap == 0.0 or not 0.0 <= dt <= MAX_TARGET_GAP:
             return self.R, self.p, np.zeros(6)
         return rotation_matrix(self.velocity[:3] * dt) @ self.R, self.p + self.velocity[3:] * dt, self.velocity
 
@@ -243,16 +244,19 @@ def task_inertia(J, row_scale, U, D):
     if sigma >= SINGULAR_THRESHOLD:
         return np.linalg.inv(compliance), False
     mu2 = SINGULAR_THRESHOLD**2 - sigma**2
-    return np.linalg.inv(compliance + mu2 * np.diag(np.diag(compliance))), True
+    scale = np.empty(6)   # per row, the mean diagonal of its block (rotation or translation): never zero
+    scale[:3], scale[3:] = np.trace(compliance[:3, :3]) / 3.0, np.trace(compliance[3:, 3:]) / 3.0
+    return np.linalg.inv(compliance + mu2 * np.diag(scale)), True
 
 
 @njit(cache=True)
 def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R,
-                  base_p, law, gains, posture, effort_limit, row_scale, q, qd, refs, R, p, J, Jdot_qd, work, error, tau):
+                  base_p, law, gains, posture, effort_limit, damping, friction, row_scale, q, qd, refs, R, p, J, Jdot_qd,
+                  work, error, tau):
     """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), M, U D U^T and
     h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring;
     returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref | wrench; gains:
-    stiffness (6), zeta, Kn, max_force, max_torque; work rows: M (n) | U (n) | D | h | zero | ... ."""
+    stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1); work rows: M (n) | U (n) | D | h | zero | ... ."""
     n = len(q)
     M, U, D, h, zero = work[:n], work[n:2 * n], work[2 * n], work[2 * n + 1], work[2 * n + 2]
     zero[:] = 0.0
@@ -278,8 +282,8 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
             if s[k] > 0:
                 s_inverse[k] = 1.0 / s[k]
         a, Q = np.linalg.eigh(s_inverse.reshape(6, 1) * Lambda * s_inverse.reshape(1, 6))
-        damping = (2.0 * zeta) * s.reshape(6, 1) * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) * s.reshape(1, 6)
-        force = stiffness * error + damping @ e_dot
+        task_damping = (2.0 * zeta) * s.reshape(6, 1) * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) * s.reshape(1, 6)
+        force = stiffness * error + task_damping @ e_dot
         rnea_kernel(P, Wk, a0, f_ext, q, zero, zero, h)   # g(q)
     else:          # operational space: Lambda (xdd_ref + Kd e_dot + Kp e - Jdot qd)
         force = Lambda @ (refs[5] + stiffness * error + (2.0 * zeta) * np.sqrt(stiffness) * e_dot - Jdot_qd)
@@ -295,6 +299,10 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
         tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * np.diag(M)) * qd
         x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
         tau += tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True)))
+    if gains[10] > 0:   # friction feed-forward at the joint velocity the reference asks for, M^-1 J^T Lambda v_ref
+        y = unit_upper_solve(U, J.T @ (Lambda @ np.concatenate((refs[0, 3:], refs[1, 3:]))), False) / D
+        qd_ref = unit_upper_solve(U, y, True)
+        tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
     for k in range(n):
         tau[k] = min(max(tau[k], -effort_limit[k]), effort_limit[k])
     return singular
@@ -308,7 +316,9 @@ class CartesianController:
     nullspace_stiffness Kn (N m/rad per joint) pulls the joints to ``posture`` without a task force. max_force,
     max_torque bound the commanded task wrench (norms of its force and torque); efforts are clamped to the URDF
     effort limits (or the lower ``effort_limit``). gravity: in the root frame (None: standard). base: a link fixed to
-    the root in whose frame poses, velocities and wrenches are given (None: the root link). ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
+    the root in whose frame poses, velocities and wrenches are given (None: the root link). friction_compensation:
+    add the URDF joint damping and friction as feed-forward at qd_ref = M^-1 J^T Lambda v_ref, the joint velocity
+    (dynamically consistent) of the reference velocity: damping qd_ref + friction tanh(qd_ref / 0.01). ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
     says whether Lambda was damped at the last update, ``error`` is its e.
     """
 
@@ -316,7 +326,8 @@ class CartesianController:
                  stiffness: ArrayLike = (50.0, 50.0, 50.0, 500.0, 500.0, 500.0), damping_ratio: float = 1.0,
                  nullspace_stiffness: float = 0.0, posture: ArrayLike | None = None, max_force: float = math.inf,
                  max_torque: float = math.inf, gravity: ArrayLike | None = None,
-                 effort_limit: ArrayLike | None = None, base: str | None = None) -> None:
+                 effort_limit: ArrayLike | None = None, base: str | None = None,
+                 friction_compensation: bool = False) -> None:
         if law not in LAWS:
             raise ValueError(f"unknown Cartesian control law {law!r}; expected one of {LAWS}")
         self.model, self.law, self.ee = model, law, EndEffector(model, end_effector, base)
@@ -335,7 +346,8 @@ class CartesianController:
         self.posture = model.neutral() if posture is None else np.asarray(posture, dtype=float).reshape(model.nv)
         self._law = LAWS.index(law)
         self._gains = np.concatenate([self.stiffness, [self.zeta, self.nullspace_stiffness, self.max_force,
-                                                       self.max_torque]])
+                                                       self.max_torque, float(friction_compensation)]])
+        self._friction = np.array(model.damping), np.array(model.friction)
         pack = packed(model)
         self._model_arrays = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(gravity),
                               pack.no_external_force)
@@ -366,7 +378,7 @@ class CartesianController:
         r[5] = 0.0 if acceleration_ref is None else acceleration_ref
         r[6] = 0.0 if wrench is None else wrench
         self.singular = self._kernel(*self._model_arrays, *ee._constants, self._law, self._gains, self.posture,
-                                     self.effort_limit, ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd,
+                                     self.effort_limit, self._friction[0], self._friction[1], ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd,
                                      self._work, self.error, self.tau)
         return self.tau.copy()
 
@@ -411,3 +423,23 @@ def dexterous_posture(model: Model, link: str) -> NDArray:
         if ee.p[2] > 0 and value > best_value:
             best, best_value = q, value
     return best
+
+
+PLANES = {'xy': (0, 1), 'yz': (1, 2), 'xz': (0, 2)}   # axes of the circle's plane
+
+
+def smoothstep(s: float) -> float:
+    """10 s^3 - 15 s^4 + 6 s^5 on [0, 1], 0 before, 1 after."""
+    s = min(max(s, 0.0), 1.0)
+    return s**3 * (10.0 - 15.0 * s + 6.0 * s * s)
+
+
+def circle_offset(t, radius, period, ramp_time, plane):
+    """The target's offset from the start pose at time t (s) after the start: a circle through the start point,
+    r(t) (cos(w t) - 1, sin(w t)) in ``plane``, r growing from 0 to ``radius`` over ``ramp_time``."""
+    offset = np.zeros(3)
+    angle = 2.0 * np.pi * t / period
+    r = radius * smoothstep(t / ramp_time)
+    i, j = PLANES[plane]
+    offset[i], offset[j] = r * (np.cos(angle) - 1.0), r * np.sin(angle)
+    return offset

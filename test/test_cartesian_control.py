@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.cartesian_control import (LAWS, CartesianController, CartesianTarget, EndEffector,
+from robot_dynamics_ros.cartesian_control import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianTarget, EndEffector,
                                                   default_end_effector, dexterous_posture, manipulability,
                                                   rotation_matrix, rotation_vector)
 from robot_dynamics_ros.simulation import Simulator
@@ -121,15 +121,18 @@ def test_target_rejects_bad_poses_with_a_reason_and_keeps_the_last():
     assert np.array_equal(target.p, np.zeros(3)) and np.array_equal(target.R, np.eye(3))
 
 
-def test_target_velocity_from_stamps_extrapolates_one_gap_then_holds():
-    """Targets 10 ms apart moving at 0.1 m/s and 1 rad/s about z: the reference moves on with them for one gap."""
+def test_target_velocity_from_stamps_extrapolates_then_holds_when_the_stream_stops():
+    """Targets 10 ms apart moving at 0.1 m/s and 1 rad/s about z: the reference moves on with them until
+    MAX_TARGET_GAP has passed without a target, then holds the last one."""
     target = CartesianTarget(np.eye(3), np.zeros(3), stamp=1.0)
     R = rotation_matrix(np.array([0.0, 0.0, 0.01]))
     target.set([0.001, 0.0, 0.0], matrix_to_quaternion(R), 1.01)
     R_ref, p_ref, velocity = target.sample(1.015)
     assert np.allclose(velocity, [0, 0, 1.0, 0.1, 0, 0])
     assert np.allclose(p_ref, [0.0015, 0, 0]) and np.allclose(R_ref, rotation_matrix(np.array([0, 0, 0.015])))
-    R_ref, p_ref, velocity = target.sample(1.03)   # two gaps later and no new target: hold the last one
+    R_ref, p_ref, velocity = target.sample(1.05)   # a late target: on the extrapolation still
+    assert np.allclose(p_ref, [0.005, 0, 0])
+    R_ref, p_ref, velocity = target.sample(1.01 + MAX_TARGET_GAP + 1e-6)   # the stream stopped: hold the last
     assert np.array_equal(velocity, np.zeros(6)) and np.allclose(p_ref, [0.001, 0, 0])
 
 

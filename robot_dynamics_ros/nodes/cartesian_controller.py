@@ -67,6 +67,8 @@ PARAMETERS = (
           non_negative, runtime=True),
     Param('max_force', 0.0, 'N, bound on the norm of the commanded task force; 0: none', limit, runtime=True),
     Param('max_torque', 0.0, 'N m, bound on the norm of the commanded task torque; 0: none', limit, runtime=True),
+    Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward at the joint '
+                                          'velocity of the reference', runtime=True),
     Param('max_effort', Parameter.Type.DOUBLE_ARRAY, 'per joint (joints order): efforts are clamped to these and '
                                                      'to the URDF limits; empty: the URDF limits'),
 )
@@ -101,7 +103,7 @@ class CartesianControllerNode(Node):
             return CartesianController(
                 self.model, self.end_effector, settings['law'], [settings[f'stiffness.{axis}'] for axis in AXES],
                 settings['damping_ratio'], settings['nullspace.stiffness'], posture, settings['max_force'],
-                settings['max_torque'], self.gravity, self.max_effort, self.base)
+                settings['max_torque'], self.gravity, self.max_effort, self.base, settings['friction_compensation'])
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
 
@@ -118,6 +120,12 @@ class CartesianControllerNode(Node):
         self.base = p['robot_base_link'] or model.root_link
         self.model = model
         controller = self._make_controller(self.settings, model.neutral() if posture is None else posture)
+        q = model.neutral()   # warm-up: loads (once: compiles) the law's kernel before the first joint state
+        try:
+            controller.ee.update(q, q)
+            controller.update(q, q, controller.ee.R.copy(), controller.ee.p.copy(), np.zeros(6))
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
+            raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
         first = self.controller is None
         self.controller, self.index, self.posture_given = controller, index, posture is not None
         self.mapper = JointStateMapper(model.joint_names, ignore_unknown=p['ignore_unknown_joints'],

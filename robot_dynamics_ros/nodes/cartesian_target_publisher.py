@@ -10,15 +10,8 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 
+from ..cartesian_control import PLANES, circle_offset
 from .common import Param, as_float, choice, declare_parameters, positive, run
-
-PLANES = {'xy': (0, 1), 'yz': (1, 2), 'xz': (0, 2)}
-
-
-def smoothstep(s):
-    """10 s^3 - 15 s^4 + 6 s^5 on [0, 1], 0 before, 1 after."""
-    s = min(max(s, 0.0), 1.0)
-    return s**3 * (10.0 - 15.0 * s + 6.0 * s * s)
 
 
 PARAMETERS = (
@@ -28,17 +21,6 @@ PARAMETERS = (
     Param('plane', 'xy', f"plane of the circle in the robot base frame: one of {list(PLANES)}", choice(*PLANES)),
     Param('target_period', 0.01, 's of sim time between targets', positive),
 )
-
-
-def circle_offset(t, radius, period, ramp_time, plane):
-    """The target's offset from the start pose at time t (s) after the start: a circle through the start point,
-    r(t) (cos(w t) - 1, sin(w t)) in ``plane``, r growing from 0 to ``radius`` over ``ramp_time``."""
-    offset = np.zeros(3)
-    angle = 2.0 * np.pi * t / period
-    r = radius * smoothstep(t / ramp_time)
-    i, j = PLANES[plane]
-    offset[i], offset[j] = r * (np.cos(angle) - 1.0), r * np.sin(angle)
-    return offset
 
 
 class CartesianTargetPublisherNode(Node):
