@@ -37,7 +37,7 @@ from .model.model import PRISMATIC, REVOLUTE, Model
 LAWS = ('impedance', 'operational_space')
 SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reach) below which Lambda is damped
 QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is refused, not normalised
-MAX_TARGET_GAP = 0.1           # s; consecutive targets further apart are steps: no reference velocity from them
+MAX_TARGET_GAP = 0.5           # s; consecutive targets further apart are steps: no reference velocity from them
 
 
 @njit(cache=True)

@@ -30,7 +30,8 @@ class CartesianTargetPublisherNode(Node):
         self.start = None   # (stamp s, PoseStamped) of the first current pose
         self.last = -np.inf
         self.publisher = self.create_publisher(PoseStamped, 'cartesian_controller/target_pose', 10)
-        self.create_subscription(PoseStamped, 'cartesian_controller/current_pose', self._on_pose, 10)
+        # depth 1: after a stall the newest pose, not a queue of old ones
+        self.create_subscription(PoseStamped, 'cartesian_controller/current_pose', self._on_pose, 1)
         self.published = 0
 
     def _on_pose(self, msg):
