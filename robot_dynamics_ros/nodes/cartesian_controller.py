@@ -6,7 +6,8 @@ Subscribes ``joint_states`` (sensor_msgs/JointState), ``~/target_pose`` (geometr
 wrench at the end effector's origin, in ``robot_base_link`` axes; held until the next); publishes
 ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints` order, as the computed-torque controller) once
 per joint state, ``~/current_pose`` (PoseStamped, stamped as the joint state), ``~/pose_error`` (TwistStamped:
-angular = rotation vector, rad, linear = position error, m; target minus current) and ``~/compute_time_us``.
+angular = rotation vector, rad, linear = position error, m; target minus current) and ``~/compute_time_us``
+(std_msgs/Float64: mapping the joint state, sampling the target and the law, before publishing).
 
 Until a target comes the frame holds the pose of the first joint state, and the nullspace posture (empty
 ``nullspace.posture``) is that state's. Target poses stamped zero take the last joint state's stamp; consecutive
@@ -211,11 +212,11 @@ class CartesianControllerNode(Node):
         if self.stale:
             self.get_logger().info("joint states are back; commanding again")
             self.stale = False
+        compute_us = (time.perf_counter() - started) * 1e6   # mapping, target and law, as the computed-torque node
         self.last_state = time.monotonic()
         if not self._publish_efforts(tau[self.index]):
             return
         self.commands += 1
-        compute_us = (time.perf_counter() - started) * 1e6
         self._publish_pose(stamp, controller)
         self.time_msg.data = compute_us
         self.time_pub.publish(self.time_msg)
