@@ -178,3 +178,29 @@ def test_impedance_steady_displacement_is_wrench_over_stiffness(axis):
     assert abs(displacement[axis] - expected[axis]) <= 0.05 * expected[axis]
     # K d = w on every axis: the other five answer with no wrench, i.e. within 5 % of the applied one
     assert np.all(np.abs(controller.stiffness * displacement - wrench) <= 0.05 * wrench[axis])
+
+
+def test_held_wrench_on_a_floating_base_accelerates_it_by_f_over_m():
+    """A 2 kg box (test/urdf/box.urdf, centre of mass at its origin) floating without gravity or ground: a held 4 N
+    force gives it 2 m/s^2 every step until a zero wrench removes it; bad wrenches are refused and the held one
+    stays."""
+    box = load_urdf(os.path.join(ROOT, 'test', 'urdf', 'box.urdf'), root_joint='floating')
+    sim = Simulator(box, 1e-3, gravity=[0.0, 0.0, 0.0])
+    sim.apply_wrench('box', [4.0, 0.0, 0.0])
+    for link, force in (('no_such_link', [1.0, 0, 0]), ('box', [np.nan, 0, 0])):
+        with pytest.raises(ValueError, match='no link|NaN or Inf'):
+            sim.apply_wrench(link, force)
+    for _ in range(10):
+        sim.step()
+    assert sim.qd[:3] == pytest.approx([10 * 1e-3 * 2.0, 0.0, 0.0], abs=1e-12)
+    sim.apply_wrench('box', [0.0, 0.0, 0.0])
+    for _ in range(10):
+        sim.step()
+    assert sim.qd[:3] == pytest.approx([10 * 1e-3 * 2.0, 0.0, 0.0], abs=1e-12)   # coasting
+    assert sim.held_wrench is None
+
+
+def test_bringup_cartesian_refuses_a_floating_base_in_one_line():
+    from conftest import assert_one_line_error, cli
+    assert_one_line_error(cli('bringup', '--controller', 'cartesian', '--root-joint', 'floating'),
+                          '--controller cartesian', 'fixed-base')
