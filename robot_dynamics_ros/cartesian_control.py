@@ -21,6 +21,7 @@ S diagonal, the mean diagonal of J M^-1 J^T's rotation and translation blocks (e
 eq. 39), so it adds no task force.
 """
 import math
+from collections import deque
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -38,6 +39,7 @@ LAWS = ('impedance', 'operational_space')
 SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reach) below which Lambda is damped
 QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is refused, not normalised
 MAX_TARGET_GAP = 0.5           # s; consecutive targets further apart are steps: no reference velocity from them
+TARGET_BUFFER = 1000           # target poses kept ahead of the controller's time
 
 
 @njit(cache=True)
@@ -172,19 +174,27 @@ class EndEffector:
 
 
 class CartesianTarget:
-    """The target pose (and its velocity, estimated from the stamps of consecutive targets) of the controller.
+    """The target poses of the controller, each to be reached at its stamp, and the reference between them.
 
     ``set(position, quaternion xyzw, stamp)``: ValueError for non-finite values or a quaternion whose norm is not 1
-    (within QUATERNION_TOLERANCE). Two targets at most MAX_TARGET_GAP s apart give the reference velocity (their
-    difference over the gap, the rotation on SO(3)); ``sample(t)`` extrapolates with it up to MAX_TARGET_GAP after
-    the last target's stamp (a first-order hold: a target stream at a lower rate than the loop, or a late target,
-    gives a smooth reference), and holds the last target, at rest, once the stream has stopped that long.
+    (within QUATERNION_TOLERANCE). Targets are kept in stamp order (up to TARGET_BUFFER; one stamped at or before
+    the last replaces them all: a new plan). ``sample(t)`` interpolates between the two targets around t when they
+    are at most MAX_TARGET_GAP apart (the position linearly, the rotation on SO(3), the velocity their difference
+    over the gap), so a stream stamped ahead of time (as the demo's) rides out late messages; after the last target
+    it extrapolates with the last segment's velocity up to MAX_TARGET_GAP (a stream stamped now), then holds the
+    last target at rest. Before the first target, or across a longer gap, the earlier target is held.
     """
 
     def __init__(self, R: ArrayLike, p: ArrayLike, stamp: float = 0.0) -> None:
-        self.R, self.p, self.stamp = np.array(R, dtype=float), np.array(p, dtype=float), float(stamp)
-        self.velocity = np.zeros(6)   # [angular; linear], root axes
-        self.gap = 0.0
+        self.points = deque([(float(stamp), np.array(R, dtype=float), np.array(p, dtype=float))], maxlen=TARGET_BUFFER)
+
+    @property
+    def R(self) -> NDArray:
+        return self.points[-1][1]
+
+    @property
+    def p(self) -> NDArray:
+        return self.points[-1][2]
 
     @staticmethod
     def checked(position: ArrayLike, quaternion: ArrayLike) -> tuple[NDArray, NDArray]:
@@ -199,22 +209,23 @@ class CartesianTarget:
 
     def set(self, position: ArrayLike, quaternion: ArrayLike, stamp: float) -> None:
         R, p = self.checked(position, quaternion)
-        gap = stamp - self.stamp
-        if 0.0 < gap <= MAX_TARGET_GAP:
-            self.velocity[:3] = self.R @ rotation_vector(self.R.T @ R) / gap   # angular velocity in root axes
-            self.velocity[3:] = (p - self.p) / gap
-            self.gap = gap
-        else:
-            self.velocity[:] = 0.0
-            self.gap = 0.0
-        self.R, self.p, self.stamp = R, p, float(stamp)
+        if stamp <= self.points[-1][0]:
+            self.points.clear()
+        self.points.append((float(stamp), R, p))
 
     def sample(self, t: float) -> tuple[NDArray, NDArray, NDArray]:
-        """(R_ref, p_ref, velocity_ref) at time t."""
-        dt = t - self.stamp
-        if self.gap == 0.0 or not 0.0 <= dt <= MAX_TARGET_GAP:
-            return self.R, self.p, np.zeros(6)
-        return rotation_matrix(self.velocity[:3] * dt) @ self.R, self.p + self.velocity[3:] * dt, self.velocity
+        """(R_ref, p_ref, velocity_ref [angular; linear]) at time t."""
+        points = self.points
+        while len(points) > 2 and points[1][0] <= t:   # targets before the segment around t (or the last) are done
+            points.popleft()
+        if len(points) == 1 or t < points[0][0]:
+            return points[0][1], points[0][2], np.zeros(6)
+        (s0, R0, p0), (s1, R1, p1) = points[0], points[1]
+        gap, dt = s1 - s0, t - s0
+        if gap > MAX_TARGET_GAP or dt > gap + MAX_TARGET_GAP:
+            return (R0, p0, np.zeros(6)) if dt < gap else (R1, p1, np.zeros(6))
+        velocity = np.concatenate([R0 @ rotation_vector(R0.T @ R1) / gap, (p1 - p0) / gap])   # root axes
+        return rotation_matrix(velocity[:3] * dt) @ R0, p0 + velocity[3:] * dt, velocity
 
 
 @njit(cache=True)

@@ -121,19 +121,23 @@ def test_target_rejects_bad_poses_with_a_reason_and_keeps_the_last():
     assert np.array_equal(target.p, np.zeros(3)) and np.array_equal(target.R, np.eye(3))
 
 
-def test_target_velocity_from_stamps_extrapolates_then_holds_when_the_stream_stops():
-    """Targets 10 ms apart moving at 0.1 m/s and 1 rad/s about z: the reference moves on with them until
-    MAX_TARGET_GAP has passed without a target, then holds the last one."""
+def test_target_interpolates_targets_stamped_ahead_extrapolates_then_holds():
+    """Targets 10 ms apart moving at 0.1 m/s and 1 rad/s about z, stamped ahead of the controller's time: the reference
+    is interpolated between them; after the last one it moves on for MAX_TARGET_GAP, then holds the last target."""
     target = CartesianTarget(np.eye(3), np.zeros(3), stamp=1.0)
-    R = rotation_matrix(np.array([0.0, 0.0, 0.01]))
-    target.set([0.001, 0.0, 0.0], matrix_to_quaternion(R), 1.01)
-    R_ref, p_ref, velocity = target.sample(1.015)
+    for k in range(1, 4):
+        R = rotation_matrix(np.array([0.0, 0.0, 0.01 * k]))
+        target.set([0.001 * k, 0.0, 0.0], matrix_to_quaternion(R), 1.0 + 0.01 * k)
+    R_ref, p_ref, velocity = target.sample(1.015)   # between the first and the second target
     assert np.allclose(velocity, [0, 0, 1.0, 0.1, 0, 0])
     assert np.allclose(p_ref, [0.0015, 0, 0]) and np.allclose(R_ref, rotation_matrix(np.array([0, 0, 0.015])))
-    R_ref, p_ref, velocity = target.sample(1.05)   # a late target: on the extrapolation still
-    assert np.allclose(p_ref, [0.005, 0, 0])
-    R_ref, p_ref, velocity = target.sample(1.01 + MAX_TARGET_GAP + 1e-6)   # the stream stopped: hold the last
-    assert np.array_equal(velocity, np.zeros(6)) and np.allclose(p_ref, [0.001, 0, 0])
+    R_ref, p_ref, velocity = target.sample(1.05)   # after the last target: on the extrapolation
+    assert np.allclose(p_ref, [0.005, 0, 0]) and np.allclose(velocity, [0, 0, 1.0, 0.1, 0, 0])
+    R_ref, p_ref, velocity = target.sample(1.03 + MAX_TARGET_GAP + 1e-6)   # the stream stopped: hold the last
+    assert np.array_equal(velocity, np.zeros(6)) and np.allclose(p_ref, [0.003, 0, 0])
+    target.set([0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], 1.0)   # stamped before the last: a new plan, held at once
+    R_ref, p_ref, velocity = target.sample(2.0)
+    assert np.allclose(p_ref, [0.5, 0, 0]) and np.array_equal(velocity, np.zeros(6))
 
 
 def test_singular_posture_is_damped_and_the_efforts_stay_finite():

@@ -2,7 +2,8 @@
 start pose (the first ``cartesian_controller/current_pose``), in the plane of ``plane``, one turn per ``period``,
 orientation held; the radius grows from 0 with a quintic smoothstep over the first ``ramp_time`` seconds, so the
 target leaves the start pose at rest. Targets are published on ``cartesian_controller/target_pose`` every
-``target_period`` seconds of the current poses' stamps (sim time, without /clock), stamped with them.
+``target_period`` seconds of the current poses' stamps (sim time, without /clock), each the circle's point
+``lead_time`` ahead, stamped with that time: the controller interpolates between them.
 """
 import sys
 
@@ -20,6 +21,9 @@ PARAMETERS = (
     Param('ramp_time', 1.0, 's over which the radius grows from 0', positive),
     Param('plane', 'xy', f"plane of the circle in the robot base frame: one of {list(PLANES)}", choice(*PLANES)),
     Param('target_period', 0.01, 's of sim time between targets', positive),
+    Param('lead_time', 0.1, 's: each target is the point of the circle this far ahead of the current pose, stamped so '
+                            '(the controller interpolates; a late message does not leave it without a target)',
+          as_float),
 )
 
 
@@ -45,9 +49,12 @@ class CartesianTargetPublisherNode(Node):
         self.last = stamp
         start_stamp, start = self.start
         target = PoseStamped()
-        target.header = msg.header
+        target.header.frame_id = msg.header.frame_id
+        when = stamp + self.p['lead_time']
+        target.header.stamp.sec = int(when)
+        target.header.stamp.nanosec = int(round((when - int(when)) * 1e9)) % 1_000_000_000
         target.pose.orientation = start.pose.orientation
-        offset = circle_offset(stamp - start_stamp, self.p['radius'], self.p['period'], self.p['ramp_time'],
+        offset = circle_offset(when - start_stamp, self.p['radius'], self.p['period'], self.p['ramp_time'],
                                self.p['plane'])
         position = start.pose.position
         target.pose.position.x = position.x + offset[0]
