@@ -21,7 +21,7 @@ PARAMETERS = (
     Param('ramp_time', 1.0, 's over which the radius grows from 0', positive),
     Param('plane', 'xy', f"plane of the circle in the robot base frame: one of {list(PLANES)}", choice(*PLANES)),
     Param('target_period', 0.01, 's of sim time between targets', positive),
-    Param('lead_time', 0.1, 's: each target is the point of the circle this far ahead of the current pose, stamped so '
+    Param('lead_time', 0.25, 's: each target is the point of the circle this far ahead of the current pose, stamped so '
                             '(the controller interpolates; a late message does not leave it without a target)',
           as_float),
 )
