@@ -10,8 +10,8 @@ angular = rotation vector, rad, linear = position error, m; target minus current
 (std_msgs/Float64: mapping the joint state, sampling the target and the law, before publishing).
 
 Until a target comes the frame holds the pose of the first joint state, and the nullspace posture (empty
-``nullspace.posture``) is that state's. Target poses stamped zero take the last joint state's stamp; consecutive
-stamped targets give the reference velocity (``CartesianTarget``). Bad targets (non-finite, not a unit quaternion,
+``nullspace.posture``) is that state's. Target poses stamped zero take the last joint state's stamp; each target is
+reached at its stamp, the reference interpolated between targets (``CartesianTarget``). Bad targets (non-finite, not a unit quaternion,
 another frame) are rejected with a reason and the last target kept; joint states as the computed-torque controller
 rejects them. No joint state for ``state_timeout``: one zero command, then silence until they are back.
 """
