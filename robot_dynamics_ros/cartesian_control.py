@@ -15,7 +15,8 @@ e = [log(R_ref R^T); p_ref - p]: the orientation error is the rotation vector th
 scatter): W = D^-1/2 U^-1 J^T, J M^-1 J^T = W^T W. Near a singularity it is damped: when the least singular value
 sigma of J (its linear rows divided by the arm's reach: unit-free) falls below SINGULAR_THRESHOLD, Lambda = (J M^-1
 J^T + mu^2 S)^-1 with mu^2 = SINGULAR_THRESHOLD^2 - sigma^2 (a variable damping, continuous in q, as Nakamura's) and
-S diagonal, the mean diagonal of J M^-1 J^T's rotation and translation blocks (each row damped in its own units). Impedance damping is critical through Lambda: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
+S diagonal, the mean diagonal of J M^-1 J^T's rotation and translation blocks (each row damped in its own units).
+Impedance damping is critical through Lambda: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
 (each mode of Lambda x'' + D x' + K x = 0 then has the ratio zeta). The nullspace torque tau_0 = Kn (q_posture - q)
 - 2 zeta sqrt(Kn M_ii) qd acts through the dynamically consistent projector N^T = I - J^T Lambda J M^-1 (Khatib,
 eq. 39), so it adds no task force.
@@ -262,12 +263,13 @@ def task_inertia(J, row_scale, U, D):
 
 @njit(cache=True)
 def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R,
-                  base_p, law, gains, posture, effort_limit, damping, friction, row_scale, q, qd, refs, R, p, J, Jdot_qd,
-                  work, error, tau):
+                  base_p, law, gains, posture, effort_limit, damping, friction, row_scale, q, qd, refs, R, p, J,
+                  Jdot_qd, work, error, tau):
     """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), M, U D U^T and
     h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring;
     returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref | wrench; gains:
-    stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1); work rows: M (n) | U (n) | D | h | zero | ... ."""
+    stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1); work rows: M (n) | U (n) | D |
+    h | zero."""
     n = len(q)
     M, U, D, h, zero = work[:n], work[n:2 * n], work[2 * n], work[2 * n + 1], work[2 * n + 2]
     zero[:] = 0.0
@@ -329,7 +331,8 @@ class CartesianController:
     effort limits (or the lower ``effort_limit``). gravity: in the root frame (None: standard). base: a link fixed to
     the root in whose frame poses, velocities and wrenches are given (None: the root link). friction_compensation:
     add the URDF joint damping and friction as feed-forward at qd_ref = M^-1 J^T Lambda v_ref, the joint velocity
-    (dynamically consistent) of the reference velocity: damping qd_ref + friction tanh(qd_ref / 0.01). ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
+    (dynamically consistent) of the reference velocity: damping qd_ref + friction tanh(qd_ref / 0.01).
+    ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
     says whether Lambda was damped at the last update, ``error`` is its e.
     """
 
@@ -389,7 +392,8 @@ class CartesianController:
         r[5] = 0.0 if acceleration_ref is None else acceleration_ref
         r[6] = 0.0 if wrench is None else wrench
         self.singular = self._kernel(*self._model_arrays, *ee._constants, self._law, self._gains, self.posture,
-                                     self.effort_limit, self._friction[0], self._friction[1], ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd,
+                                     self.effort_limit, self._friction[0], self._friction[1], ee.row_scale, q, qd,
+                                     r, ee.R, ee.p, ee.J, ee.Jdot_qd,
                                      self._work, self.error, self.tau)
         return self.tau.copy()
 

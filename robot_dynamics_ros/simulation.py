@@ -185,7 +185,8 @@ class Simulator:
         non-finite values, and the wrench acting stays."""
         if link not in self.model.frames:
             raise ValueError(f"wrench: no link {link!r} in {self.model.name!r}")
-        wrench = np.concatenate([as_finite_vector('wrench torque', torque, 3), as_finite_vector('wrench force', force, 3)])
+        wrench = np.concatenate([as_finite_vector('wrench torque', torque, 3),
+                                 as_finite_vector('wrench force', force, 3)])
         self.held_wrench = (link, wrench) if np.any(wrench) else None
 
     def _push_effort(self, q):

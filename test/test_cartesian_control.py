@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.cartesian_control import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianTarget, EndEffector,
+from robot_dynamics_ros.cartesian_control import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianTarget,
+                                                  EndEffector,
                                                   default_end_effector, dexterous_posture, manipulability,
                                                   rotation_matrix, rotation_vector)
 from robot_dynamics_ros.simulation import Simulator

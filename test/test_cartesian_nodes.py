@@ -99,7 +99,8 @@ def test_bad_targets_and_wrenches_are_refused_with_a_reason_and_the_pose_is_held
     targets = connected(probe, '/cartesian_controller/target_pose', PoseStamped)
     wrenches = connected(probe, '/simulator/wrench', WrenchStamped)
     bad = []
-    for x, quaternion, frame in ((np.nan, (0, 0, 0, 1), ''), (0.3, (0, 0, 0, 2), ''), (0.3, (0, 0, 0, 1), 'camera_link')):
+    cases = ((np.nan, (0, 0, 0, 1), ''), (0.3, (0, 0, 0, 2), ''), (0.3, (0, 0, 0, 1), 'camera_link'))
+    for x, quaternion, frame in cases:
         msg = PoseStamped()
         msg.header.frame_id = frame
         msg.pose.position.x = x

@@ -11,9 +11,9 @@ angular = rotation vector, rad, linear = position error, m; target minus current
 
 Until a target comes the frame holds the pose of the first joint state, and the nullspace posture (empty
 ``nullspace.posture``) is that state's. Target poses stamped zero take the last joint state's stamp; each target is
-reached at its stamp, the reference interpolated between targets (``CartesianTarget``). Bad targets (non-finite, not a unit quaternion,
-another frame) are rejected with a reason and the last target kept; joint states as the computed-torque controller
-rejects them. No joint state for ``state_timeout``: one zero command, then silence until they are back.
+reached at its stamp, the reference interpolated between targets (``CartesianTarget``). Bad targets (non-finite,
+not a unit quaternion, another frame) are rejected with a reason and the last target kept; joint states as the
+computed-torque controller rejects them. No joint state for ``state_timeout``: one zero command, then silence until they are back.
 """
 import sys
 import time
@@ -247,7 +247,8 @@ class CartesianControllerNode(Node):
         return True
 
     def _check_stale(self):
-        if self.last_state is None or self.stale or time.monotonic() - self.last_state <= self.parameters['state_timeout']:
+        timeout = self.parameters['state_timeout']
+        if self.last_state is None or self.stale or time.monotonic() - self.last_state <= timeout:
             return
         self.stale = True
         self.get_logger().warning(f"no valid joint state for {self.parameters['state_timeout']:g} s; commanding zero "
