@@ -50,6 +50,8 @@ setup(
             'trajectory_publisher = robot_dynamics_ros.nodes.start:trajectory_publisher',
             'legged_controller = robot_dynamics_ros.nodes.start:legged_controller',
             'viewer = robot_dynamics_ros.nodes.start:viewer',
+            'cartesian_controller = robot_dynamics_ros.nodes.start:cartesian_controller',
+            'cartesian_target_publisher = robot_dynamics_ros.nodes.start:cartesian_target_publisher',
             'robot-dynamics = robot_dynamics_ros.cli:main',
         ],
     },

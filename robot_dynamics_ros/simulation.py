@@ -50,8 +50,8 @@ class Simulator:
     Each integration step (and RK4 stage) applies the effort of the active input clamped to the URDF
     effort limits, minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit
     (symplectic) Euler or classical RK4. Semi-implicit Euler takes the damping implicitly (stable however stiff
-    the damping is for its link; see ``_implicitly_damped_acceleration``), RK4 explicitly. Coulomb friction and the position limits are then taken together at
-    the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its friction
+    the damping is for its link; see ``_implicitly_damped_acceleration``), RK4 explicitly. Coulomb friction and the
+    position limits are then taken together at the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its friction
     sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
     shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull
     it away. Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds saturate at
@@ -173,6 +173,7 @@ class Simulator:
         self._pattern = np.full(self.model.nv, SLIDING)
         self._step_inertia = None   # M + dt B of the current step when the damping is implicit
         self.push_wrench = None   # (link, [torque; force] in world coordinates, sim time it ends)
+        self.held_wrench = None   # (link, [torque; force] in world coordinates) of apply_wrench, until replaced
 
     def push(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0), duration: float = 0.1) -> None:
         """Apply a force (N) at the origin of ``link`` and a torque (N m), both in world coordinates, for
@@ -191,14 +192,28 @@ class Simulator:
             raise ValueError(f'push duration must be positive and finite, got {duration}')
         self.push_wrench = (link, wrench, self.t + duration)
 
+    def apply_wrench(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0)) -> None:
+        """Apply a force (N) at the origin of ``link`` and a torque (N m), both in world coordinates, from now until
+        the next call (an external load, held); a zero wrench removes it. ValueError for an unknown link or
+        non-finite values, and the wrench acting stays."""
+        if link not in self.model.frames:
+            raise ValueError(f"wrench: no link {link!r} in {self.model.name!r}")
+        wrench = np.concatenate([as_finite_vector('wrench torque', torque, 3),
+                                 as_finite_vector('wrench force', force, 3)])
+        self.held_wrench = (link, wrench) if np.any(wrench) else None
+
     def _push_effort(self, q):
-        """The generalized force of the active push, J^T [torque; force] (J: the link's Jacobian at its origin,
-        world-aligned, [angular; linear]); zero when none acts."""
+        """The generalized force of the active push and of the held wrench, J^T [torque; force] (J: the link's
+        Jacobian at its origin, world-aligned, [angular; linear]); zero when none acts."""
+        effort = 0.0
+        if self.held_wrench is not None:
+            link, wrench = self.held_wrench
+            effort = frame_jacobian(self.model, q, link).T @ wrench
         if self.push_wrench is None or self.t >= self.push_wrench[2] - 0.5 * self.dt:
             self.push_wrench = None
-            return 0.0
+            return effort
         link, wrench, _ = self.push_wrench
-        return frame_jacobian(self.model, q, link).T @ wrench
+        return effort + frame_jacobian(self.model, q, link).T @ wrench
 
     def set_command(self, tau: ArrayLike, t: float | None = None) -> None:
         """Joint efforts to apply from now on, stamped with sim time t (default: now); clears servo targets.

@@ -52,9 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--root-joint', choices=('floating',), default=None,
                         help="join the URDF's root link to the world by a floating joint: the robot stands on the "
                              "ground under the legged controller (config/legged.yaml)")
-    parser.add_argument('--controller', choices=('auto', 'none'), default='auto',
+    parser.add_argument('--controller', choices=('auto', 'none', 'cartesian'), default='auto',
                         help="'auto': the computed-torque controller for a fixed base, the legged controller for a "
-                             "floating one; 'none': the simulator alone, zero effort")
+                             "floating one; 'cartesian': the Cartesian controller following a circle (fixed base); "
+                             "'none': the simulator alone, zero effort")
     parser.add_argument('--gravity', type=finite_float, nargs=3, metavar=('GX', 'GY', 'GZ'), default=None,
                         help='gravity in the world frame, m/s^2, for the simulator and the controller')
     parser.add_argument('--ground-friction', type=non_negative_float, default=None, metavar='MU',
@@ -236,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
     urdf = os.path.abspath(args.urdf or bundled_urdf())
     if args.config and not os.path.isfile(args.config):
         raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
+    if args.controller == 'cartesian' and args.root_joint:
+        raise ValueError("--controller cartesian is for a fixed-base arm: leave out --root-joint")
     if args.ground_friction is not None and args.root_joint is None:
         raise ValueError("--ground-friction is for a robot on the ground: give --root-joint floating")
     srdf = load_srdf(args.srdf) if args.srdf else None
@@ -249,6 +252,9 @@ def run(args: argparse.Namespace) -> int:
     if args.root_joint or args.controller == 'none':
         from . import legged_bringup
         return legged_bringup.run(args, model, urdf, env)
+    if args.controller == 'cartesian':
+        from . import cartesian_bringup
+        return cartesian_bringup.run(args, model, urdf, parameter_files(urdf, args.config), env)
     try:
         from .monitor import Recorder  # rclpy and the message packages
     except ImportError as e:

@@ -108,3 +108,35 @@ class BaseRecorder(InProcessNode):
     def sim_time_since(self, first):
         """Sim time from the joint state with index `first` to the newest one."""
         return self.states[-1][1] - self.states[first][1] if len(self.states) > first + 1 else 0.0
+
+
+class CartesianRecorder(InProcessNode):
+    """In-process monitor node of the Cartesian loop: joint-state stamps, the end effector's pose and its error from
+    the Cartesian controller, and its compute time."""
+
+    def __init__(self):
+        super().__init__('bringup_monitor')
+        from geometry_msgs.msg import PoseStamped, TwistStamped
+        self.states = []        # (receipt wall time, stamp s)
+        self.poses = {}         # stamp s -> [x, y, z]
+        self.errors = []        # (receipt wall time, stamp s, [rotation vector; position error])
+        self.compute_us = []
+        node = self.node
+        node.create_subscription(JointState, 'joint_states', lambda msg: self.states.append(
+            (time.monotonic(), Recorder._stamp(msg))), 1000)
+        node.create_subscription(PoseStamped, 'cartesian_controller/current_pose', self._on_pose, 1000)
+        node.create_subscription(TwistStamped, 'cartesian_controller/pose_error', self._on_error, 1000)
+        node.create_subscription(Float64, 'cartesian_controller/compute_time_us',
+                                 lambda msg: self.compute_us.append(msg.data), 1000)
+
+    def _on_pose(self, msg):
+        p = msg.pose.position
+        self.poses[Recorder._stamp(msg)] = [p.x, p.y, p.z]
+
+    def _on_error(self, msg):
+        a, v = msg.twist.angular, msg.twist.linear
+        self.errors.append((time.monotonic(), Recorder._stamp(msg), [a.x, a.y, a.z, v.x, v.y, v.z]))
+
+    def sim_time_since(self, first):
+        """Sim time from the joint state with index `first` to the newest one."""
+        return self.states[-1][1] - self.states[first][1] if len(self.states) > first + 1 else 0.0

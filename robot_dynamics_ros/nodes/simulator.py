@@ -18,8 +18,9 @@ of one zero-effort step from the spawn pose (the robot at rest on the ground), s
 them sees the feet in contact.
 It also publishes ``~/odom``, ``~/imu`` and ``~/contact/<link>`` (``base_state.py``) and takes ``~/push``
 (geometry_msgs/WrenchStamped: ``header.frame_id`` names the link, empty for the base; force and torque in world
-coordinates, applied at the link origin for ``push_duration`` sim seconds). joint_states and commands hold the
-actuated joints only.
+coordinates, applied at the link origin for ``push_duration`` sim seconds). ``~/wrench`` (geometry_msgs/WrenchStamped,
+any robot: force and torque in world coordinates at the origin of the link ``header.frame_id`` names) is held until
+the next message; a zero wrench removes it. joint_states and commands hold the actuated joints only.
 """
 import sys
 import time
@@ -196,6 +197,7 @@ class SimulatorNode(Node):
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_subscription(WrenchStamped, '~/push', self._on_push, 10)
+        self.create_subscription(WrenchStamped, '~/wrench', self._on_wrench, 10)
         self.steps_per_publish = max(1, round(self.rate / self.publish_rate))
         as_fast_as_possible = self.real_time_factor <= 0 or self.sync == 'lockstep'
         period = 0.0 if as_fast_as_possible else self.steps_per_publish / (self.rate * self.real_time_factor)
@@ -452,6 +454,19 @@ class SimulatorNode(Node):
             return
         self.throttle.info('push', f"pushing {link!r} with force {[force.x, force.y, force.z]} N for "
                                    f"{self.push_duration:g} s")
+
+    def _on_wrench(self, msg):
+        """Hold the message's wrench (world coordinates, at the origin of the link header.frame_id names) on the link
+        until the next message; a zero wrench removes it."""
+        force, torque = msg.wrench.force, msg.wrench.torque
+        try:
+            self.sim.apply_wrench(msg.header.frame_id, [force.x, force.y, force.z], [torque.x, torque.y, torque.z])
+        except ValueError as e:
+            self.throttle.warn(Throttle.reason(e), f"rejected wrench: {e}")
+            return
+        self.get_logger().info(f"external wrench on {msg.header.frame_id!r}: force {[force.x, force.y, force.z]} N, "
+                               f"torque {[torque.x, torque.y, torque.z]} N m" if self.sim.held_wrench else
+                               "external wrench removed")
 
     def _on_pause(self, request, response):
         self.sim.paused = bool(request.data)

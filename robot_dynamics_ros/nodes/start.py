@@ -1,5 +1,6 @@
 """Entry points of the node processes: the console scripts ``simulator``, ``computed_torque_controller``,
-``trajectory_publisher``, ``legged_controller``, ``viewer``, and ``python -m robot_dynamics_ros.nodes.start NAME --ros-args ...``.
+``trajectory_publisher``, ``legged_controller``, ``viewer``, ``cartesian_controller``,
+``cartesian_target_publisher``, and ``python -m robot_dynamics_ros.nodes.start NAME --ros-args ...``.
 
 SIGINT and SIGTERM are caught (``robot_dynamics_ros.stopping``) before the node's module and its heavy imports
 (numpy, scipy, rclpy: about half a second) load, so that a signal at any moment of start-up stops the node
@@ -23,7 +24,8 @@ import time
 
 from .. import stopping
 
-NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher', 'legged_controller', 'viewer')
+NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher', 'legged_controller', 'viewer',
+         'cartesian_controller', 'cartesian_target_publisher')
 
 
 BLAS_THREADS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS')
@@ -68,6 +70,14 @@ def legged_controller():
 
 def viewer():
     return start('viewer')
+
+
+def cartesian_controller():
+    return start('cartesian_controller')
+
+
+def cartesian_target_publisher():
+    return start('cartesian_target_publisher')
 
 
 if __name__ == '__main__':

@@ -1,0 +1,58 @@
+"""Per-update microseconds of the Cartesian controller (``cartesian_control.CartesianController.update``, one compiled
+call: kinematics, M, U D U^T, h, Lambda and the law) for both laws on the public arms of test/urdf/real, and the
+node's whole joint-state update without ROS (mapping the joint state, sampling the target, the law): what the
+issue bounds at 100 us. Timings are the minimum over repeats of timeit loops (the least disturbed run on a shared
+machine); the median is printed beside it.
+
+    python benchmarks/bench_cartesian.py
+"""
+import os
+import timeit
+import warnings
+
+import numpy as np
+
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.cartesian_control import (LAWS, CartesianController, CartesianTarget, default_end_effector,
+                                                  dexterous_posture)
+from robot_dynamics_ros.control import JointStateMapper, plausibility_bounds
+
+REAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'test', 'urdf', 'real')
+ARMS = ('ur5', 'panda', 'kinova_gen3', 'xarm7', 'z1')
+NUMBER, REPEAT = 200, 15
+
+
+def microseconds(function):
+    times = np.array(timeit.repeat(function, number=NUMBER, repeat=REPEAT)) / NUMBER * 1e6
+    return times.min(), np.median(times)
+
+
+def main():
+    print(f"{'robot':<14}{'law':<20}{'law us (min / median)':>24}{'node update us':>22}")
+    for robot in ARMS:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore')   # CAD inertias that load with a warning
+            model = load_urdf(os.path.join(REAL, robot + '.urdf'))
+        link = default_end_effector(model)
+        q = dexterous_posture(model, link)
+        qd = np.full(model.nv, 0.1)
+        mapper = JointStateMapper(model.joint_names, bounds=plausibility_bounds(model))
+        names, positions, velocities = list(model.joint_names), q.tolist(), qd.tolist()
+        for law in LAWS:
+            controller = CartesianController(model, link, law, nullspace_stiffness=10.0, posture=q,
+                                             friction_compensation=True)
+            controller.ee.update(q, qd)
+            target = CartesianTarget(controller.ee.R.copy(), controller.ee.p + 0.01, 0.0)
+            R, p, v = target.sample(0.0)
+            controller.update(q, qd, R, p, v)   # loads (once: compiles) the kernel
+
+            def node_update():
+                q_, qd_ = mapper.map(names, positions, velocities)
+                controller.update(q_, qd_, *target.sample(0.005))
+            law_us = microseconds(lambda: controller.update(q, qd, R, p, v))
+            node_us = microseconds(node_update)
+            print(f"{robot:<14}{law:<20}{law_us[0]:>11.1f} / {law_us[1]:>8.1f}{node_us[0]:>11.1f} / {node_us[1]:>8.1f}")
+
+
+if __name__ == '__main__':
+    main()

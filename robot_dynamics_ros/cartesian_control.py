@@ -1,0 +1,460 @@
+"""Cartesian control of one link frame of a fixed-base arm: impedance and operational-space laws (no ROS import).
+
+Task coordinates are those of ``frame_jacobian(..., 'local_world_aligned')``: rows [angular; linear], the angular
+velocity and the velocity of the frame's origin, both in the root (robot base) frame; a wrench is [torque; force]
+at the frame's origin in the same axes, so that tau = J^T w.
+
+- 'impedance':          tau = J^T (K e + D e_dot + w_ff) + g(q) + N^T tau_0
+- 'operational_space':  tau = J^T (Lambda (xdd_ref + Kd e_dot + Kp e - Jdot qd) + w_ff) + h(q, qd) + N^T tau_0
+  (Khatib 1987, eq. 51; h = C qd + g from RNEA with qdd = 0), which makes the task acceleration xdd_ref + Kd e_dot
+  + Kp e (the same stiffness values, then in 1/s^2, for every robot).
+
+e = [log(R_ref R^T); p_ref - p]: the orientation error is the rotation vector that turns the frame onto the target
+(on SO(3), not a difference of angles), in root axes. Lambda = (J M^-1 J^T)^-1 from the U D U^T factorisation of M
+(Saha; Jain's innovations factorisation; ``algorithms/operational_space.py`` gives the same Lambda by Jain's Omega
+scatter): W = D^-1/2 U^-1 J^T, J M^-1 J^T = W^T W. Near a singularity it is damped: when the least singular value
+sigma of J (its linear rows divided by the arm's reach: unit-free) falls below SINGULAR_THRESHOLD, Lambda = (J M^-1
+J^T + mu^2 S)^-1 with mu^2 = SINGULAR_THRESHOLD^2 - sigma^2 (a variable damping, continuous in q, as Nakamura's) and
+S diagonal, the mean diagonal of J M^-1 J^T's rotation and translation blocks (each row damped in its own units).
+Impedance damping is critical through Lambda: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
+(each mode of Lambda x'' + D x' + K x = 0 then has the ratio zeta). The nullspace torque tau_0 = Kn (q_posture - q)
+- 2 zeta sqrt(Kn M_ii) qd acts through the dynamically consistent projector N^T = I - J^T Lambda J M^-1 (Khatib,
+eq. 39), so it adds no task force.
+"""
+import math
+from collections import deque
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from . import fast, spatial
+from .algorithms.backends import compiled, njit
+from .algorithms.crba import crba_kernel
+from .algorithms.packing import packed
+from .algorithms.rnea import rnea_kernel
+from .algorithms.udut import udut_kernel
+from .fast.control_kernel import FRICTION_SMOOTHING_VELOCITY
+from .model.model import PRISMATIC, REVOLUTE, Model
+
+LAWS = ('impedance', 'operational_space')
+SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reach) below which Lambda is damped
+QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is refused, not normalised
+MAX_TARGET_GAP = 0.5           # s; consecutive targets further apart are steps: no reference velocity from them
+TARGET_BUFFER = 1000           # target poses kept ahead of the controller's time
+
+
+@njit(cache=True)
+def rotation_vector(R: NDArray) -> NDArray:
+    """log(R) as a rotation vector (axis times angle in [0, pi]), accurate near 0 and near pi."""
+    cos = min(max(0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0), -1.0), 1.0)
+    angle = math.acos(cos)
+    w = np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    if angle < 1e-6:
+        return 0.5 * w
+    if angle < math.pi - 1e-4:
+        return w * (0.5 * angle / math.sin(angle))
+    # near pi the skew part vanishes: the axis from the symmetric part, (R + R^T) / 2 - cos I = (1 - cos) a a^T
+    B = 0.5 * (R + R.T) - cos * np.eye(3)
+    k = int(np.argmax(np.diag(B)))
+    axis = B[k] / math.sqrt(np.dot(B[k], B[k]))   # row k is (1 - cos) a_k a
+    if np.dot(axis, w) < 0:
+        axis = -axis
+    return axis * angle
+
+
+def rotation_matrix(w: NDArray) -> NDArray:
+    """exp(skew(w)) by Rodrigues' formula."""
+    angle = math.sqrt(w @ w)
+    if angle < 1e-12:
+        return np.eye(3) + spatial.skew(w)
+    return spatial.rotation_about_axis(w / angle, angle)
+
+
+@njit(cache=True)
+def frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, bias):
+    """Pose (R, p), Jacobian J (6 x n, [angular; linear], root axes, at the frame origin) and Jdot qd (``bias``) of a
+    frame fixed on ``body`` at (R_tip, p_tip) in it, for revolute and prismatic joints; scatter base to tips (Jain
+    Lemma 2): R_i = R_p E_i^T R_J(q_i), p_i = p_p + R_p (r_i + E_i^T p_J(q_i)), w_i = w_p + z_i qd_i (revolute), v_i
+    = v_p + w_p x (p_i - p_p) (+ z_i qd_i, prismatic), z_i = R_i axis_i. Column j: [z_j; z_j x (p - p_j)] (revolute),
+    [0; z_j] (prismatic); its time derivative gives Jdot qd = sum_j d/dt(column j) qd_j with dz_j/dt = w_j x z_j."""
+    n = len(parent)
+    Rb = np.zeros((n, 3, 3))
+    pb = np.zeros((n, 3))
+    w = np.zeros((n, 3))
+    v = np.zeros((n, 3))
+    z = np.zeros((n, 3))
+    for i in range(n):
+        RJ = np.eye(3)
+        pJ = np.zeros(3)
+        qi = q[idx_q[i]]
+        a = axis[i]
+        if joint_type[i] == 0:   # REVOLUTE: Rodrigues
+            K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+            RJ = RJ + math.sin(qi) * K + (1.0 - math.cos(qi)) * (K @ K)
+        else:
+            pJ = a * qi
+        k = parent[i]
+        if k >= 0:
+            Rp, pp, wp, vp = Rb[k], pb[k], w[k], v[k]
+        else:
+            Rp, pp, wp, vp = np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3)
+        Rb[i] = Rp @ (E_T[i] @ RJ)
+        pb[i] = pp + Rp @ (r[i] + E_T[i] @ pJ)
+        z[i] = Rb[i] @ a
+        w[i] = wp
+        v[i] = vp + np.cross(wp, pb[i] - pp)
+        if joint_type[i] == 0:
+            w[i] = w[i] + z[i] * qd[i]
+        else:
+            v[i] = v[i] + z[i] * qd[i]
+    R[:, :] = Rb[body] @ R_tip
+    p[:] = pb[body] + Rb[body] @ p_tip
+    v_end = v[body] + np.cross(w[body], p - pb[body])
+    J[:, :] = 0.0
+    bias[:] = 0.0
+    for j in range(n):
+        if not ancestors[j]:
+            continue
+        dz = np.cross(w[j], z[j])
+        if joint_type[j] == 0:
+            J[:3, j] = z[j]
+            J[3:, j] = np.cross(z[j], p - pb[j])
+            bias[:3] += dz * qd[j]
+            bias[3:] += (np.cross(dz, p - pb[j]) + np.cross(z[j], v_end - v[j])) * qd[j]
+        else:
+            J[3:, j] = z[j]
+            bias[3:] += dz * qd[j]
+
+
+class EndEffector:
+    """Kinematics of one link frame of a fixed-base model with revolute and prismatic joints: ``update(q, qd)`` fills
+    R, p (pose in the ``base`` link's frame, by default the root's), J (6 x n, as ``frame_jacobian(...,
+    'local_world_aligned')``, in base axes), Jdot_qd (6,), in one compiled call where numba is installed."""
+
+    def __init__(self, model: Model, link: str, base: str | None = None) -> None:
+        if not model.fixed_base or np.any((model.joint_type != REVOLUTE) & (model.joint_type != PRISMATIC)):
+            raise ValueError(f"Cartesian control needs a fixed-base robot with revolute and prismatic joints; "
+                             f"{model.name!r} has others")
+        if link not in model.frames:
+            raise ValueError(f"no link {link!r} in {model.name!r}; links: {sorted(model.frames)}")
+        frame = model.frames[link]
+        if frame.body < 0:
+            raise ValueError(f"link {link!r} is fixed to the root of {model.name!r}: no joint moves it")
+        base = model.root_link if base is None else base
+        if base not in model.frames or model.frames[base].body >= 0:
+            raise ValueError(f"robot base link {base!r} must be a link of {model.name!r} that no joint moves")
+        n = model.nv
+        self.link, self.base = link, base
+        R_base, p_base = spatial.pose_from_plucker(model.frames[base].X_body)   # the base link in the root frame
+        ancestors = np.zeros(n, dtype=np.bool_)
+        j = frame.body
+        while j >= 0:
+            ancestors[j] = True
+            j = model.parent[j]
+        R_tip, p_tip = spatial.pose_from_plucker(frame.X_body)
+        E_T = np.ascontiguousarray([X[:3, :3].T for X in model.X_tree]).reshape(n, 3, 3)
+        r = np.ascontiguousarray([spatial.pose_from_plucker(X)[1] for X in model.X_tree]).reshape(n, 3)
+        self._constants = (np.ascontiguousarray(model.joint_type, dtype=np.int64),
+                           np.ascontiguousarray(model.parent, dtype=np.int64),
+                           np.ascontiguousarray(model.idx_q, dtype=np.int64),
+                           np.ascontiguousarray(model.axis, dtype=float), E_T, r, ancestors,
+                           np.ascontiguousarray(R_tip), np.ascontiguousarray(p_tip), int(frame.body),
+                           np.ascontiguousarray(R_base), np.ascontiguousarray(p_base))
+        self.R, self.p, self.J, self.Jdot_qd = np.eye(3), np.zeros(3), np.zeros((6, n)), np.zeros(6)
+        self.row_scale = np.array([1.0, 1.0, 1.0] + [1.0 / reach(model)] * 3)   # J unit-free: radians, reaches
+        self._kernel = compiled(frame_state) if fast.BACKEND == 'numba' else frame_state
+
+    def update(self, q: NDArray, qd: NDArray) -> None:
+        *constants, R_base, p_base = self._constants
+        self._kernel(*constants, q, qd, self.R, self.p, self.J, self.Jdot_qd)
+        # root frame -> base link frame: p_b = R_b^T (p - p_b), rows rotated by R_b^T
+        self.R[:], self.p[:] = R_base.T @ self.R, R_base.T @ (self.p - p_base)
+        for rows in (slice(0, 3), slice(3, 6)):
+            self.J[rows] = R_base.T @ self.J[rows]
+            self.Jdot_qd[rows] = R_base.T @ self.Jdot_qd[rows]
+
+
+class CartesianTarget:
+    """The target poses of the controller, each to be reached at its stamp, and the reference between them.
+
+    ``set(position, quaternion xyzw, stamp)``: ValueError for non-finite values or a quaternion whose norm is not 1
+    (within QUATERNION_TOLERANCE). Targets are kept in stamp order (up to TARGET_BUFFER; one stamped at or before
+    the last replaces them all: a new plan). ``sample(t)`` interpolates between the two targets around t when they
+    are at most MAX_TARGET_GAP apart (the position linearly, the rotation on SO(3), the velocity their difference
+    over the gap), so a stream stamped ahead of time (as the demo's) rides out late messages; after the last target
+    it extrapolates with the last segment's velocity up to MAX_TARGET_GAP (a stream stamped now), then holds the
+    last target at rest. Before the first target, or across a longer gap, the earlier target is held.
+    """
+
+    def __init__(self, R: ArrayLike, p: ArrayLike, stamp: float = 0.0) -> None:
+        self.points = deque([(float(stamp), np.array(R, dtype=float), np.array(p, dtype=float))], maxlen=TARGET_BUFFER)
+
+    @property
+    def R(self) -> NDArray:
+        return self.points[-1][1]
+
+    @property
+    def p(self) -> NDArray:
+        return self.points[-1][2]
+
+    @staticmethod
+    def checked(position: ArrayLike, quaternion: ArrayLike) -> tuple[NDArray, NDArray]:
+        """(R, p) of a target, or ValueError saying what is wrong with it."""
+        p, quat = np.asarray(position, dtype=float), np.asarray(quaternion, dtype=float)
+        if not (np.all(np.isfinite(p)) and np.all(np.isfinite(quat))):
+            raise ValueError(f"target pose is not finite: position {p.tolist()}, orientation {quat.tolist()}")
+        norm = math.sqrt(quat @ quat)
+        if abs(norm - 1.0) > QUATERNION_TOLERANCE:
+            raise ValueError(f"target orientation is not a unit quaternion (norm {norm:.6g}): {quat.tolist()}")
+        return spatial.quaternion_to_matrix(quat / norm), p
+
+    def set(self, position: ArrayLike, quaternion: ArrayLike, stamp: float) -> None:
+        R, p = self.checked(position, quaternion)
+        if stamp <= self.points[-1][0]:
+            self.points.clear()
+        self.points.append((float(stamp), R, p))
+
+    def sample(self, t: float) -> tuple[NDArray, NDArray, NDArray]:
+        """(R_ref, p_ref, velocity_ref [angular; linear]) at time t."""
+        points = self.points
+        while len(points) > 2 and points[1][0] <= t:   # targets before the segment around t (or the last) are done
+            points.popleft()
+        if len(points) == 1 or t < points[0][0]:
+            return points[0][1], points[0][2], np.zeros(6)
+        (s0, R0, p0), (s1, R1, p1) = points[0], points[1]
+        gap, dt = s1 - s0, t - s0
+        if gap > MAX_TARGET_GAP or dt > gap + MAX_TARGET_GAP:
+            return (R0, p0, np.zeros(6)) if dt < gap else (R1, p1, np.zeros(6))
+        velocity = np.concatenate([R0 @ rotation_vector(R0.T @ R1) / gap, (p1 - p0) / gap])   # root axes
+        return rotation_matrix(velocity[:3] * dt) @ R0, p0 + velocity[3:] * dt, velocity
+
+
+@njit(cache=True)
+def unit_upper_solve(U, B, transposed):
+    """U^-1 B (or U^-T B) in place for U unit upper triangular (back or forward substitution); B (n,) or (n, m)."""
+    n = U.shape[0]
+    for step in range(n):
+        i = step if transposed else n - 1 - step
+        for j in range(i + 1, n):
+            if transposed:   # (U^T x)_j = x_j + sum_{i<j} U_ij x_i: forward
+                B[j] -= U[i, j] * B[i]
+            else:            # (U x)_i = x_i + sum_{j>i} U_ij x_j: backward
+                B[i] -= U[i, j] * B[j]
+    return B
+
+
+@njit(cache=True)
+def task_inertia(J, row_scale, U, D):
+    """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
+    docstring)."""
+    W = unit_upper_solve(U, np.ascontiguousarray(J.T), False)   # U^-1 J^T
+    for k in range(len(D)):
+        W[k] /= math.sqrt(D[k])
+    compliance = W.T @ W
+    scaled = J * row_scale.reshape(6, 1)
+    sigma = math.sqrt(max(np.linalg.eigvalsh(scaled @ scaled.T)[0], 0.0))   # least singular value of the scaled J
+    if sigma >= SINGULAR_THRESHOLD:
+        return np.linalg.inv(compliance), False
+    mu2 = SINGULAR_THRESHOLD**2 - sigma**2
+    scale = np.empty(6)   # per row, the mean diagonal of its block (rotation or translation): never zero
+    scale[:3], scale[3:] = np.trace(compliance[:3, :3]) / 3.0, np.trace(compliance[3:, 3:]) / 3.0
+    return np.linalg.inv(compliance + mu2 * np.diag(scale)), True
+
+
+@njit(cache=True)
+def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R,
+                  base_p, law, gains, posture, effort_limit, damping, friction, row_scale, q, qd, refs, R, p, J,
+                  Jdot_qd, work, error, tau):
+    """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), M, U D U^T and
+    h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring;
+    returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref | wrench; gains:
+    stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1); work rows: M (n) | U (n) | D |
+    h | zero."""
+    n = len(q)
+    M, U, D, h, zero = work[:n], work[n:2 * n], work[2 * n], work[2 * n + 1], work[2 * n + 2]
+    zero[:] = 0.0
+    frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, Jdot_qd)
+    R[:, :] = base_R.T @ R   # root -> base link axes (identity for the root link)
+    p[:] = base_R.T @ (p - base_p)
+    R_T = np.ascontiguousarray(base_R.T)
+    J[:3] = R_T @ np.ascontiguousarray(J[:3])
+    J[3:] = R_T @ np.ascontiguousarray(J[3:])
+    Jdot_qd[:3] = R_T @ Jdot_qd[:3]
+    Jdot_qd[3:] = R_T @ Jdot_qd[3:]
+    crba_kernel(P, Wk, q, M)
+    udut_kernel(P, Wk, q, U, D)
+    Lambda, singular = task_inertia(J, row_scale, U, D)
+    error[:3] = rotation_vector(np.ascontiguousarray(refs[2:5, :3]) @ R.T)
+    error[3:] = refs[0, :3] - p
+    e_dot = np.concatenate((refs[0, 3:], refs[1, 3:])) - J @ qd
+    stiffness, zeta = gains[:6], gains[6]
+    if law == 0:   # impedance: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
+        s = np.sqrt(stiffness)
+        s_inverse = np.zeros(6)
+        for k in range(6):
+            if s[k] > 0:
+                s_inverse[k] = 1.0 / s[k]
+        a, Q = np.linalg.eigh(s_inverse.reshape(6, 1) * Lambda * s_inverse.reshape(1, 6))
+        task_damping = (2.0 * zeta) * s.reshape(6, 1) * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) * s.reshape(1, 6)
+        force = stiffness * error + task_damping @ e_dot
+        rnea_kernel(P, Wk, a0, f_ext, q, zero, zero, h)   # g(q)
+    else:          # operational space: Lambda (xdd_ref + Kd e_dot + Kp e - Jdot qd)
+        force = Lambda @ (refs[5] + stiffness * error + (2.0 * zeta) * np.sqrt(stiffness) * e_dot - Jdot_qd)
+        rnea_kernel(P, Wk, a0, f_ext, q, qd, zero, h)     # h(q, qd) = C qd + g
+    force += refs[6]
+    for rows, limit in ((0, gains[9]), (3, gains[8])):   # torque, force norms
+        norm = math.sqrt(np.dot(force[rows:rows + 3], force[rows:rows + 3]))
+        if norm > limit:
+            force[rows:rows + 3] *= limit / norm
+    tau[:] = J.T @ force + h
+    kn = gains[7]
+    if kn > 0:   # N^T tau0 = tau0 - J^T Lambda J M^-1 tau0
+        tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * np.diag(M)) * qd
+        x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
+        tau += tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True)))
+    if gains[10] > 0:   # friction feed-forward at the joint velocity the reference asks for, M^-1 J^T Lambda v_ref
+        y = unit_upper_solve(U, J.T @ (Lambda @ np.concatenate((refs[0, 3:], refs[1, 3:]))), False) / D
+        qd_ref = unit_upper_solve(U, y, True)
+        tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
+    for k in range(n):
+        tau[k] = min(max(tau[k], -effort_limit[k]), effort_limit[k])
+    return singular
+
+
+class CartesianController:
+    """The two laws of the module docstring on one link frame.
+
+    stiffness: 6 values [rot_x, rot_y, rot_z, trans_x, trans_y, trans_z] in root axes: N m/rad and N/m for
+    'impedance', accelerations per error (1/s^2) for 'operational_space'. damping_ratio zeta: 1 is critical.
+    nullspace_stiffness Kn (N m/rad per joint) pulls the joints to ``posture`` without a task force. max_force,
+    max_torque bound the commanded task wrench (norms of its force and torque); efforts are clamped to the URDF
+    effort limits (or the lower ``effort_limit``). gravity: in the root frame (None: standard). base: a link fixed to
+    the root in whose frame poses, velocities and wrenches are given (None: the root link). friction_compensation:
+    add the URDF joint damping and friction as feed-forward at qd_ref = M^-1 J^T Lambda v_ref, the joint velocity
+    (dynamically consistent) of the reference velocity: damping qd_ref + friction tanh(qd_ref / 0.01).
+    ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
+    says whether Lambda was damped at the last update, ``error`` is its e.
+    """
+
+    def __init__(self, model: Model, end_effector: str, law: str = 'impedance',
+                 stiffness: ArrayLike = (50.0, 50.0, 50.0, 500.0, 500.0, 500.0), damping_ratio: float = 1.0,
+                 nullspace_stiffness: float = 0.0, posture: ArrayLike | None = None, max_force: float = math.inf,
+                 max_torque: float = math.inf, gravity: ArrayLike | None = None,
+                 effort_limit: ArrayLike | None = None, base: str | None = None,
+                 friction_compensation: bool = False) -> None:
+        if law not in LAWS:
+            raise ValueError(f"unknown Cartesian control law {law!r}; expected one of {LAWS}")
+        self.model, self.law, self.ee = model, law, EndEffector(model, end_effector, base)
+        self.gravity = gravity
+        self.effort_limit = np.array(model.effort_limit if effort_limit is None else np.minimum(
+            model.effort_limit, np.abs(np.asarray(effort_limit, dtype=float))))
+        self.stiffness = np.asarray(stiffness, dtype=float).reshape(6)
+        if not (np.all(np.isfinite(self.stiffness)) and np.all(self.stiffness >= 0)):
+            raise ValueError(f"stiffness must be 6 finite non-negative values, got {self.stiffness.tolist()}")
+        for name, value in (('damping_ratio', damping_ratio), ('nullspace_stiffness', nullspace_stiffness),
+                            ('max_force', max_force), ('max_torque', max_torque)):
+            if not value >= 0:
+                raise ValueError(f"{name} must be non-negative, got {value}")
+        self.zeta, self.nullspace_stiffness = float(damping_ratio), float(nullspace_stiffness)
+        self.max_force, self.max_torque = float(max_force), float(max_torque)
+        self.posture = model.neutral() if posture is None else np.asarray(posture, dtype=float).reshape(model.nv)
+        self._law = LAWS.index(law)
+        self._gains = np.concatenate([self.stiffness, [self.zeta, self.nullspace_stiffness, self.max_force,
+                                                       self.max_torque, float(friction_compensation)]])
+        self._friction = np.array(model.damping), np.array(model.friction)
+        pack = packed(model)
+        self._model_arrays = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(gravity),
+                              pack.no_external_force)
+        n = model.nv
+        self._references = np.zeros((7, 6))   # rows: p_ref | v_ref ([angular; linear]) | R_ref | xdd_ref | wrench
+        self._work = np.zeros((2 * n + 3, n))  # rows: M | U | D | h | zero (``cartesian_law``)
+        self.tau = np.zeros(n)
+        self.singular = False
+        self.error = np.zeros(6)   # e = [rotation vector; position] of the last update
+        self._kernel = compiled(cartesian_law) if fast.BACKEND == 'numba' else cartesian_law
+
+    def task_inertia(self, q: NDArray) -> tuple[NDArray, bool]:
+        """(Lambda, damped) at q (``task_inertia``, as the law computes it)."""
+        q = np.asarray(q, dtype=float)
+        self.ee.update(q, np.zeros_like(q))
+        U, d = fast.udut(self.model, q)
+        return task_inertia(self.ee.J, self.ee.row_scale, U, d)
+
+    def update(self, q: ArrayLike, qd: ArrayLike, R_ref: NDArray, p_ref: NDArray, velocity_ref: NDArray,
+               acceleration_ref: NDArray | None = None, wrench: NDArray | None = None) -> NDArray:
+        """Joint efforts of the law at (q, qd) for the reference pose, velocity ([angular; linear]), acceleration
+        (operational_space only) and feed-forward wrench [torque; force] at the frame's origin, base axes; one
+        compiled call (``cartesian_law``) where numba is installed. ``ee`` holds the frame's pose and Jacobian."""
+        q, qd = np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(qd, dtype=float)
+        ee, r = self.ee, self._references
+        r[0, :3], r[1, :3], r[2:5, :3] = p_ref, 0.0, R_ref
+        r[0, 3:], r[1, 3:] = velocity_ref[:3], velocity_ref[3:]
+        r[5] = 0.0 if acceleration_ref is None else acceleration_ref
+        r[6] = 0.0 if wrench is None else wrench
+        self.singular = self._kernel(*self._model_arrays, *ee._constants, self._law, self._gains, self.posture,
+                                     self.effort_limit, self._friction[0], self._friction[1], ee.row_scale, q, qd,
+                                     r, ee.R, ee.p, ee.J, ee.Jdot_qd,
+                                     self._work, self.error, self.tau)
+        return self.tau.copy()
+
+
+def reach(model: Model) -> float:
+    """The sum of the distances between consecutive joint frames (m): the length that makes J's rows unit-free."""
+    return float(sum(np.linalg.norm(spatial.pose_from_plucker(X)[1]) for X in model.X_tree)) or 1.0
+
+
+def default_end_effector(model: Model) -> str:
+    """The tip of the longest chain: of the links on the body with the most joints to the root, the last in URDF
+    order (a tool or flange link fixed to the last body, where the URDF has one)."""
+    depth = np.zeros(model.nb, dtype=int)
+    for i in range(model.nb):
+        depth[i] = depth[model.parent[i]] + 1 if model.parent[i] >= 0 else 1
+    deepest = int(np.argmax(depth)) if model.nb else -1
+    return [name for name, frame in model.frames.items() if frame.body == deepest][-1]
+
+
+POSTURE_SAMPLES = 200   # configurations (fixed seed) ``dexterous_posture`` chooses from
+
+
+def manipulability(ee: EndEffector, q: NDArray) -> float:
+    """The least singular value of the frame's Jacobian at q, its linear rows divided by the arm's reach."""
+    ee.update(q, np.zeros_like(q))
+    return float(np.linalg.svd(ee.J * ee.row_scale[:, None], compute_uv=False)[-1])
+
+
+def dexterous_posture(model: Model, link: str) -> NDArray:
+    """A start posture far from singularities for Cartesian control (URDF zero poses are often stretched or have
+    wrist axes aligned): of the middle of the limits and POSTURE_SAMPLES seeded random configurations within them
+    (revolute joints within +-pi of the middle), the one whose frame is above the base (z > 0) with the largest
+    ``manipulability``."""
+    ee = EndEffector(model, link)
+    middle = model.middle_of_limits()
+    low, high = np.maximum(model.lower, middle - np.pi), np.minimum(model.upper, middle + np.pi)
+    rng = np.random.default_rng(0)
+    best, best_value = middle, -1.0
+    for k in range(POSTURE_SAMPLES + 1):
+        q = middle if k == 0 else rng.uniform(low, high)
+        value = manipulability(ee, q)
+        if ee.p[2] > 0 and value > best_value:
+            best, best_value = q, value
+    return best
+
+
+PLANES = {'xy': (0, 1), 'yz': (1, 2), 'xz': (0, 2)}   # axes of the circle's plane
+
+
+def smoothstep(s: float) -> float:
+    """10 s^3 - 15 s^4 + 6 s^5 on [0, 1], 0 before, 1 after."""
+    s = min(max(s, 0.0), 1.0)
+    return s**3 * (10.0 - 15.0 * s + 6.0 * s * s)
+
+
+def circle_offset(t, radius, period, ramp_time, plane):
+    """The target's offset from the start pose at time t (s) after the start: a circle through the start point,
+    r(t) (cos(w t) - 1, sin(w t)) in ``plane``, r growing from 0 to ``radius`` over ``ramp_time``."""
+    offset = np.zeros(3)
+    angle = 2.0 * np.pi * t / period
+    r = radius * smoothstep(t / ramp_time)
+    i, j = PLANES[plane]
+    offset[i], offset[j] = r * (np.cos(angle) - 1.0), r * np.sin(angle)
+    return offset

@@ -1,0 +1,168 @@
+"""``robot-dynamics bringup --controller cartesian``: the Cartesian demo loop. The simulator (starting at
+``dexterous_posture``, away from singularities), the Cartesian controller and the circle target publisher run as
+processes; the end effector's pose error is recorded here for ``--duration`` s of sim time and reported as
+``cartesian_tracking_error`` (max and RMS position error in m, max orientation error in rad), with a plot of
+target and actual x, y, z.
+"""
+import argparse
+import os
+import signal
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from ..cartesian_control import default_end_effector, dexterous_posture
+from ..errors import RobotDynamicsError
+from ..model.model import Model
+from ..processes import describe_domain, start_node, stop_node, use_environment
+from .node_runs import WALL_ALLOWANCE, node_logs, report_exits, steps_per_second, write_report
+from .bringup import rate
+
+NODES = ('simulator', 'cartesian_controller', 'cartesian_target_publisher')
+
+
+def summary(recorder, model, start, end, sim_log):
+    """The run in numbers (SI units): what ``--report`` writes."""
+    errors = np.array([e for t, _, e in recorder.errors if start <= t <= end]).reshape(-1, 6)
+    stamps = [s for t, s in recorder.states if start <= t <= end]
+    simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
+    wall = end - start
+    position, orientation = np.linalg.norm(errors[:, 3:], axis=1), np.linalg.norm(errors[:, :3], axis=1)
+    us = np.array(recorder.compute_us)
+    return {
+        'robot': model.name,
+        'sim_time': simulated,
+        'wall_time': wall,
+        'real_time_factor': simulated / wall if wall > 0 else 0.0,
+        'controller_updates': len(errors),
+        'cartesian_tracking_error': ({'max_position': float(position.max()),
+                                      'rms_position': float(np.sqrt(np.mean(position**2))),
+                                      'max_orientation': float(orientation.max())} if len(errors) else None),
+        'simulator_steps_per_second': steps_per_second(sim_log),
+        'joint_states_hz': rate(recorder.states, start, end),
+        'controller_commands_hz': rate(recorder.errors, start, end),
+        'compute_time_us': ({'mean': float(us.mean()), 'p99': float(np.percentile(us, 99)), 'max': float(us.max()),
+                             'updates': len(us)} if len(us) else None),
+    }
+
+
+def report(result, duration):
+    lines = [f"ran {result['sim_time']:.2f} s of sim time in {result['wall_time']:.2f} s wall: real-time factor "
+             f"{result['real_time_factor']:.2f}"]
+    if result['sim_time'] < duration - 0.01:
+        lines.append(f"note: ran only {result['sim_time']:.2f} s of the {duration:g} s of sim time asked for")
+    error = result['cartesian_tracking_error']
+    if error:
+        lines.append(f"Cartesian tracking error over {result['controller_updates']} updates: position max "
+                     f"{1e3 * error['max_position']:.3f} mm, RMS {1e3 * error['rms_position']:.3f} mm; orientation "
+                     f"max {np.degrees(error['max_orientation']):.3f} deg")
+    else:
+        lines.append("tracking error: no controller updates received")
+    lines.append(f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved; joint_states received: "
+                 f"{result['joint_states_hz']:.1f} Hz; controller commands: {result['controller_commands_hz']:.1f} Hz")
+    compute = result['compute_time_us']
+    if compute:
+        lines.append(f"controller compute time per update: mean {compute['mean']:.0f} us, p99 {compute['p99']:.0f} us "
+                     f"({compute['updates']} updates)")
+    return lines
+
+
+def write_plot(recorder, model, path):
+    """Target and actual x, y, z (mm) against sim time, and the position error; returns a message."""
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "no plot: matplotlib is not installed (pip install matplotlib)"
+    rows = [(stamp, recorder.poses[stamp], error) for _, stamp, error in recorder.errors if stamp in recorder.poses]
+    if not rows:
+        return "no plot: nothing was recorded"
+    t = np.array([row[0] for row in rows])
+    actual = 1e3 * np.array([row[1] for row in rows])
+    error = 1e3 * np.array([row[2][3:] for row in rows])
+    fig, axes = plt.subplots(3, 2, sharex=True, figsize=(11, 6))
+    for i, axis in enumerate('xyz'):
+        axes[i, 0].plot(t - t[0], actual[:, i], color='tab:blue', lw=2.5, alpha=0.6, label='actual')
+        axes[i, 0].plot(t - t[0], actual[:, i] + error[:, i], '--', color='black', lw=1.0, label='target')
+        axes[i, 0].set_ylabel(f"{axis} (mm)")
+        axes[i, 1].plot(t - t[0], error[:, i], color='tab:red', lw=0.8)
+        axes[i, 1].set_ylabel(f"error {axis} (mm)")
+    axes[0, 0].set_title('end effector position: target and actual')
+    axes[0, 1].set_title('target - actual')
+    for axis in axes[-1]:
+        axis.set_xlabel('time (s, joint-state stamps)')
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc='upper right', ncol=2, fontsize='small')
+    fig.suptitle(f"robot-dynamics bringup: Cartesian tracking, {model.name}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return f"tracking plot written to {os.path.abspath(path)}"
+
+
+def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dict) -> int:
+    try:
+        from .monitor import CartesianRecorder  # rclpy and the message packages
+    except ImportError as e:
+        raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
+                                 "(from the package source) or source a ROS 2 installation") from None
+    try:
+        start_posture = dexterous_posture(model, default_end_effector(model))
+    except ValueError as e:
+        raise RobotDynamicsError(f"cannot control {model.name!r} in Cartesian space: {e}") from None
+    use_environment(env)
+    log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
+    print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF), Cartesian control, {describe_domain(env)}, "
+          f"logs in {log_dir}")
+    common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
+    if args.gravity is not None:
+        common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
+    node_args = {name: common for name in NODES}
+    node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
+                                       '-p', f'initial_positions:={start_posture.tolist()}']
+    recorder = CartesianRecorder()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    processes = {}
+
+    def any_exited():
+        return any(p.poll() is not None for p in processes.values())
+    interrupted = False
+    start = end = time.monotonic()
+    try:
+        # as the joint-space bringup: the simulator paused while the controller and the publisher start
+        processes['simulator'] = start_node('simulator', node_args['simulator'], env,
+                                            os.path.join(log_dir, 'simulator.log'))
+        recorder.spin_until(lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
+                            args.startup_timeout)
+        for name in NODES[1:]:
+            processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
+        if not recorder.spin_until(lambda: (recorder.errors and recorder.request_pause(False)) or any_exited(),
+                                   args.startup_timeout):
+            print(f"no Cartesian controller update within {args.startup_timeout:g} s", file=sys.stderr)
+        if recorder.errors and not any_exited():
+            start, first = time.monotonic(), len(recorder.states)
+            print(f"loop running; recording {args.duration:g} s of sim time ...")
+            recorder.spin_until(lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
+                                WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
+            end = time.monotonic()
+    except KeyboardInterrupt:
+        interrupted = True
+        end = time.monotonic()
+    finally:
+        failed_to_start = [name for name, p in processes.items() if p.poll() is not None and end == start]
+        codes = {name: stop_node(process) for name, process in processes.items()}
+        recorder.close()
+
+    logs = node_logs(processes, log_dir, failed_to_start)
+    result = summary(recorder, model, start, end, logs['simulator'])
+    print('\n'.join(report(result, args.duration)))
+    if args.plot and end > start:
+        print(write_plot(recorder, model, args.plot))
+    if args.report:
+        print(write_report(dict(result, exit_codes=codes), args.report))
+    failed = report_exits(codes, logs, interrupted)
+    return 1 if failed or not recorder.errors else 0
+

@@ -1,0 +1,269 @@
+"""``cartesian_controller`` node: impedance or operational-space control of one link frame
+(``cartesian_control.CartesianController``), with the parameter names of fzi's cartesian_controllers.
+
+Subscribes ``joint_states`` (sensor_msgs/JointState), ``~/target_pose`` (geometry_msgs/PoseStamped in
+``robot_base_link``, as crisp_controllers) and ``~/target_wrench`` (geometry_msgs/WrenchStamped: a feed-forward
+wrench at the end effector's origin, in ``robot_base_link`` axes; held until the next); publishes
+``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints` order, as the computed-torque controller) once
+per joint state, ``~/current_pose`` (PoseStamped, stamped as the joint state), ``~/pose_error`` (TwistStamped:
+angular = rotation vector, rad, linear = position error, m; target minus current) and ``~/compute_time_us``
+(std_msgs/Float64: mapping the joint state, sampling the target and the law, before publishing).
+
+Until a target comes the frame holds the pose of the first joint state, and the nullspace posture (empty
+``nullspace.posture``) is that state's. Target poses stamped zero take the last joint state's stamp; each target is
+reached at its stamp, the reference interpolated between targets (``CartesianTarget``). Bad targets (non-finite,
+not a unit quaternion, another frame) are rejected with a reason and the last target kept; joint states as the
+computed-torque controller rejects them. No joint state for ``state_timeout``: one zero command, then silence until they are back.
+"""
+import sys
+import time
+from array import array
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64, Float64MultiArray
+
+from .. import spatial
+from ..cartesian_control import LAWS, CartesianController, CartesianTarget, default_end_effector
+from ..control import JointStateMapper, all_finite, plausibility_bounds
+from ..fast import choose_code
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
+                     declare_parameters, default_as_none, joint_order, positive, run)
+
+AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
+
+
+def non_negative(name, value):
+    value = as_float(name, value)
+    if value < 0:
+        raise ConfigurationError(f"parameter {name!r} must be non-negative, got {value}")
+    return value
+
+
+def limit(name, value):
+    """A positive number, or 0 for none (infinite)."""
+    return non_negative(name, value) or np.inf
+
+
+PARAMETERS = (
+    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands; empty: model order'),
+    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2'),
+    Param('end_effector_link', '', 'the controlled link; empty: the tip of the longest chain'),
+    Param('robot_base_link', '', 'link (fixed to the root) whose frame target and current poses are in; empty: the '
+                                 'root link'),
+    Param('state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale', positive),
+    Param('ignore_unknown_joints', False, 'skip joint-state entries for joints the model does not have'),
+    Param('nullspace.posture', Parameter.Type.DOUBLE_ARRAY, 'joint positions (joints order) the nullspace pulls to; '
+                                                            'empty: the first joint state'),
+    Param('law', 'impedance', f"one of {list(LAWS)}", choice(*LAWS), runtime=True),
+    *(Param(f'stiffness.{axis}', 50.0 if axis.startswith('rot') else 500.0,
+            ('N m/rad' if axis.startswith('rot') else 'N/m') + ' (impedance); 1/s^2 (operational_space)',
+            non_negative, runtime=True) for axis in AXES),
+    Param('damping_ratio', 1.0, 'damping as a ratio of critical (through the task inertia Lambda)', non_negative,
+          runtime=True),
+    Param('nullspace.stiffness', 10.0, 'N m/rad per joint towards nullspace.posture, without task force',
+          non_negative, runtime=True),
+    Param('max_force', 0.0, 'N, bound on the norm of the commanded task force; 0: none', limit, runtime=True),
+    Param('max_torque', 0.0, 'N m, bound on the norm of the commanded task torque; 0: none', limit, runtime=True),
+    Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward at the joint '
+                                          'velocity of the reference', runtime=True),
+    Param('max_effort', Parameter.Type.DOUBLE_ARRAY, 'per joint (joints order): efforts are clamped to these and '
+                                                     'to the URDF limits; empty: the URDF limits'),
+)
+
+
+def pose_of(msg):
+    """(position, quaternion xyzw) of a geometry_msgs/Pose."""
+    p, o = msg.position, msg.orientation
+    return [p.x, p.y, p.z], [o.x, o.y, o.z, o.w]
+
+
+class CartesianControllerNode(Node):
+    def __init__(self) -> None:
+        super().__init__('cartesian_controller')
+        self.model = self.controller = None
+        self.settings = {}
+        p = declare_parameters(self, PARAMETERS, self._apply_settings)
+        self.parameters = p
+        self.settings = {row.name: p[row.name] for row in PARAMETERS if row.runtime}
+        self.throttle = Throttle(self.get_logger())
+        ModelSource(self, self._start)
+
+    def _apply_settings(self, changes):
+        """Take the runtime settings with ``changes`` applied (each checked by its row), or ConfigurationError."""
+        settings = dict(self.settings, **changes)
+        if self.model is not None:
+            self.controller = self._make_controller(settings, self.controller.posture)
+        self.settings = settings
+
+    def _make_controller(self, settings, posture):
+        try:
+            return CartesianController(
+                self.model, self.end_effector, settings['law'], [settings[f'stiffness.{axis}'] for axis in AXES],
+                settings['damping_ratio'], settings['nullspace.stiffness'], posture, settings['max_force'],
+                settings['max_torque'], self.gravity, self.max_effort, self.base, settings['friction_compensation'])
+        except ValueError as e:
+            raise ConfigurationError(str(e)) from None
+
+    def _start(self, model):
+        p = self.parameters
+        joint_names, index = joint_order(model, p['joints'])
+        order = np.argsort(index)   # `joints` order -> model order
+        self.gravity = default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False))
+        self.max_effort = (as_vector('max_effort', p['max_effort'], model.nv, allow_scalar=False)[order]
+                           if len(p['max_effort']) else None)
+        posture = (as_vector('nullspace.posture', p['nullspace.posture'], model.nv, allow_scalar=False)[order]
+                   if len(p['nullspace.posture']) else None)
+        self.end_effector = p['end_effector_link'] or default_end_effector(model)
+        self.base = p['robot_base_link'] or model.root_link
+        self.model = model
+        controller = self._make_controller(self.settings, model.neutral() if posture is None else posture)
+        q = model.neutral()   # warm-up: loads (once: compiles) the law's kernel before the first joint state
+        try:
+            controller.ee.update(q, q)
+            controller.update(q, q, controller.ee.R.copy(), controller.ee.p.copy(), np.zeros(6))
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
+            raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
+        first = self.controller is None
+        self.controller, self.index, self.posture_given = controller, index, posture is not None
+        self.mapper = JointStateMapper(model.joint_names, ignore_unknown=p['ignore_unknown_joints'],
+                                       bounds=plausibility_bounds(model))
+        self.target = None       # CartesianTarget, from the first joint state on
+        self.wrench = None       # feed-forward [torque; force] from ~/target_wrench
+        self.state_time = None   # s: stamp of the last valid joint state
+        self.last_state = None   # monotonic receipt time of the last valid joint state
+        self.stale = False
+        if first:
+            self._create_interfaces()
+        self.get_logger().info(f"dynamics: {choose_code(model)}")
+        self.get_logger().info(f"{self.settings['law']} control of {self.end_effector!r} in {self.base!r} frame, "
+                               f"{model.name!r} ({model.nv} DOF)")
+
+    def _create_interfaces(self):
+        self.commands = self.rejected = 0
+        self.command_msg = Float64MultiArray()
+        self.pose_msg = PoseStamped()
+        self.error_msg = TwistStamped()
+        self.time_msg = Float64()
+        self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        self.pose_pub = self.create_publisher(PoseStamped, '~/current_pose', 10)
+        self.error_pub = self.create_publisher(TwistStamped, '~/pose_error', 10)
+        self.time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
+        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
+        self.create_subscription(WrenchStamped, '~/target_wrench', self._on_wrench, 10)
+        self.create_timer(min(0.1, self.parameters['state_timeout'] / 2), self._check_stale, clock=STEADY_CLOCK)
+
+    def _check_frame(self, frame_id):
+        if frame_id not in ('', self.base):
+            raise ValueError(f"frame {frame_id!r} is not robot_base_link {self.base!r}")
+
+    def _on_target(self, msg):
+        if self.target is None:
+            self.throttle.warn('early target', "target pose before the first joint state: ignored")
+            return
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        try:
+            self._check_frame(msg.header.frame_id)
+            self.target.set(*pose_of(msg.pose), stamp or self.state_time)
+        except ValueError as e:
+            self.rejected += 1
+            self.throttle.warn(Throttle.reason(e), f"rejected target pose: {e}")
+
+    def _on_wrench(self, msg):
+        f, t = msg.wrench.force, msg.wrench.torque
+        wrench = np.array([t.x, t.y, t.z, f.x, f.y, f.z])
+        try:
+            self._check_frame(msg.header.frame_id)
+            if not all_finite(wrench):
+                raise ValueError(f"wrench is not finite: {wrench.tolist()}")
+        except ValueError as e:
+            self.throttle.warn(Throttle.reason(e), f"rejected target wrench: {e}")
+            return
+        self.wrench = wrench if np.any(wrench) else None
+
+    def _on_joint_state(self, msg):
+        started = time.perf_counter()
+        try:
+            q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
+        except ValueError as e:
+            self.rejected += 1
+            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
+            return
+        stamp = msg.header.stamp
+        self.state_time = stamp.sec + 1e-9 * stamp.nanosec
+        controller = self.controller
+        if self.target is None:   # hold the first pose; the nullspace posture is this state unless given
+            if not self.posture_given:
+                controller.posture = q.copy()
+            controller.ee.update(q, qd)
+            self.target = CartesianTarget(controller.ee.R.copy(), controller.ee.p.copy(), self.state_time)
+        R_ref, p_ref, velocity_ref = self.target.sample(self.state_time)
+        try:
+            tau = controller.update(q, qd, R_ref, p_ref, velocity_ref, None, self.wrench)
+        except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
+            self.throttle.warn(Throttle.reason(e), f"no command: {e}")
+            return
+        if controller.singular:
+            self.throttle.warn('singular', "near a singular posture: the task inertia is damped")
+        if self.stale:
+            self.get_logger().info("joint states are back; commanding again")
+            self.stale = False
+        compute_us = (time.perf_counter() - started) * 1e6   # mapping, target and law, as the computed-torque node
+        self.last_state = time.monotonic()
+        if not self._publish_efforts(tau[self.index]):
+            return
+        self.commands += 1
+        self._publish_pose(stamp, controller)
+        self.time_msg.data = compute_us
+        self.time_pub.publish(self.time_msg)
+
+    def _publish_pose(self, stamp, controller):
+        pose = self.pose_msg
+        pose.header.stamp, pose.header.frame_id = stamp, self.base
+        x, y, z, w = spatial.matrix_to_quaternion(controller.ee.R)
+        p = controller.ee.p
+        pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = float(p[0]), float(p[1]), float(p[2])
+        o = pose.pose.orientation
+        o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
+        self.pose_pub.publish(pose)
+        error = self.error_msg
+        error.header.stamp, error.header.frame_id = stamp, self.base
+        e = controller.error
+        error.twist.angular.x, error.twist.angular.y, error.twist.angular.z = float(e[0]), float(e[1]), float(e[2])
+        error.twist.linear.x, error.twist.linear.y, error.twist.linear.z = float(e[3]), float(e[4]), float(e[5])
+        self.error_pub.publish(error)
+
+    def _publish_efforts(self, values):
+        """Publish efforts in `joints` order unless they are not finite (the last check before every command)."""
+        if not all_finite(values):
+            self.throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
+            return False
+        self.command_msg.data = array('d', values.tobytes())
+        self.command_pub.publish(self.command_msg)
+        return True
+
+    def _check_stale(self):
+        timeout = self.parameters['state_timeout']
+        if self.last_state is None or self.stale or time.monotonic() - self.last_state <= timeout:
+            return
+        self.stale = True
+        self.get_logger().warning(f"no valid joint state for {self.parameters['state_timeout']:g} s; commanding zero "
+                                  "effort once")
+        self._publish_efforts(np.zeros(self.model.nv))
+
+    def summary(self):
+        if self.controller is None:
+            return "no model was loaded"
+        return f"{self.commands} commands, {self.rejected} rejected joint states and targets"
+
+
+def main(args: list[str] | None = None) -> int:
+    return run(CartesianControllerNode, 'cartesian_controller', args)
+
+
+if __name__ == '__main__':
+    sys.exit(main())

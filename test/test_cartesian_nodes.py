@@ -1,0 +1,147 @@
+"""The cartesian_controller node and the simulator's ~/wrench as processes over DDS (issue 31): the impedance law
+holds a 10 N force at F/K, bad targets and wrenches are refused with a reason while the loop goes on, and
+`bringup --controller cartesian` tracks the circle on public arms.
+
+Bounds: F/K within 5 % (the issue; at rest K e = -F exactly, see test_cartesian_control); tracking within 2 mm and
+0.5 deg (the issue), in lockstep so that machine load does not change the result.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+
+from conftest import ROOT
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.cartesian_control import dexterous_posture
+
+REAL = os.path.join(ROOT, 'test', 'urdf', 'real')
+UR5 = os.path.join(REAL, 'ur5.urdf')
+STARTUP = 120.0   # s: the first start compiles the law's kernel (once per source version)
+
+
+def stamp_of(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+def position(msg):
+    p = msg.pose.position
+    return np.array([p.x, p.y, p.z])
+
+
+def linear(msg):
+    v = msg.twist.linear
+    return np.array([v.x, v.y, v.z])
+
+
+def wrench_message(link, force):
+    msg = WrenchStamped()
+    msg.header.frame_id = link
+    msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = map(float, force)
+    return msg
+
+
+@pytest.fixture
+def ur5_loop(ros_domain, start):
+    """Simulator (lockstep, at a dexterous posture) and the impedance controller on UR5; (probe, poses, nodes)."""
+    _, probe = ros_domain
+    poses = []
+    probe.node.create_subscription(PoseStamped, '/cartesian_controller/current_pose', poses.append, 1000)
+    q0 = dexterous_posture(load_urdf(UR5), 'tool0')
+    simulator = start('simulator', params=[('urdf_file', UR5), ('sync', 'lockstep'),
+                                           ('initial_positions', str(q0.tolist()))])
+    controller = start('cartesian_controller', params=[('urdf_file', UR5), ('law', 'impedance')])
+    assert probe.spin_until(lambda: len(poses) > 100, STARTUP), controller.log() + simulator.log()
+    return probe, poses, simulator, controller
+
+
+def connected(probe, topic, kind):
+    """A publisher on ``topic`` once the node's subscription has matched (a message sent before is lost)."""
+    publisher = probe.node.create_publisher(kind, topic, 10)
+    assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, 30.0)
+    return publisher
+
+
+def spin_sim_time(probe, poses, seconds):
+    """Spin until the current poses' stamps have advanced by ``seconds`` (sim time)."""
+    start = stamp_of(poses[-1])
+    assert probe.spin_until(lambda: stamp_of(poses[-1]) - start >= seconds, 60.0 + 10 * seconds)
+
+
+def test_impedance_holds_a_force_at_f_over_k_and_returns_when_it_is_removed(ur5_loop):
+    """The displacement from the held target: -e of ~/pose_error (target - current)."""
+    probe, poses, simulator, controller = ur5_loop
+    errors = []
+    probe.node.create_subscription(TwistStamped, '/cartesian_controller/pose_error', errors.append, 1000)
+    spin_sim_time(probe, poses, 0.5)
+    publisher = connected(probe, '/simulator/wrench', WrenchStamped)
+    publisher.publish(wrench_message('tool0', [10.0, 0.0, 0.0]))
+    assert simulator.wait_for_log("external wrench on 'tool0'", 30.0)
+    spin_sim_time(probe, poses, 2.0)
+    moved = -linear(errors[-1])
+    assert moved[0] == pytest.approx(10.0 / 500.0, rel=0.05), simulator.log()
+    assert np.all(np.abs(moved[1:]) <= 0.05 * 0.02)
+    publisher.publish(wrench_message('tool0', [0.0, 0.0, 0.0]))   # a zero wrench removes it
+    assert simulator.wait_for_log('external wrench removed', 30.0)
+    spin_sim_time(probe, poses, 2.0)
+    assert np.all(np.abs(linear(errors[-1])) <= 0.05 * 0.02)
+    assert simulator.stop() == 0 and controller.stop() == 0
+
+
+def test_bad_targets_and_wrenches_are_refused_with_a_reason_and_the_pose_is_held(ur5_loop):
+    probe, poses, simulator, controller = ur5_loop
+    spin_sim_time(probe, poses, 0.2)
+    held = position(poses[-1])
+    targets = connected(probe, '/cartesian_controller/target_pose', PoseStamped)
+    wrenches = connected(probe, '/simulator/wrench', WrenchStamped)
+    bad = []
+    cases = ((np.nan, (0, 0, 0, 1), ''), (0.3, (0, 0, 0, 2), ''), (0.3, (0, 0, 0, 1), 'camera_link'))
+    for x, quaternion, frame in cases:
+        msg = PoseStamped()
+        msg.header.frame_id = frame
+        msg.pose.position.x = x
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = map(float, quaternion)
+        bad.append(msg)
+    for msg in bad:
+        targets.publish(msg)
+        spin_sim_time(probe, poses, 0.1)
+    wrenches.publish(wrench_message('no_such_link', [1.0, 0.0, 0.0]))
+    wrenches.publish(wrench_message('tool0', [np.inf, 0.0, 0.0]))
+    assert simulator.wait_for_log('wrench force contains NaN or Inf', 30.0), simulator.log()
+    assert controller.wait_for_log("is not robot_base_link", 30.0), controller.log()
+    spin_sim_time(probe, poses, 0.5)
+    log = controller.log()
+    for reason in ('target pose is not finite', 'not a unit quaternion', "frame 'camera_link' is not robot_base_link"):
+        assert 'rejected target pose: ' in log and reason in log, log
+    assert "rejected wrench: wrench: no link 'no_such_link'" in simulator.log()
+    assert 'wrench force contains NaN or Inf' in simulator.log()
+    assert np.all(np.abs(position(poses[-1]) - held) < 1e-4)   # still holding, still commanding
+    assert simulator.stop() == 0 and controller.stop() == 0
+
+
+MEETS_TARGET = ('ur5', 'panda', 'kinova_gen3')
+# xArm7 and Z1 carry stiff joint damping (10 and 1 N m s/rad) and 1 N m of Coulomb friction per joint; the
+# feed-forward compensates them at the task-consistent joint velocity only (see the README).
+SHORT_OF_TARGET = ('xarm7', 'z1')
+
+
+@pytest.mark.parametrize('robot', MEETS_TARGET + tuple(
+    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason='joint friction and damping of the URDF'))
+    for r in SHORT_OF_TARGET))
+def test_bringup_cartesian_tracks_the_circle_on_public_arms(robot, tmp_path):
+    report = tmp_path / 'report.json'
+    result = subprocess.run(
+        [sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--urdf', os.path.join(REAL, robot + '.urdf'),
+         '--controller', 'cartesian', '--duration', '8', '--sync', 'lockstep', '--isolated', '--report', str(report),
+         '--plot', str(tmp_path / 'tracking.png'), '--startup-timeout', str(STARTUP)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    error = json.loads(report.read_text())['cartesian_tracking_error']
+    assert error['max_position'] <= 2e-3, error
+    assert error['max_orientation'] <= np.radians(0.5), error
+    assert (tmp_path / 'tracking.png').exists()
