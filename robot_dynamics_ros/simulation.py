@@ -47,15 +47,15 @@ class Simulator:
       v = 0 exactly, zero motor effort) until the next command; ``'zero_effort'`` applies zero effort.
     - ``set_joint_command(position, velocity, effort)``: per-joint servo targets, held until replaced
       (never stale); see there.
-    Each integration step (and RK4 stage) applies the effort of the active input clamped to the URDF
-    effort limits, minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit
-    (symplectic) Euler or classical RK4. Semi-implicit Euler takes the damping implicitly (stable however stiff
-    the damping is for its link; see ``_implicitly_damped_acceleration``), RK4 explicitly. Coulomb friction and the
-    position limits are then taken together at the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its friction
-    sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
-    shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull
-    it away. Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds saturate at
-    the URDF velocity limits, solved in the same step (``limit_velocity=False`` turns that off).
+    Each integration step (and RK4 stage) applies the effort of the active input clamped to the URDF effort limits,
+    minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit (symplectic) Euler or classical
+    RK4. Semi-implicit Euler takes the damping implicitly (stable however stiff the damping is for its link; see
+    ``_implicitly_damped_acceleration``), RK4 explicitly. Coulomb friction and the position limits are then taken
+    together at the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its
+    friction sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
+    shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull it away.
+    Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds saturate at the URDF
+    velocity limits, solved in the same step (``limit_velocity=False`` turns that off).
     ``paused`` is a flag for the node that drives the simulator; ``step()`` itself ignores it.
 
     Floating and planar joints (e.g. ``load_urdf(urdf, root_joint='floating')``): q has nq coordinates and is
