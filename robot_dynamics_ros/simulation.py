@@ -50,7 +50,8 @@ class Simulator:
     Each integration step (and RK4 stage) applies the effort of the active input clamped to the URDF effort limits,
     minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit (symplectic) Euler or classical
     RK4. Semi-implicit Euler takes the damping implicitly (stable however stiff the damping is for its link; see
-    ``_implicitly_damped_acceleration``), RK4 explicitly. Coulomb friction and the position limits are then taken
+    ``_implicitly_damped_acceleration``), except with a ground, whose contact solve works on M (the static contact
+    forces would be off by M (M + dt B)^-1); RK4 explicitly. Coulomb friction and the position limits are then taken
     together at the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its
     friction sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
     shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull it away.
@@ -336,7 +337,7 @@ class Simulator:
         acceleration), so that the base origin moves in the world as a point does; ``_integrate`` expresses it in
         the new base frame. (Euler on v' = a - omega x v in the moving frame would grow |v| by (omega dt)^2 / 2 per
         step: a spinning ball rolling on the ground would speed up.)"""
-        if self.damping.any():
+        if self.damping.any() and self.contact is None:   # (the ground's contact solve takes M, not M + dt B)
             w = self._finite(self.qd + self.dt * self._implicitly_damped_acceleration(self.q, self.qd))
         else:
             w = self._finite(self.qd + self.dt * self._acceleration(self.q, self.qd))

@@ -9,7 +9,7 @@ G = 9.81
 # Hard contact in MuJoCo: elliptic cones, a 0.2 ms step, solref time constant 2 steps (its minimum) at critical
 # damping, solimp impedance 0.999-0.9999 over 0.1 mm (penetration of about a tenth of a millimetre under the
 # quadruped's weight), impratio 100 (friction as hard as the normal), 100 no-slip iterations (no creep in sticking
-# contacts), solver tolerance 1e-12; Euler integration with its implicit joint damping, as ours.
+# contacts), solver tolerance 1e-12; Euler integration without its implicit damping (ours is explicit).
 MUJOCO_STEP = 2e-4
 
 
@@ -52,7 +52,8 @@ def mjcf(model, points, mu, timestep=MUJOCO_STEP, hard=True):
         return xml + f'{indent}</body>\n'
     if hard:
         option = (f'<option timestep="{timestep!r}" gravity="0 0 {-G!r}" cone="elliptic" impratio="100" '
-                  'noslip_iterations="100" integrator="Euler" tolerance="1e-12" iterations="200"/>')
+                  'noslip_iterations="100" integrator="Euler" tolerance="1e-12" iterations="200">'
+                  '<flag eulerdamp="disable"/></option>')
         geom = f'<geom condim="3" friction="{mu!r} 0 0" solref="{2 * timestep!r} 1" solimp="0.999 0.9999 0.0001 0.5 2"/>'
     else:
         option = f'<option timestep="{timestep!r}" gravity="0 0 {-G!r}"/>'
