@@ -422,7 +422,7 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     """
     stopping.catch()   # the entry point (nodes/start.py) did so before the imports; here for other callers
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    node = None
+    node = executor = None
     code = 0
     reason = 'rclpy was shut down'
     try:
@@ -450,7 +450,14 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     summary = getattr(node, 'summary', lambda: '')()
     line = f"stopping ({reason})" + (f": {summary}" if summary else "")
     (logger.error if code else logger.info)(line)
+    if executor is not None:
+        executor.shutdown()
     if node is not None:
         node.destroy_node()
     rclpy.try_shutdown()
+    # The DDS participant goes with the context, saying goodbye to its peers; the entry point then ends the
+    # process without the interpreter's finalisation (nodes/start.py), which would otherwise have destroyed it:
+    # without this, peers kept the stopped node's endpoints until their lease ran out (a new run's latched
+    # trajectory went to the gone controller in the same domain).
+    rclpy.get_default_context().destroy()
     return code
