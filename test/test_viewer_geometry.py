@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, example_robot_data
 from view_helpers import PACKAGE, free_port, write_mesh_robot
 
 from robot_dynamics_ros import load_urdf
@@ -165,3 +165,22 @@ def test_the_core_and_the_geometry_reader_load_neither_ros_nor_viser():
     result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == '[]'
+
+
+def test_view_with_an_srdf_shows_its_stance_on_its_virtual_joint():
+    """Go1 (example-robot-data) with its SRDF: a free-flyer root and the 'standing' group_state, base pose and joints,
+    as Pinocchio's loadReferenceConfigurations reads them (joints matched by name); without it, fixed at mid-limits."""
+    pin = pytest.importorskip('pinocchio')
+    from robot_dynamics_ros.commands.view import posture
+    urdf, srdf = (example_robot_data(f'go1_description/{kind}/go1.{kind}') for kind in ('urdf', 'srdf'))
+    model, q = posture(urdf, srdf)
+    oracle = pin.buildModelFromUrdf(urdf, pin.JointModelFreeFlyer())
+    pin.loadReferenceConfigurations(oracle, srdf)
+    standing = oracle.referenceConfigurations['standing']
+    assert not model.fixed_base
+    np.testing.assert_allclose(q[:7], standing[:7], atol=1e-12)
+    for k, name in enumerate(model.joint_names):
+        assert q[model.joint_q_index[k]] == pytest.approx(standing[oracle.joints[oracle.getJointId(name)].idx_q])
+    fixed, middle = posture(urdf)
+    assert fixed.fixed_base
+    np.testing.assert_array_equal(middle, fixed.middle_of_limits())

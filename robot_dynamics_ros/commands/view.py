@@ -1,4 +1,4 @@
-"""``robot-dynamics view URDF``: the model in the browser (viser, the ``view`` extra).
+"""``robot-dynamics view URDF [--srdf SRDF]``: the model in the browser (viser, the ``view`` extra).
 
 Visual meshes where the URDF has them (``<collision>`` primitives where they are missing, said once), a slider per
 joint within its limits, link frames, centre of mass and contact points on demand, and the dynamics at the
@@ -13,6 +13,7 @@ import time
 import numpy as np
 
 from .. import load_urdf
+from ..model.srdf import load_srdf, stance_configuration
 from ..algorithms.rnea import gravity_torques
 from ..model.model import PRISMATIC
 from ..viewer import require
@@ -25,6 +26,9 @@ UNLIMITED = {PRISMATIC: 1.0}   # slider half-range where a joint has no limits (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('urdf', help='URDF or xacro file')
+    parser.add_argument('--srdf', default=None,
+                        help="SRDF file: the robot shown on its virtual joint (floating or planar root) in its stance "
+                             "(group_state 'standing', else 'home', else the first)")
     add_server_arguments(parser)
 
 
@@ -65,8 +69,17 @@ def dynamics_text(model, q):
                       f"(moving {moving:.3f} kg)", '', '| joint | gravity torque |', '|---|---|', *rows])
 
 
+def posture(urdf, srdf_path=None):
+    """(model, q) to show: with an SRDF, the model on its virtual joint at its stance (the SRDF's base pose where it
+    gives one); else, or without a group_state, at the middle of the joint limits."""
+    srdf = load_srdf(srdf_path) if srdf_path else None
+    model = load_urdf(urdf, root_joint=srdf.root_joint if srdf is not None else None)
+    stance = stance_configuration(model, srdf) if srdf is not None else None
+    return model, (model.middle_of_limits() if stance is None else stance[1])
+
+
 def run(args: argparse.Namespace) -> int:
-    model = load_urdf(args.urdf)
+    model, q = posture(args.urdf, args.srdf)
     geometry = robot_geometry(args.urdf)
     if geometry.missing:
         print(f"view: {geometry.missing_message()}")
@@ -76,7 +89,6 @@ def run(args: argparse.Namespace) -> int:
         robot = RobotScene(server, model, geometry, urdf=args.urdf)
         look_at_robot(server, *robot.bounds)
         server.scene.add_grid('/ground', width=4.0, height=4.0, cell_size=0.1)
-        q = model.middle_of_limits()
         gui = server.gui
         with gui.add_folder('Show'):
             axes, com, contacts = (gui.add_checkbox(label, False) for label in
