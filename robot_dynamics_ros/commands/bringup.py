@@ -8,7 +8,6 @@ prints tracking error, rates and compute time, and writes a tracking plot and, w
 """
 import argparse
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -24,8 +23,8 @@ from ..processes import (MAX_DOMAIN_ID, describe_domain, loop_environment, start
                          use_environment)
 from ..resources import bundled_urdf, parameter_files
 from . import finite_float, int_in, non_negative_float, positive_float, view
-from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, steps_per_second,
-                        write_report)
+from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, spin_or_stop,
+                        steps_per_second, write_report)
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 
@@ -267,7 +266,7 @@ def run(args: argparse.Namespace) -> int:
           f"{describe_domain(env)}, logs in {log_dir}")
 
     recorder = Recorder()
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C: stop the nodes, then report
+    stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     if args.srdf:
         ros_args += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
@@ -294,20 +293,20 @@ def run(args: argparse.Namespace) -> int:
         start_nodes('simulator', 'trajectory_publisher', *['viewer'] * args.view)
         if args.view:
             view.print_url(processes['viewer'], log_dir, args.startup_timeout)
-        recorder.spin_until(lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
+        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
                             args.startup_timeout)
         start_nodes('computed_torque_controller')
 
         def following():
             with open(os.path.join(log_dir, 'computed_torque_controller.log')) as f:
                 return 'following a trajectory' in f.read()
-        if not recorder.spin_until(lambda: (recorder.errors and following() and recorder.request_pause(False))
+        if not spin_or_stop(recorder, lambda: (recorder.errors and following() and recorder.request_pause(False))
                                    or any_exited(), args.startup_timeout):
             print(f"no controller update on the demo trajectory within {args.startup_timeout:g} s", file=sys.stderr)
         if recorder.errors and not any_exited():
             start, first = time.monotonic(), len(recorder.states)
             print(f"loop running; recording {args.duration:g} s of sim time ...")
-            recorder.spin_until(lambda: any_exited() or sim_time_since(recorder, first) >= args.duration,
+            spin_or_stop(recorder, lambda: any_exited() or sim_time_since(recorder, first) >= args.duration,
                                 WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
             end = time.monotonic()
     except KeyboardInterrupt:

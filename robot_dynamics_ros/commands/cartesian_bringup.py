@@ -6,7 +6,6 @@ target and actual x, y, z.
 """
 import argparse
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -14,10 +13,11 @@ import time
 import numpy as np
 
 from ..cartesian_control import default_end_effector, dexterous_posture
+from .. import stopping
 from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..processes import describe_domain, start_node, stop_node, use_environment
-from .node_runs import WALL_ALLOWANCE, node_logs, report_exits, steps_per_second, write_report
+from .node_runs import WALL_ALLOWANCE, node_logs, report_exits, spin_or_stop, steps_per_second, write_report
 from .bringup import rate
 
 NODES = ('simulator', 'cartesian_controller', 'cartesian_target_publisher')
@@ -124,7 +124,7 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
                                        '-p', f'initial_positions:={start_posture.tolist()}']
     recorder = CartesianRecorder()
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {}
 
     def any_exited():
@@ -135,17 +135,17 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
         # as the joint-space bringup: the simulator paused while the controller and the publisher start
         processes['simulator'] = start_node('simulator', node_args['simulator'], env,
                                             os.path.join(log_dir, 'simulator.log'))
-        recorder.spin_until(lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
+        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
                             args.startup_timeout)
         for name in NODES[1:]:
             processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
-        if not recorder.spin_until(lambda: (recorder.errors and recorder.request_pause(False)) or any_exited(),
+        if not spin_or_stop(recorder, lambda: (recorder.errors and recorder.request_pause(False)) or any_exited(),
                                    args.startup_timeout):
             print(f"no Cartesian controller update within {args.startup_timeout:g} s", file=sys.stderr)
         if recorder.errors and not any_exited():
             start, first = time.monotonic(), len(recorder.states)
             print(f"loop running; recording {args.duration:g} s of sim time ...")
-            recorder.spin_until(lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
+            spin_or_stop(recorder, lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
                                 WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
             end = time.monotonic()
     except KeyboardInterrupt:
@@ -164,5 +164,7 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     if args.report:
         print(write_report(dict(result, exit_codes=codes), args.report))
     failed = report_exits(codes, logs, interrupted)
+    if interrupted:
+        return stopping.exit_code()
     return 1 if failed or not recorder.errors else 0
 

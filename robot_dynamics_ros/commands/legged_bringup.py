@@ -7,7 +7,6 @@ time; prints and reports (``--report``) the real-time factor and the base's posi
 """
 import argparse
 import os
-import signal
 import sys
 import tempfile
 import time
@@ -20,8 +19,8 @@ from ..model.model import Model
 from ..processes import describe_domain, start_node, stop_node, use_environment
 from ..resources import legged_parameter_files
 from . import view
-from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, steps_per_second,
-                        write_report)
+from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, spin_or_stop,
+                        steps_per_second, write_report)
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
 FALLEN_TILT = 45.0   # deg: a base tilted further has fallen over
@@ -128,7 +127,7 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
         node_args['viewer'] = common + view.viewer_node_args(args, args.root_joint)
 
     recorder = BaseRecorder(model.name, controller)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log'))
                  for name, ros_args in node_args.items()}
     if args.view:
@@ -139,12 +138,12 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     interrupted = False
     start = end = time.monotonic()
     try:
-        started = recorder.spin_until(lambda: (recorder.states and (controller is None or recorder.commands))
+        started = spin_or_stop(recorder, lambda: (recorder.states and (controller is None or recorder.commands))
                                       or any_exited(), args.startup_timeout)
         if started and not any_exited():
             start, first = time.monotonic(), len(recorder.states)
             print(f"running; recording {args.duration:g} s of sim time ...")
-            recorder.spin_until(lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
+            spin_or_stop(recorder, lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
                                 WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
             end = time.monotonic()
         elif not any_exited():

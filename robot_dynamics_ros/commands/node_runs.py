@@ -7,9 +7,20 @@ import sys
 
 import numpy as np
 
+from .. import stopping
 from ..errors import RobotDynamicsError
 
 WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
+
+
+def spin_or_stop(recorder, condition, timeout):
+    """``recorder.spin_until(condition, timeout)``, ended by SIGINT or SIGTERM (recorded by ``stopping.catch()``):
+    then KeyboardInterrupt, raised here, not from a signal handler inside rclpy's C++ code (where pybind11 turned it
+    into a RuntimeError: a traceback and exit 1 instead of 130)."""
+    done = recorder.spin_until(lambda: stopping.received() or condition(), timeout)
+    if stopping.received():
+        raise KeyboardInterrupt
+    return done
 
 
 def first_error_line(log_text):
