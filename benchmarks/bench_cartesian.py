@@ -1,4 +1,4 @@
-"""Per-update microseconds of the Cartesian controller (``cartesian_control.CartesianController.update``, one compiled
+"""Per-update microseconds of the Cartesian controller (``control.cartesian.CartesianController.update``, one compiled
 call: kinematics, M, U D U^T, h, Lambda and the law) for both laws on the public arms of test/urdf/real, and the
 node's whole joint-state update without ROS (mapping the joint state, sampling the target, the law): what the
 issue bounds at 100 us. Timings are the minimum over repeats of timeit loops (the least disturbed run on a shared
@@ -13,9 +13,9 @@ import warnings
 import numpy as np
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.cartesian_control import (LAWS, CartesianController, CartesianTarget, default_end_effector,
+from robot_dynamics_ros.control.cartesian import (LAWS, CartesianController, CartesianTarget, default_end_effector,
                                                   dexterous_posture)
-from robot_dynamics_ros.control import JointStateMapper, plausibility_bounds
+from robot_dynamics_ros.control.joint_states import JointStateMapper, plausibility_bounds
 
 REAL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'test', 'urdf', 'real')
 ARMS = ('ur5', 'panda', 'kinova_gen3', 'xarm7', 'z1')

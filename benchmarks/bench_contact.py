@@ -22,10 +22,10 @@ except ImportError:
     sys.exit('bench_contact needs MuJoCo: pip install mujoco')
 
 from robot_dynamics_ros import load_urdf  # noqa: E402
-from robot_dynamics_ros.ground_contact import Ground  # noqa: E402
+from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402
 from robot_dynamics_ros.model.collision import contact_points_from_urdf  # noqa: E402
 from robot_dynamics_ros.resources import bundled_urdf  # noqa: E402
-from robot_dynamics_ros.simulation import Simulator  # noqa: E402
+from robot_dynamics_ros.simulation.simulator import Simulator  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'test'))
 from mujoco_model import mjcf  # noqa: E402 (a test helper)

@@ -29,9 +29,10 @@ import numpy as np
 
 from robot_dynamics_ros import algorithms, fast, load_urdf, resources
 from robot_dynamics_ros.fast import codegen
-from robot_dynamics_ros.control import (ComputedTorqueController, ControlStep, JointStateMapper, TrajectoryReference,
-                                        plausibility_bounds, sinusoid_reference)
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.control.computed_torque import ComputedTorqueController, ControlStep
+from robot_dynamics_ros.control.joint_states import JointStateMapper, plausibility_bounds
+from robot_dynamics_ros.control.references import TrajectoryReference, sinusoid_reference
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 try:
     import pinocchio as pin

@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from robot_dynamics_ros.processes import isolated_ros_env, stop_node
+from robot_dynamics_ros.commands.processes import isolated_ros_env, stop_node
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
@@ -223,7 +223,7 @@ def trajectory_timings(points):
     transport): reading it (NumPy CDR reader; rclpy's deserialization for comparison) and building the reference."""
     from rclpy.serialization import deserialize_message, serialize_message
     from trajectory_msgs.msg import JointTrajectory
-    from robot_dynamics_ros.control import TrajectoryReference
+    from robot_dynamics_ros.control.references import TrajectoryReference
     from robot_dynamics_ros.nodes.computed_torque_controller import model_columns, trajectory_fields
     data = serialize_message(trajectory_message(points))
     t0 = time.perf_counter()

@@ -12,8 +12,9 @@ import numpy as np
 import yaml
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control import ComputedTorqueController, TrajectoryReference
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.control.computed_torque import ComputedTorqueController
+from robot_dynamics_ros.control.references import TrajectoryReference
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DT, SECONDS = 1e-3, 3.0

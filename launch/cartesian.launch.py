@@ -14,7 +14,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import closed_loop_parameters, robot_description, stop_launch_on_failure
+from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters, robot_description, stop_launch_on_failure
 
 PACKAGE = 'robot_dynamics_ros'
 

@@ -14,8 +14,9 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters, description_parameter,
-                                               is_installed, robot_description, stop_launch_on_failure)
+from robot_dynamics_ros.nodes.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters,
+                                                     description_parameter, is_installed, robot_description,
+                                                     stop_launch_on_failure)
 from robot_dynamics_ros.resources import legged_parameter_files
 
 PACKAGE = 'robot_dynamics_ros'

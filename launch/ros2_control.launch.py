@@ -19,7 +19,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import require_packages
+from robot_dynamics_ros.nodes.launch_support import require_packages
 
 PACKAGE = 'robot_dynamics_ros'
 NEEDED = ('controller_manager', 'joint_state_broadcaster', 'joint_trajectory_controller',

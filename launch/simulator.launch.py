@@ -18,8 +18,9 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters, description_parameter,
-                                               is_installed, robot_description, stop_launch_on_failure)
+from robot_dynamics_ros.nodes.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters,
+                                                     description_parameter, is_installed, robot_description,
+                                                     stop_launch_on_failure)
 
 PACKAGE = 'robot_dynamics_ros'
 CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '

@@ -13,7 +13,7 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import DESCRIPTION_SOURCES
+from robot_dynamics_ros.nodes.launch_support import DESCRIPTION_SOURCES
 
 PACKAGE = 'robot_dynamics_ros'
 ARMS = ('arm1', 'arm2')

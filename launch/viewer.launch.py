@@ -12,7 +12,7 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.launch_support import robot_description
+from robot_dynamics_ros.nodes.launch_support import robot_description
 
 PACKAGE = 'robot_dynamics_ros'
 

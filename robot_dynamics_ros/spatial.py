@@ -74,10 +74,10 @@ def plucker_from_pose(R, p):
 def pose_from_plucker(X):
     """Inverse of ``plucker_from_pose``: (R, p) of frame B in frame A, from B_X_A."""
     E = X[:3, :3]
-    return E.T, -_unskew(E.T @ X[3:, :3])  # E^T X[3:, :3] = -skew(r)
+    return E.T, -unskew(E.T @ X[3:, :3])  # E^T X[3:, :3] = -skew(r)
 
 
-def _unskew(S):
+def unskew(S):
     return np.array([S[2, 1], S[0, 2], S[1, 0]])
 
 

@@ -9,7 +9,7 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from robot_dynamics_ros.processes import isolated_ros_env, start_node, stop_node  # noqa: E402
+from robot_dynamics_ros.commands.processes import isolated_ros_env, start_node, stop_node  # noqa: E402
 
 
 # A domain is taken by binding this port + the domain id on the host, as launch_testing's and ament_cmake_ros's

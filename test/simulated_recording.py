@@ -10,10 +10,11 @@ import numpy as np
 import yaml
 
 from robot_dynamics_ros.commands.record import SETTLE
-from robot_dynamics_ros.control import ComputedTorqueController, TrajectoryReference
+from robot_dynamics_ros.control.computed_torque import ComputedTorqueController
+from robot_dynamics_ros.control.references import TrajectoryReference
 from robot_dynamics_ros.parameters.recordings import Recording
 from robot_dynamics_ros.resources import bundled_config
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 START = 1.0     # s: the trajectory_publisher's start_time
 RATE = 1000.0   # states per second, as record runs the simulator

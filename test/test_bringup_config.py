@@ -13,9 +13,9 @@ import yaml
 from robot_dynamics_ros import fast, load_urdf
 from robot_dynamics_ros.commands import bringup
 from robot_dynamics_ros.commands.node_runs import write_report
-from robot_dynamics_ros import processes
+from robot_dynamics_ros.commands import processes
 from robot_dynamics_ros.errors import RobotDynamicsError
-from robot_dynamics_ros.launch_support import closed_loop_parameters
+from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters
 from robot_dynamics_ros.resources import parameter_files, share_directory
 
 from conftest import BUNDLED_URDF, ROOT, TEST_URDFS

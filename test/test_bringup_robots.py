@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control import sinusoid_reference
+from robot_dynamics_ros.control.references import sinusoid_reference
 
 from conftest import ROOT, TEST_URDFS
 from ros_helpers import Probe, domain_id, rclpy  # noqa: F401 (rclpy: skips the module without it)

@@ -1,4 +1,4 @@
-"""The Cartesian laws (cartesian_control.py) against Pinocchio on public arms, and their physics in process with the
+"""The Cartesian laws (control/cartesian.py) against Pinocchio on public arms, and their physics in process with the
 Simulator (issue 31).
 
 Bounds. Pinocchio agreement: the quantities are computed in double precision by different algorithms (our scatter and
@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.cartesian_control import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianTarget,
-                                                  EndEffector,
-                                                  default_end_effector, dexterous_posture, manipulability,
+from robot_dynamics_ros.control.cartesian import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianTarget,
+                                                  EndEffector, default_end_effector, dexterous_posture, manipulability,
                                                   rotation_matrix, rotation_vector)
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 from robot_dynamics_ros.spatial import matrix_to_quaternion
 
 from conftest import ROOT

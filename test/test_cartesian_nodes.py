@@ -17,7 +17,7 @@ from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from conftest import ROOT
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.cartesian_control import dexterous_posture
+from robot_dynamics_ros.control.cartesian import dexterous_posture
 
 REAL = os.path.join(ROOT, 'test', 'urdf', 'real')
 UR5 = os.path.join(REAL, 'ur5.urdf')

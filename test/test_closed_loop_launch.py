@@ -18,7 +18,7 @@ from launch.actions import IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from robot_dynamics_ros.processes import isolated_ros_env  # noqa: E402
+from robot_dynamics_ros.commands.processes import isolated_ros_env  # noqa: E402
 from robot_dynamics_ros.resources import share_directory  # noqa: E402
 
 # This module's own ROS domain, localhost-only; the launched processes inherit it.

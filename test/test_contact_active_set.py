@@ -4,8 +4,8 @@ with one block's role changed is refused; a singular program is left to the inte
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.contact_active_set import (APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK,
-                                                   solve_on_pattern)
+from robot_dynamics_ros.simulation.contact_active_set import (APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE,
+                                                              STICK, solve_on_pattern)
 
 cp = pytest.importorskip('cvxpy')
 MU = 0.7

@@ -11,8 +11,9 @@ from oracle import PinocchioOracle
 from random_robots import random_trees
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control import (CONTROL_MODES, ComputedTorqueController, ControlStep, JointStateMapper,
-                                        TrajectoryReference, plausibility_bounds, sinusoid_reference)
+from robot_dynamics_ros.control.computed_torque import CONTROL_MODES, ComputedTorqueController, ControlStep
+from robot_dynamics_ros.control.joint_states import JointStateMapper, plausibility_bounds
+from robot_dynamics_ros.control.references import TrajectoryReference, sinusoid_reference
 
 
 def random_tracking_state(model, rng):
@@ -195,7 +196,7 @@ def test_quintic_segments_match_scipy_bernstein_form_in_any_sampling_order():
 
 
 def test_joint_state_mapper_rejects_implausible_values():
-    from robot_dynamics_ros.control import plausibility_bounds
+    from robot_dynamics_ros.control.joint_states import plausibility_bounds
     arm = load_urdf(BUNDLED_URDF)
     names = list(arm.joint_names)
     mapper = JointStateMapper(names, bounds=plausibility_bounds(arm))

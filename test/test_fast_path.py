@@ -322,9 +322,8 @@ def test_the_cache_key_covers_every_source(monkeypatch, tmp_path):
     compiled from the old sources is never loaded."""
     package = os.path.dirname(os.path.abspath(algorithms.__file__ + '/..'))
     copy = tmp_path / 'robot_dynamics_ros'
-    for folder in ('algorithms', 'fast'):
+    for folder in ('algorithms', 'fast', 'control', 'simulation'):
         shutil.copytree(os.path.join(package, folder), copy / folder, ignore=shutil.ignore_patterns('__pycache__'))
-    shutil.copy(os.path.join(package, 'control.py'), copy / 'control.py')
     before = hash_sources(str(copy))
     assert before == hash_sources(package)
     with open(copy / 'algorithms' / 'spatial_kernels.py', 'a') as f:

@@ -12,10 +12,10 @@ from robot_dynamics_ros import load_urdf, spatial
 from robot_dynamics_ros.algorithms.operators import mass_matrix_inverse
 from robot_dynamics_ros.fast import udut
 from robot_dynamics_ros.model.collision import RIM_POINTS, ContactPoint, contact_points_from_urdf
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
-from robot_dynamics_ros.ground_contact import Ground, _inverse_mass_times  # noqa: E402  (needs clarabel)
+from robot_dynamics_ros.simulation.ground_contact import Ground, _inverse_mass_times  # noqa: E402  (needs clarabel
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
 STAND = np.tile([0.0, 0.8, -1.5], 4)   # hip, thigh, knee of each leg: the quadruped's standing posture

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import BUNDLED_URDF, ROOT, assert_one_line_error, cli
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control import JointStateMapper
+from robot_dynamics_ros.control.joint_states import JointStateMapper
 from robot_dynamics_ros.parameters.recordings import Recording, load_recording
 
 ARM = load_urdf(BUNDLED_URDF)
@@ -129,7 +129,7 @@ def test_a_urdf_string_is_never_xacro_processed(monkeypatch, tmp_path):
 
 rclpy = pytest.importorskip('rclpy')
 from ros_helpers import domain_id  # noqa: E402
-from robot_dynamics_ros.processes import isolated_ros_env, start_node  # noqa: E402
+from robot_dynamics_ros.commands.processes import isolated_ros_env, start_node  # noqa: E402
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])

@@ -9,7 +9,7 @@ import yaml
 from conftest import BUNDLED_URDF, ROOT, TEST_URDFS
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.launch_support import (LaunchCheckError, node_parameters, prefixed, require_packages,
+from robot_dynamics_ros.nodes.launch_support import (LaunchCheckError, node_parameters, prefixed, require_packages,
                                                      robot_description)
 
 LAUNCH_DIR = os.path.join(ROOT, 'launch')
@@ -77,7 +77,7 @@ def test_each_launch_file_builds_its_description(name):
 def test_ros2_control_launch_stops_up_front_without_ros2_control():
     pytest.importorskip('launch')
     pytest.importorskip('launch_ros')
-    from robot_dynamics_ros.launch_support import is_installed
+    from robot_dynamics_ros.nodes.launch_support import is_installed
     if is_installed('controller_manager'):
         pytest.skip('ros2_control is installed')
     with pytest.raises(LaunchCheckError, match='controller_manager'):
@@ -92,8 +92,8 @@ def test_a_node_stopping_on_bad_configuration_makes_the_launch_exit_non_zero_nam
     import sys
     from launch import LaunchDescription, LaunchService
     from launch.actions import ExecuteProcess
-    from robot_dynamics_ros.launch_support import stop_launch_on_failure
-    from robot_dynamics_ros.processes import isolated_ros_env
+    from robot_dynamics_ros.nodes.launch_support import stop_launch_on_failure
+    from robot_dynamics_ros.commands.processes import isolated_ros_env
     env = isolated_ros_env(0)   # the node stops before it joins a domain
     simulator = ExecuteProcess(cmd=[sys.executable, '-m', 'robot_dynamics_ros.nodes.start', 'simulator', '--ros-args',
                                     '-p', f'urdf_file:={BUNDLED_URDF}', '-p', 'rate:=-5.0'],
@@ -111,7 +111,7 @@ def test_a_node_stopping_on_bad_configuration_makes_the_launch_exit_non_zero_nam
 
 
 def test_the_description_source_gives_the_nodes_the_parameter_or_the_topic():
-    from robot_dynamics_ros.launch_support import description_parameter
+    from robot_dynamics_ros.nodes.launch_support import description_parameter
     assert description_parameter('parameter', '<robot/>') == {'robot_description': '<robot/>'}
     assert description_parameter('topic', '<robot/>') == {}   # ModelSource then subscribes robot_description
     with pytest.raises(LaunchCheckError, match="description_source must be one of"):

@@ -1,4 +1,4 @@
-"""Contact-consistent inverse dynamics (legged_control.py) on a floating quadruped, against Pinocchio's equations
+"""Contact-consistent inverse dynamics (control/contact_inverse_dynamics.py) on a floating quadruped, against Pinocchio's equations
 of motion and frame Jacobians, and against the statics that must hold when it stands still."""
 import xml.etree.ElementTree as ET
 
@@ -8,8 +8,8 @@ import pytest
 from oracle import BlockOracle, pin
 from random_robots import quadruped_urdf
 from robot_dynamics_ros import load_urdf, neutral
-from robot_dynamics_ros.legged_control import (base_error, contact_inverse_dynamics, point_acceleration_bias,
-                                               point_jacobians)
+from robot_dynamics_ros.control.contact_inverse_dynamics import (base_error, contact_inverse_dynamics,
+                                                                 point_acceleration_bias, point_jacobians)
 
 pytest.importorskip('clarabel')
 FEET = [(f'{leg}_calf', (0.0, 0.0, -0.2)) for leg in ('FL', 'FR', 'RL', 'RR')]

@@ -4,11 +4,12 @@ import numpy as np
 import pytest
 
 from conftest import tilt_degrees
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
-from robot_dynamics_ros.ground_contact import Ground  # noqa: E402  (needs clarabel)
-from robot_dynamics_ros.legged_controller import StandingController, leaf_links, yaw_of  # noqa: E402
+from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402  (needs clarabel
+from robot_dynamics_ros.control.standing import StandingController, yaw_of  # noqa: E402
+from robot_dynamics_ros.model.collision import leaf_links  # noqa: E402
 
 STAND = np.array([0.0, 0.6, -1.2] * 4)    # hip, thigh, knee (rad) per leg
 SQUAT = np.array([0.0, 0.9, -1.8] * 4)
@@ -85,7 +86,7 @@ def test_it_squats_to_a_joint_reference(quadruped):
 def test_a_joint_reference_beyond_the_limits_is_governed_into_them(quadruped):
     """The squat's thighs and knees 1 rad past their limits (hips as they stand): the reference the controller
     follows stops at the limits, each joint reaching them within its velocity limit (less LIMIT_MARGIN)."""
-    from robot_dynamics_ros.control import LIMIT_MARGIN
+    from robot_dynamics_ros.control.governor import LIMIT_MARGIN
     model, points = quadruped
     lower, upper = model.lower[model.joint_q_index], model.upper[model.joint_q_index]
     speed = model.velocity_limit[model.joint_v_index]

@@ -8,9 +8,9 @@ pytest.importorskip('clarabel')
 from ros_helpers import ros_domain, start  # noqa: E402,F401  (fixtures; skips without rclpy)
 from conftest import ROOT  # noqa: E402
 from test_legged_controller import MU, SIM_DT, STAND  # noqa: E402
-from robot_dynamics_ros.ground_contact import Ground  # noqa: E402
-from robot_dynamics_ros.legged_controller import StandingController  # noqa: E402
-from robot_dynamics_ros.simulation import Simulator  # noqa: E402
+from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402
+from robot_dynamics_ros.control.standing import StandingController  # noqa: E402
+from robot_dynamics_ros.simulation.simulator import Simulator  # noqa: E402
 
 from nav_msgs.msg import Odometry  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402

@@ -17,7 +17,7 @@ from launch.actions import IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 
-from robot_dynamics_ros.processes import isolated_ros_env  # noqa: E402
+from robot_dynamics_ros.commands.processes import isolated_ros_env  # noqa: E402
 from robot_dynamics_ros.resources import share_directory  # noqa: E402
 
 os.environ.update(isolated_ros_env(1 + (os.getpid() * 7 + 5) % 100, base={}))
@@ -30,10 +30,10 @@ def standing_height():
     """The trunk height of config/quadruped.yaml's posture with the feet on the ground: where it spawns."""
     import yaml
     from robot_dynamics_ros import load_urdf
-    from robot_dynamics_ros.ground_contact import Ground
+    from robot_dynamics_ros.simulation.ground_contact import Ground
     from robot_dynamics_ros.model.collision import contact_points_from_urdf
     from robot_dynamics_ros.resources import bundled_config, bundled_urdf
-    from robot_dynamics_ros.simulation import Simulator
+    from robot_dynamics_ros.simulation.simulator import Simulator
     with open(bundled_config('quadruped.yaml')) as f:
         posture = yaml.safe_load(f)['simulator']['ros__parameters']['initial_positions']
     urdf = bundled_urdf('quadruped.urdf')

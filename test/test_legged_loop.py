@@ -17,10 +17,10 @@ from test_public_legged import URDF as ANYMAL_URDF, anymal
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.ground_contact import Ground
+from robot_dynamics_ros.simulation.ground_contact import Ground
 from robot_dynamics_ros.model.collision import contact_points_from_urdf
 from robot_dynamics_ros.resources import legged_parameter_files
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
 URDF = os.path.join(ROOT, 'urdf', 'quadruped.urdf')

@@ -1,17 +1,17 @@
 """The bundled quadruped (urdf/quadruped.urdf) on the ground in process: contact-consistent inverse dynamics
-(legged_control.py) holds it standing and lowers it into a squat, in the simulator with ground contact
+(control/contact_inverse_dynamics.py) holds it standing and lowers it into a squat, in the simulator with ground contact
 (Simulator with a Ground); without the controller it collapses."""
 import numpy as np
 import pytest
 
 from conftest import tilt_degrees
 from robot_dynamics_ros.algorithms import frame_placement
-from robot_dynamics_ros.legged_control import contact_inverse_dynamics
+from robot_dynamics_ros.control.contact_inverse_dynamics import contact_inverse_dynamics
 from robot_dynamics_ros.model.configuration import difference
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
-from robot_dynamics_ros.ground_contact import Ground  # noqa: E402  (needs clarabel)
+from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402  (needs clarabel
 
 STAND = np.array([0.0, 0.6, -1.2] * 4)    # hip, thigh, knee (rad) per leg
 SQUAT = np.array([0.0, 0.9, -1.8] * 4)

@@ -7,9 +7,9 @@ import pytest
 from conftest import BUNDLED_URDF, ROOT, TEST_URDFS
 
 from robot_dynamics_ros import crba, load_urdf
-from robot_dynamics_ros.control import ComputedTorqueController
+from robot_dynamics_ros.control.computed_torque import ComputedTorqueController
 from robot_dynamics_ros.fast import gravity_torques
-from robot_dynamics_ros.simulation import SimulationDiverged, Simulator
+from robot_dynamics_ros.simulation.simulator import SimulationDiverged, Simulator
 
 # config/arm7.yaml: initial pose, gravity and the computed-torque gains.
 INITIAL = np.array([0.0, 0.0, 0.0, -1.5708, 0.0, 1.8675, 0.0])
@@ -182,7 +182,7 @@ def test_servo_velocity_target_is_the_joint_speed_within_the_effort_limit(arm):
 def test_the_position_servo_is_first_order_with_the_stated_time_constant(arm):
     """A step small enough that neither the velocity nor the effort limit binds: each step closes POSITION_GAIN
     of the error, e_k = (1 - POSITION_GAIN)^k e_0, a time constant of dt / POSITION_GAIN (10 ms at 1 kHz)."""
-    from robot_dynamics_ros.simulation import POSITION_GAIN
+    from robot_dynamics_ros.simulation.simulator import POSITION_GAIN
     sim = servo(arm, gravity=[0.0, 0.0, 0.0])
     sim.set_joint_command(position=INITIAL)
     for _ in range(2000):

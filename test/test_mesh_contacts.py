@@ -10,10 +10,10 @@ from conftest import example_robot_data
 
 from oracle import standing_height
 from robot_dynamics_ros import URDFWarning, frame_placements, load_srdf, load_urdf
-from robot_dynamics_ros.ground_contact import Ground
+from robot_dynamics_ros.simulation.ground_contact import Ground
 from robot_dynamics_ros.model.collision import MESH_POINTS, contact_points_from_urdf
 from robot_dynamics_ros.model.srdf import stance_configuration
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 trimesh = pytest.importorskip('trimesh')
 SOLO12 = ('solo_description/robots/solo12.urdf', 'solo_description/srdf/solo.srdf')

@@ -11,10 +11,10 @@ from conftest import TEST_DIR
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.model.collision import contact_points_from_urdf
 from robot_dynamics_ros.model.urdf import URDFWarning
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
-from robot_dynamics_ros.ground_contact import Ground  # noqa: E402  (needs clarabel)
+from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402  (needs clarabel
 
 URDF = os.path.join(TEST_DIR, 'urdf', 'real', 'anymal_c.urdf')
 # LF, RF, LH, RH legs: hip abduction, hip flexion, knee (rad): knees bent, the hind legs mirrored

@@ -26,7 +26,7 @@ from simulated_recording import record_in_process  # noqa: E402
 from robot_dynamics_ros import load_urdf  # noqa: E402
 from robot_dynamics_ros.algorithms.regressor import standard_parameters  # noqa: E402
 from robot_dynamics_ros.cli import main as cli_main  # noqa: E402
-from robot_dynamics_ros.processes import isolated_ros_env  # noqa: E402
+from robot_dynamics_ros.commands.processes import isolated_ros_env  # noqa: E402
 from robot_dynamics_ros.parameters import numeric_base_parameters  # noqa: E402
 from robot_dynamics_ros.parameters.equations import identification_equations  # noqa: E402
 from robot_dynamics_ros.parameters.excitation import optimise_excitation  # noqa: E402

@@ -21,7 +21,7 @@ from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF, ROOT
 
 from robot_dynamics_ros import crba, gravity_torques, load_urdf
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 xacro = pytest.importorskip('xacro')
 

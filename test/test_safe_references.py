@@ -9,9 +9,9 @@ import yaml
 
 from conftest import BUNDLED_URDF, ROOT
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control import (ComputedTorqueController, TrajectoryReference, check_gains,
-                                        sampled_loop_is_stable)
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.control.computed_torque import ComputedTorqueController, check_gains, sampled_loop_is_stable
+from robot_dynamics_ros.control.references import TrajectoryReference
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 MODEL = load_urdf(BUNDLED_URDF)
 with open(f'{ROOT}/config/closed_loop.yaml') as f:
@@ -143,7 +143,7 @@ def test_acceleration_limits_are_per_joint_and_within_the_effort_limits(robot):
     pytest.importorskip('pinocchio')
     from scipy.optimize import nnls
     from oracle import PinocchioOracle
-    from robot_dynamics_ros.control import ACCELERATION_SAMPLES, model_acceleration_limits
+    from robot_dynamics_ros.control.governor import ACCELERATION_SAMPLES, model_acceleration_limits
     urdf = f'{ROOT}/test/urdf/real/{robot}.urdf'
     model = load_urdf(urdf)
     oracle = PinocchioOracle(urdf, model)

@@ -9,8 +9,9 @@ from scipy.integrate import solve_ivp
 
 from robot_dynamics_ros import aba, load_urdf
 from robot_dynamics_ros.algorithms.energy import kinetic_energy
-from robot_dynamics_ros.control import ComputedTorqueController, TrajectoryReference, sinusoid_reference
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.control.computed_torque import ComputedTorqueController
+from robot_dynamics_ros.control.references import TrajectoryReference, sinusoid_reference
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 # A state well inside the bundled arm's limits, with every joint moving.
 Q_OFFSET = np.array([0.3, 0.4, -0.2, 0.3, 0.5, -0.4, 0.2])
@@ -222,7 +223,7 @@ def test_velocity_step_satisfies_maximum_dissipation_conditions(arm, with_stops,
     'all sliding' (the previous step's pattern in motion) takes the solver's shortcut; the minimiser is
     unique (strictly convex), so it must give the same v as no guess."""
     from robot_dynamics_ros import crba
-    from robot_dynamics_ros.joint_friction import solve_velocity_step
+    from robot_dynamics_ros.simulation.joint_friction import solve_velocity_step
     dt, rng = 1e-3, np.random.default_rng(8)
     for scale in (1e-4, 1e-3, 1e-2, 1.0):
         for _ in range(5):

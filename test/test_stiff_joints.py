@@ -6,8 +6,9 @@ import numpy as np
 from conftest import ROOT
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control import ComputedTorqueController, TrajectoryReference, sinusoid_reference
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.control.computed_torque import ComputedTorqueController
+from robot_dynamics_ros.control.references import TrajectoryReference, sinusoid_reference
+from robot_dynamics_ros.simulation.simulator import Simulator
 
 DT = 1e-3
 INERTIA, DAMPING = 1.8e-4, 1.0   # Z1's wrist, about its axis

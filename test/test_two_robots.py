@@ -13,7 +13,7 @@ from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.launch_support import robot_description
+from robot_dynamics_ros.nodes.launch_support import robot_description
 
 STARTUP = 60.0
 ARM = load_urdf(BUNDLED_URDF)

@@ -25,8 +25,8 @@ def njit(*signature, cache=True):
 
 @functools.cache
 def source_hash():
-    """A hash of every source the compiled kernels and the generated code depend on (``algorithms/``, ``fast/`` and
-    ``control.py``, whose constants the compiled control step reads):
+    """A hash of every source the compiled kernels and the generated code depend on (``algorithms/``, ``fast/``,
+    and the compiled steps of ``control/`` and ``simulation/``):
     it names their machine code in numba's disk cache, so that an edit anywhere compiles anew (numba itself checks
     only the file of the function it compiles, not the helpers it calls)."""
     return hash_sources(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,9 +35,8 @@ def source_hash():
 def hash_sources(package):
     """``source_hash`` of the package folder ``package``."""
     digest = hashlib.sha256()
-    sources = [os.path.join(package, 'control.py')] + [
-        os.path.join(package, folder, name) for folder in ('algorithms', 'fast')
-        for name in sorted(os.listdir(os.path.join(package, folder))) if name.endswith('.py')]
+    sources = [os.path.join(package, folder, name) for folder in ('algorithms', 'fast', 'control', 'simulation')
+               for name in sorted(os.listdir(os.path.join(package, folder))) if name.endswith('.py')]
     for path in sources:
         with open(path, 'rb') as f:
             digest.update(os.path.basename(path).encode() + b'\0' + f.read())

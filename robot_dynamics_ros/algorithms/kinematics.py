@@ -33,12 +33,12 @@ def body_transforms(model, q):
 def frame_placements(model: Model, q: ArrayLike) -> dict[str, Placement]:
     """Placement of every URDF link frame, fixed-joint links included: dict link name -> Placement."""
     X0 = body_transforms(model, q)
-    return {name: placement_from_transform(_frame_X_root(model, X0, name)) for name in model.frames}
+    return {name: placement_from_transform(frame_X_root(model, X0, name)) for name in model.frames}
 
 
 def frame_placement(model: Model, q: ArrayLike, link_name: str) -> Placement:
     """Placement (R, p) of one link frame in the root frame."""
-    return placement_from_transform(_frame_X_root(model, body_transforms(model, q), link_name))
+    return placement_from_transform(frame_X_root(model, body_transforms(model, q), link_name))
 
 
 def frame_jacobian(model: Model, q: ArrayLike, link_name: str,
@@ -57,7 +57,7 @@ def frame_jacobian(model: Model, q: ArrayLike, link_name: str,
 
 def jacobian_from_transforms(model, X0, link_name, reference):
     """``frame_jacobian`` from the bodies' transforms X0 (``body_transforms``): several frames at one q share them."""
-    F_X_0 = _frame_X_root(model, X0, link_name)
+    F_X_0 = frame_X_root(model, X0, link_name)
     S = model.motion_subspace
     J = np.zeros((6, model.nv))
     # Columns of the joints between the frame's body and the root: 0_X_j S_j (every column of joint j is in body j's
@@ -84,7 +84,7 @@ def link_frame(model, link_name):
         raise KeyError(f"no link named {link_name!r}; the model has {sorted(model.frames)}") from None
 
 
-def _frame_X_root(model, X0, link_name):
+def frame_X_root(model, X0, link_name):
     frame = link_frame(model, link_name)
     return frame.X_body @ X0[frame.body] if frame.body >= 0 else frame.X_body
 

@@ -25,8 +25,8 @@ run them at the same time; the batched kernels and the plain-Python reference wo
 """
 import numpy as np
 
-from ..model.model import NQ, NV, PRISMATIC, REVOLUTE, _read_only, joint_columns
-from ..spatial import _unskew, skew
+from ..model.model import NQ, NV, PRISMATIC, REVOLUTE, read_only, joint_columns
+from ..spatial import unskew, skew
 
 STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
 
@@ -87,7 +87,7 @@ class PackedModel:
     def __init__(self, model):
         n = model.nv
         table = np.zeros((n, N_COLUMNS))
-        self.body_row = _read_only(model.idx_v + np.array([NV[t] for t in model.joint_type], dtype=int) - 1)
+        self.body_row = read_only(model.idx_v + np.array([NV[t] for t in model.joint_type], dtype=int) - 1)
         for b in range(model.nb):
             kind, first = model.joint_type[b], model.idx_v[b]
             q_start = model.idx_q[b]
@@ -105,9 +105,9 @@ class PackedModel:
             first = model.idx_v[i]
             E = model.X_tree[i][:3, :3]
             table[first, E_TREE] = _rounding_noise_to_zero(E.ravel())
-            table[first, R_TREE] = _rounding_noise_to_zero(_unskew(-E.T @ model.X_tree[i][3:, :3]))  # X[3:, :3] = -E [r]x
+            table[first, R_TREE] = _rounding_noise_to_zero(unskew(-E.T @ model.X_tree[i][3:, :3]))  # X[3:, :3] = -E [r]x
             I = model.inertia[i]
-            mass, h, Ibar = I[3, 3], _unskew(I[:3, 3:]), I[:3, :3]   # I[:3, 3:] = [h]x
+            mass, h, Ibar = I[3, 3], unskew(I[:3, 3:]), I[:3, :3]   # I[:3, 3:] = [h]x
             h, Ibar = _rounding_noise_to_zero(h, mass), _rounding_noise_to_zero(Ibar, np.abs(Ibar).max())
             table[b, MASS] = mass
             table[b, FIRST_MOMENT] = h
@@ -116,7 +116,7 @@ class PackedModel:
             table[b, SPATIAL_INERTIA] = rebuilt
             if not np.allclose(rebuilt, I.ravel(), rtol=0.0, atol=1e-12 * max(1.0, np.abs(I).max())):
                 raise ValueError(f"body {model.body_names[i]!r}: inertia lacks the [[Ibar, h x], [h x^T, m 1]] form")
-        self.row_body = _read_only(np.repeat(np.arange(model.nb), [NV[t] for t in model.joint_type]))
+        self.row_body = read_only(np.repeat(np.arange(model.nb), [NV[t] for t in model.joint_type]))
         self.table = table
         self.data = Data(n)
         self.nv, self.nq = n, model.nq

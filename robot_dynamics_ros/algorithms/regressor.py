@@ -129,7 +129,7 @@ def regressor_kernel(P, W, a0, q, qd, qdd, Y):
             j = int(P[j, PARENT])
 
 
-def _extra_flags(rotor_inertia, viscous, coulomb, offset):
+def extra_flags(rotor_inertia, viscous, coulomb, offset):
     return [bool(x is not None and x is not False) for x in (rotor_inertia, viscous, coulomb, offset)]
 
 
@@ -139,7 +139,7 @@ def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity
     """(n, 10 n + k n) joint-torque regressor Y with tau = Y @ pi (pi from ``standard_parameters``)."""
     check_state(model, q=q, qd=qd, qdd=qdd)
     check_quaternions(model, q)
-    flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
+    flags = extra_flags(rotor_inertia, viscous, coulomb, offset)
     pack, n = packed(model), model.nv
     q, qd, qdd = as_float_arrays(q, qd, qdd)
     Y = np.zeros((n, 10 * n + sum(flags) * n))
@@ -194,7 +194,7 @@ def parameter_names(model, rotor_inertia=False, viscous=False, coulomb=False, of
 
 def chain_parameter_names(n, rotor_inertia=False, viscous=False, coulomb=False, offset=False, nv=None):
     """``parameter_names`` for n bodies and nv (default n) velocity coordinates."""
-    flags = _extra_flags(rotor_inertia, viscous, coulomb, offset)
+    flags = extra_flags(rotor_inertia, viscous, coulomb, offset)
     enabled = [name for name, on in zip(JOINT_PARAMETERS, flags) if on]
     names = [f'{p}{i + 1}' for i in range(n) for p in BODY_PARAMETERS]
     return names + [f'{p}{j + 1}' for j in range(n if nv is None else nv) for p in enabled]

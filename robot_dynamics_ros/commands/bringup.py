@@ -15,16 +15,15 @@ import time
 import numpy as np
 
 from .. import algorithms, fast, load_urdf, stopping
-from ..fast.codegen import MAX_DOF
 from ..errors import RobotDynamicsError
+from ..fast.codegen import MAX_DOF
 from ..model.model import PRISMATIC
 from ..model.srdf import load_srdf, stance_configuration
-from ..processes import (MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, stop_node,
-                         use_environment)
 from ..resources import bundled_urdf, parameter_files
 from . import finite_float, int_in, non_negative_float, positive_float, view
-from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, spin_or_stop,
+from .node_runs import (WALL_ALLOWANCE, node_logs, rate, report_exits, simulation_stopped, spin_or_stop,
                         steps_per_second, write_report)
+from .processes import MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, stop_node, use_environment
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 
@@ -74,11 +73,6 @@ def add_domain_arguments(parser):
                         help='ROS_DOMAIN_ID for the nodes (default: the environment\'s ROS_DOMAIN_ID, else 0)')
     parser.add_argument('--isolated', action='store_true',
                         help='localhost-only discovery, on --domain-id or else a domain derived from the process id')
-
-
-def rate(samples, start, end):
-    """Messages per wall second received in [start, end]."""
-    return sum(start <= sample[0] <= end for sample in samples) / max(end - start, 1e-9)
 
 
 def sim_time_since(recorder, first):

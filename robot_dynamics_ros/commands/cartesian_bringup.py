@@ -12,13 +12,13 @@ import time
 
 import numpy as np
 
-from ..cartesian_control import default_end_effector, dexterous_posture
 from .. import stopping
+from ..control.cartesian import default_end_effector, dexterous_posture
 from ..errors import RobotDynamicsError
 from ..model.model import Model
-from ..processes import describe_domain, start_node, stop_node, use_environment
-from .node_runs import WALL_ALLOWANCE, node_logs, report_exits, spin_or_stop, steps_per_second, write_report
-from .bringup import rate
+from .node_runs import (WALL_ALLOWANCE, node_logs, rate, report_exits, spin_or_stop, steps_per_second,
+                        write_report)
+from .processes import describe_domain, start_node, stop_node, use_environment
 
 NODES = ('simulator', 'cartesian_controller', 'cartesian_target_publisher')
 

@@ -8,7 +8,7 @@ import yaml
 
 from .. import load_urdf
 from ..algorithms.regressor import parameter_names, standard_parameters
-from ..model.urdf import _read_xml
+from ..model.urdf import read_xml
 from ..parameters import numeric_base_parameters
 from ..parameters.equations import identification_equations
 from ..parameters.identification import held_out_torque_errors, identify_equations
@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
             print("error: the solver found no physically consistent standard parameters for bodies "
                   f"{[model.body_names[i] for i in inconsistent]}; {args.urdf_out} not written", file=sys.stderr)
             return 1
-        xml = write_identified_urdf(_read_xml(args.urdf), model, pi, parameter_names(model, **extras))
+        xml = write_identified_urdf(read_xml(args.urdf), model, pi, parameter_names(model, **extras))
         load_urdf(xml, strict=True)  # the package's own loader accepts what we write, or this raises before writing
         with open(args.urdf_out, 'w', encoding='utf-8') as f:
             f.write(xml)

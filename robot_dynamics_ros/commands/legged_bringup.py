@@ -16,11 +16,11 @@ import numpy as np
 from .. import stopping
 from ..errors import RobotDynamicsError
 from ..model.model import Model
-from ..processes import describe_domain, start_node, stop_node, use_environment
 from ..resources import legged_parameter_files
 from . import view
 from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, spin_or_stop,
                         steps_per_second, write_report)
+from .processes import describe_domain, start_node, stop_node, use_environment
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
 FALLEN_TILT = 45.0   # deg: a base tilted further has fallen over

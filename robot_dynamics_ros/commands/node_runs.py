@@ -13,6 +13,11 @@ from ..errors import RobotDynamicsError
 WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
 
 
+def rate(samples, start, end):
+    """Messages per wall second received in [start, end]."""
+    return sum(start <= sample[0] <= end for sample in samples) / max(end - start, 1e-9)
+
+
 def spin_or_stop(recorder, condition, timeout):
     """``recorder.spin_until(condition, timeout)``, ended by SIGINT or SIGTERM (recorded by ``stopping.catch()``):
     then KeyboardInterrupt, raised here, not from a signal handler inside rclpy's C++ code (where pybind11 turned it

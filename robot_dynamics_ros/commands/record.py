@@ -23,11 +23,11 @@ import yaml
 
 from .. import load_urdf, stopping
 from ..errors import RobotDynamicsError
-from ..parameters.recordings import EXPERIMENT_SECONDS, SAMPLING
 from ..model.srdf import load_srdf, stance_configuration
+from ..parameters.recordings import EXPERIMENT_SECONDS, SAMPLING
 from ..resources import bundled_urdf, parameter_files
-from ..processes import describe_domain, loop_environment, start_node, stop_node, use_environment
 from .bringup import add_domain_arguments
+from .processes import describe_domain, loop_environment, start_node, stop_node, use_environment
 
 SETTLE = 0.5  # s of sim time recorded after the trajectory's end
 

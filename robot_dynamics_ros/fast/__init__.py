@@ -26,10 +26,10 @@ from ..algorithms.backends import KERNEL_FORCES as FORCES
 from ..algorithms.backends import KERNEL_STATES as STATES
 from ..algorithms.backends import compiled
 from ..algorithms.packing import as_float_arrays, packed
-from ..algorithms.regressor import _extra_flags, body_columns, joint_columns
+from ..algorithms.regressor import extra_flags, body_columns, joint_columns
+from ..algorithms.spatial_kernels import unit_quaternions
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
-from ..algorithms.spatial_kernels import unit_quaternions
 from ..model.configuration import QUATERNION_TOLERANCE, check_quaternion_rows, check_quaternions
 from ..model.model import Model, check_state, check_states
 from . import code_cache
@@ -317,14 +317,14 @@ def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity
               rotor_inertia: bool = False, viscous: bool = False, coulomb: bool = False,
               offset: bool = False) -> NDArray[np.float64]:
     """As ``algorithms.regressor``: (nv, 10 nv + k nv) Y with tau = Y @ pi."""
-    return _regressor(model, (q, qd, qdd), gravity, _extra_flags(rotor_inertia, viscous, coulomb, offset), False)
+    return _regressor(model, (q, qd, qdd), gravity, extra_flags(rotor_inertia, viscous, coulomb, offset), False)
 
 
 def regressor_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, gravity: ArrayLike | None = None,
                     rotor_inertia: bool = False, viscous: bool = False, coulomb: bool = False,
                     offset: bool = False) -> NDArray[np.float64]:
     """regressor on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv, 10 nv + k nv)."""
-    return _regressor(model, (Q, QD, QDD), gravity, _extra_flags(rotor_inertia, viscous, coulomb, offset), True)
+    return _regressor(model, (Q, QD, QDD), gravity, extra_flags(rotor_inertia, viscous, coulomb, offset), True)
 
 
 __all__ = ['BACKEND', 'path', 'specialize', 'choose_code', 'functions', 'ModelFunctions', 'rnea', 'crba', 'aba', 'gravity_torques',

@@ -1,6 +1,6 @@
 """One controller update compiled: what ``JointStateMapper.map``, ``TrajectoryReference.sample`` and
 ``ComputedTorqueController.update`` (control.py, the NumPy path) compute for a joint state, in one call, with
-RNEA from the table kernel. ``control.ControlStep`` packs the arguments. The reference governor and the integral
+RNEA from the table kernel. ``control.computed_torque.ControlStep`` packs the arguments. The reference governor and the integral
 action (``govern_reference``, ``integrate_error``) are written once, here: the NumPy path runs them as plain
 Python, on the same state arrays.
 

@@ -17,7 +17,8 @@ import numpy as np
 from .. import spatial
 from ..errors import URDFWarning
 from . import meshes
-from .urdf import URDFError, _read_xml
+from .model import Model
+from .urdf import URDFError, read_xml
 
 RIM_POINTS = 8   # points on each rim of a cylinder
 MESH_POINTS = 32  # convex-hull vertices kept per collision mesh (16 leave Solo12's round front feet 3 mm high)
@@ -33,7 +34,7 @@ class ContactPoint(NamedTuple):
 def contact_points_from_urdf(source) -> list[ContactPoint]:
     """The contact points of every ``<collision>`` sphere, box and cylinder of a URDF (path or XML string),
     in document order; URDFError naming the link for a malformed one."""
-    xml = _read_xml(source)
+    xml = read_xml(source)
     folder = None if xml is source or os.fspath(source).lstrip().startswith('<') else \
         os.path.dirname(os.path.abspath(source))
     robot = ET.fromstring(xml)
@@ -119,3 +120,9 @@ def farthest_points(points, count):
         chosen.append(int(np.argmax(distance)))
         distance = np.minimum(distance, np.linalg.norm(points - points[chosen[-1]], axis=1))
     return points[chosen]
+
+
+def leaf_links(model: Model) -> set[str]:
+    """The URDF links on bodies that have no child body (the feet of a legged robot, the tips of a tree)."""
+    children = model.children
+    return {name for name, frame in model.frames.items() if frame.body >= 0 and not children[frame.body]}

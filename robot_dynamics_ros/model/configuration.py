@@ -8,7 +8,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import spatial
-from .model import FREE_FLYER, NQ, PLANAR, REVOLUTE, Model, check_state
+from .joints import FREE_FLYER, PLANAR, check_state, neutral_coordinates, random_coordinates
+from .model import Model
 
 QUATERNION_TOLERANCE = 1e-6   # | |quaternion| - 1 | beyond this is an error
 
@@ -38,34 +39,14 @@ def check_quaternion_rows(model: Model, Q) -> None:
 
 def neutral(model: Model) -> NDArray[np.float64]:
     """Zero displacement in every joint (identity quaternion, cos = 1), 1-DOF joints clipped into their limits."""
-    q = np.clip(np.zeros(model.nq), model.lower, model.upper)
-    for kind, start in zip(model.joint_type, model.idx_q):
-        if kind == FREE_FLYER:
-            q[start:start + 7] = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0
-        elif kind == PLANAR:
-            q[start:start + 4] = 0.0, 0.0, 1.0, 0.0
-    return q
+    return neutral_coordinates(model.joint_type, model.idx_q, model.lower, model.upper)
 
 
 def random_configuration(model: Model, rng: np.random.Generator) -> NDArray[np.float64]:
     """1-DOF joints uniform in their limits; in [-pi, pi] (revolute) or [-1, 1] (prismatic) where unlimited, and
     over twice that span from the one limit a joint limited on one side has. Floating and planar joints: position
     uniform in [-1, 1] per axis, orientation uniform (a uniformly random unit quaternion; an angle in [-pi, pi])."""
-    q = np.empty(model.nq)
-    for kind, start in zip(model.joint_type, model.idx_q):
-        if kind == FREE_FLYER:
-            quaternion = rng.normal(size=4)
-            q[start:start + 7] = *rng.uniform(-1.0, 1.0, 3), *(quaternion / np.linalg.norm(quaternion))
-        elif kind == PLANAR:
-            angle = rng.uniform(-np.pi, np.pi)
-            q[start:start + 4] = *rng.uniform(-1.0, 1.0, 2), np.cos(angle), np.sin(angle)
-        else:
-            span = np.pi if kind == REVOLUTE else 1.0
-            lower, upper = model.lower[start], model.upper[start]
-            lo = lower if np.isfinite(lower) else min(-span, upper - 2 * span)
-            hi = upper if np.isfinite(upper) else max(span, lower + 2 * span)
-            q[start] = rng.uniform(lo, hi)
-    return q
+    return random_coordinates(model.joint_type, model.idx_q, model.lower, model.upper, rng)
 
 
 def normalize(model: Model, q: ArrayLike) -> NDArray[np.float64]:

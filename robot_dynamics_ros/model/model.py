@@ -5,16 +5,11 @@ from functools import cached_property
 import numpy as np
 
 from .. import spatial
-
-REVOLUTE = 0
-PRISMATIC = 1
-FREE_FLYER = 2   # q = [x y z qx qy qz qw], v = [linear; angular] in the body frame (Pinocchio's layout)
-PLANAR = 3       # q = [x y cos sin], v = [vx vy w] in the body frame, in the xy plane of the joint frame
-NQ = {REVOLUTE: 1, PRISMATIC: 1, FREE_FLYER: 7, PLANAR: 4}   # coordinates of each joint type
-NV = {REVOLUTE: 1, PRISMATIC: 1, FREE_FLYER: 6, PLANAR: 3}
+from .joints import (FREE_FLYER, NQ, NV, PLANAR, PRISMATIC, REVOLUTE, check_state, check_states,  # noqa: F401
+                     joint_columns, neutral_coordinates, random_coordinates)
 
 
-def _read_only(array):
+def read_only(array):
     """A read-only array: ``array`` itself when it already is one that owns its data, else a read-only copy (so
     that no caller keeps a writable view of model data)."""
     if isinstance(array, np.ndarray) and not array.flags.writeable and array.base is None:
@@ -32,7 +27,7 @@ class Frame:
     X_body: np.ndarray  # motion transform from the body frame to this link frame
 
     def __post_init__(self):
-        object.__setattr__(self, 'X_body', _read_only(self.X_body))
+        object.__setattr__(self, 'X_body', read_only(self.X_body))
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,7 +72,7 @@ class Model:
         for f in fields(self):
             value = getattr(self, f.name)
             if isinstance(value, np.ndarray):
-                object.__setattr__(self, f.name, _read_only(value))
+                object.__setattr__(self, f.name, read_only(value))
         object.__setattr__(self, '_cache', {})   # derived data of this instance (fast.packing, fast.codegen)
 
     def __getstate__(self):   # copies and pickles rebuild the derived data instead of sharing it
@@ -95,12 +90,12 @@ class Model:
     @cached_property
     def idx_q(self):
         """(nb,) first coordinate of each joint in q."""
-        return _read_only(np.cumsum([0] + [NQ[t] for t in self.joint_type])[:-1].astype(int))
+        return read_only(np.cumsum([0] + [NQ[t] for t in self.joint_type])[:-1].astype(int))
 
     @cached_property
     def idx_v(self):
         """(nb,) first coordinate of each joint in qd, qdd, tau."""
-        return _read_only(np.cumsum([0] + [NV[t] for t in self.joint_type])[:-1].astype(int))
+        return read_only(np.cumsum([0] + [NV[t] for t in self.joint_type])[:-1].astype(int))
 
     @cached_property
     def nq(self) -> int:
@@ -113,12 +108,12 @@ class Model:
     @cached_property
     def joint_v_index(self):
         """(len(joint_names),) the coordinate of each 1-DOF joint in qd (and q: ``joint_q_index``)."""
-        return _read_only(np.array([self.idx_v[self.body_joint_names.index(name)] for name in self.joint_names],
+        return read_only(np.array([self.idx_v[self.body_joint_names.index(name)] for name in self.joint_names],
                                    dtype=int))
 
     @cached_property
     def joint_q_index(self):
-        return _read_only(np.array([self.idx_q[self.body_joint_names.index(name)] for name in self.joint_names],
+        return read_only(np.array([self.idx_q[self.body_joint_names.index(name)] for name in self.joint_names],
                                    dtype=int))
 
     @cached_property
@@ -197,8 +192,7 @@ class Model:
 
     def neutral(self):
         """The neutral configuration (``configuration.neutral``)."""
-        from .configuration import neutral
-        return neutral(self)
+        return neutral_coordinates(self.joint_type, self.idx_q, self.lower, self.upper)
 
     def middle_of_limits(self):
         """The middle of each joint's position limits; 0 where a joint is unlimited, clipped into the one limit
@@ -209,60 +203,4 @@ class Model:
 
     def random_configuration(self, rng):
         """A random configuration (``configuration.random_configuration``)."""
-        from .configuration import random_configuration
-        return random_configuration(self, rng)
-
-
-def joint_columns(kind, axis):
-    """The motion subspace columns of a joint type, in the order of its velocity coordinates: (angular, 3-vector)
-    pairs, [angular part; 0] when angular, else [0; linear part]."""
-    if kind in (REVOLUTE, PRISMATIC):
-        return [(kind == REVOLUTE, np.asarray(axis, dtype=float))]
-    e = np.eye(3)
-    if kind == FREE_FLYER:
-        return [(False, e[0]), (False, e[1]), (False, e[2]), (True, e[0]), (True, e[1]), (True, e[2])]
-    return [(False, e[0]), (False, e[1]), (True, e[2])]
-
-
-def _length(model, name):
-    """The length a state argument needs: nq for a configuration (q), nv for velocities, accelerations, forces."""
-    return model.nq if name == 'q' else model.nv
-
-
-def _described(model):
-    if model.fixed_base:
-        return f"the {model.nv}-DOF model {model.name!r}"
-    return f"the model {model.name!r} (nq = {model.nq}, nv = {model.nv})"
-
-
-def check_state(model, **arrays):
-    """Raise ValueError naming the first argument whose shape is not (nq,) for q, (nv,) for the others (f_ext:
-    (nb, 6), one spatial force per body; None is skipped). Every backend validates its arguments with this, so a
-    wrong length gives the same error everywhere."""
-    for name, value in arrays.items():
-        if value is None:
-            continue
-        expected = (model.nb, 6) if name == 'f_ext' else (_length(model, name),)
-        shape = np.shape(value)
-        if shape != expected:
-            raise ValueError(f"{name} has shape {shape}; {_described(model)} needs {expected}")
-
-
-def check_states(model, **arrays):
-    """As ``check_state`` for batches: shape (N, nq) or (N, nv) with the same N for every array (f_ext: (nb, 6)
-    or (N, nb, 6))."""
-    n = model.nb
-    count = None
-    for name, value in arrays.items():
-        if value is None:
-            continue
-        shape = np.shape(value)
-        if name == 'f_ext':
-            if shape != (n, 6) and not (len(shape) == 3 and shape[1:] == (n, 6) and shape[0] == count):
-                raise ValueError(f"{name} has shape {shape}; {_described(model)} needs ({n}, 6) "
-                                 f"or ({count}, {n}, 6)")
-            continue
-        count = shape[0] if count is None and len(shape) == 2 else count
-        if shape != (count, _length(model, name)):
-            raise ValueError(f"{name} has shape {shape}; {_described(model)} needs "
-                             f"({count if count is not None else 'N'}, {_length(model, name)})")
+        return random_coordinates(self.joint_type, self.idx_q, self.lower, self.upper, rng)

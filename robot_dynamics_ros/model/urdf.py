@@ -48,13 +48,13 @@ def load_urdf(source: str | os.PathLike, strict: bool = False, root_joint: str |
     root_joint: None (the root link is fixed to the world), 'floating' or 'planar': the joint between the world and
     the root link, named 'root_joint', whose coordinates come first in q and qd.
     """
-    model, messages = _parse(_read_xml(source), strict, root_joint)
+    model, messages = _parse(read_xml(source), strict, root_joint)
     for message in messages:
         warnings.warn(message, URDFWarning, stacklevel=2)
     return model
 
 
-def _read_xml(source):
+def read_xml(source):
     source = os.fspath(source)
     if source.lstrip().startswith('<'):
         return source

@@ -1,5 +1,5 @@
 """``cartesian_controller`` node: impedance or operational-space control of one link frame
-(``cartesian_control.CartesianController``), with the parameter names of fzi's cartesian_controllers.
+(``control.cartesian.CartesianController``), with the parameter names of fzi's cartesian_controllers.
 
 Subscribes ``joint_states`` (sensor_msgs/JointState), ``~/target_pose`` (geometry_msgs/PoseStamped in
 ``robot_base_link``, as crisp_controllers) and ``~/target_wrench`` (geometry_msgs/WrenchStamped: a feed-forward
@@ -27,9 +27,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
 from .. import spatial
-from ..cartesian_control import LAWS, CartesianController, CartesianTarget, default_end_effector
-from ..control import JointStateMapper, all_finite, plausibility_bounds
+from ..control.cartesian import LAWS, CartesianController, CartesianTarget, default_end_effector
+from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..fast import choose_code
+from ..model.joints import all_finite
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
                      declare_parameters, default_as_none, joint_order, positive, run)
 

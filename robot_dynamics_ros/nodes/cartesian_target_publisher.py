@@ -11,7 +11,7 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 
-from ..cartesian_control import PLANES, circle_offset
+from ..control.cartesian import PLANES, circle_offset
 from .common import Param, as_float, choice, declare_parameters, positive, run
 
 

@@ -31,13 +31,15 @@ from trajectory_msgs.msg import JointTrajectory
 
 from .. import fast
 from ..algorithms import gravity_torques
-from ..control import (CONTROL_MODES, MAX_MAGNITUDE, ComputedTorqueController, ControlStep, JointStateMapper,
-                       TrajectoryReference, all_finite, check_gains, plausibility_bounds)
+from ..control.computed_torque import CONTROL_MODES, ComputedTorqueController, ControlStep, check_gains
+from ..control.joint_states import MAX_MAGNITUDE, JointStateMapper, plausibility_bounds
+from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from .trajectory_cdr import FIELDS, read_joint_trajectory
+from ..model.joints import all_finite
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_vector, choice,
                      declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
+from .trajectory_cdr import FIELDS, read_joint_trajectory
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many
 # seconds (Python's default, 5 ms, per lock hand-over, stalls the rclpy callbacks that hand it over often).

@@ -1,4 +1,4 @@
-"""``legged_controller`` node: keeps a floating-base legged robot standing (legged_controller.StandingController:
+"""``legged_controller`` node: keeps a floating-base legged robot standing (control.standing.StandingController:
 contact-consistent inverse dynamics, one cone program per update).
 
 Subscribes ``joint_states`` (sensor_msgs/JointState, the actuated joints by name), ``odom`` (nav_msgs/Odometry:
@@ -35,11 +35,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from ..control import JointStateMapper, TrajectoryReference, all_finite, plausibility_bounds
-from ..legged_control import ContactForceError
-from ..legged_controller import MODES, StandingController
+from ..control.contact_inverse_dynamics import ContactForceError
+from ..control.joint_states import JointStateMapper, plausibility_bounds
+from ..control.references import TrajectoryReference
+from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
+from ..model.joints import all_finite
 from .common import (ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice, contact_point,
                      declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
                      semantic_description, stance)

@@ -37,10 +37,9 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from ..legged_controller import leaf_links
-from ..model.collision import contact_points_from_urdf
+from ..model.collision import contact_points_from_urdf, leaf_links
 from ..model.model import FREE_FLYER
-from ..simulation import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
+from ..simulation.simulator import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
                      contact_point, declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
                      semantic_description, stance)
@@ -239,7 +238,7 @@ class SimulatorNode(Node):
         """The Simulator's ground arguments from the parameters: {} without a ground."""
         if self.ground == 'off' or (self.ground == 'auto' and model.fixed_base):
             return {}
-        from ..ground_contact import Ground   # clarabel: the 'legged' extra
+        from ..simulation.ground_contact import Ground  # clarabel: the 'legged' extra
         if self.contact_points_param:
             points = [contact_point(entry) for entry in self.contact_points_param]
         else:

@@ -17,7 +17,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ..control import sinusoid_reference
+from ..control.references import sinusoid_reference
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, as_float, as_vector, choice,
                      declare_parameters, joint_order, run)
 

@@ -11,7 +11,7 @@ How to difference depends on what produced the samples (``sampling``):
   Central differences: qd_k = (q_k+1 - q_k-1) / 2 dt, qdd_k = (q_k+1 - 2 q_k + q_k-1) / dt^2; Coulomb friction
   takes the sign of qd_k.
 - ``'simulator'``: the package's Simulator stepped by semi-implicit Euler, one sample per step, as ``record``
-  writes it. A step from state k applies the effort tau_k over [t_k, t_k+1] and does (simulation.py)
+  writes it. A step from state k applies the effort tau_k over [t_k, t_k+1] and does (simulation/simulator.py)
 
       qd_k+1 = qd_k + dt M(q_k)^-1 (tau_k - c(q_k, qd_k) - Fv qd_k+1 - Fc sign(qd_k+1)),
       q_k+1  = q_k + dt qd_k+1,

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import spatial
-from ..model.urdf import URDFError, _read_xml
+from ..model.urdf import URDFError, read_xml
 from . import require
 
 DEFAULT_COLOR = (0.35, 0.5, 0.8, 1.0)   # steel blue: unlike the white ground and grey grid
@@ -81,7 +81,7 @@ def robot_geometry(source, environ=None, urdf_dir=None):
     """RobotGeometry of a URDF (path or XML string). Per link: its ``<visual>`` shapes; its ``<collision>``
     primitives where it has no visual or one of its visual meshes is not found. Relative mesh names are resolved
     from ``urdf_dir``, by default the URDF file's folder (the working folder for a string)."""
-    robot = ET.fromstring(_read_xml(source))
+    robot = ET.fromstring(read_xml(source))
     if urdf_dir is None:
         is_xml = os.fspath(source).lstrip().startswith('<')
         urdf_dir = '.' if is_xml else os.path.dirname(os.path.abspath(source))

@@ -48,11 +48,11 @@ import numpy as np
 import scipy.sparse as sparse
 from scipy.linalg import solve_triangular
 
-from . import spatial
-from .algorithms.point_kinematics import PointKinematics
+from .. import spatial
+from ..algorithms.point_kinematics import PointKinematics
+from ..fast import udut
+from ..model.configuration import integrate
 from .contact_active_set import APART, INSIDE, PUSHING, roles_of, solve_on_pattern
-from .fast import udut
-from .model.configuration import integrate
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
 # by FIXED_POINT_TOLERANCE dt per step (1 nm at 1 kHz), which the gap term max(phi, 0) / dt takes back the next step.

@@ -1,5 +1,5 @@
 """A controller that keeps a floating-base legged robot standing: joint posture plus base pose tracking through
-contact-consistent inverse dynamics (legged_control.contact_inverse_dynamics; no ROS import).
+contact-consistent inverse dynamics (contact_inverse_dynamics; no ROS import).
 
 Each update sets the desired acceleration (task-space PD on the whole configuration, as in computed-torque control)
 
@@ -28,23 +28,18 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .algorithms.kinematics import _frame_X_root, body_transforms, placement_from_transform
-from .control import ReferenceGovernor, TrajectoryReference
-from .legged_control import ContactForceError, contact_inverse_dynamics
-from .model.collision import ContactPoint
-from .model.configuration import difference
-from .model.model import Model
+from ..algorithms.kinematics import frame_X_root, body_transforms, placement_from_transform
+from ..model.collision import ContactPoint, leaf_links
+from ..model.configuration import difference
+from ..model.model import Model
+from .contact_inverse_dynamics import ContactForceError, contact_inverse_dynamics
+from .governor import ReferenceGovernor
+from .references import TrajectoryReference
 
 CONTACT_TOLERANCE = 2e-3   # m: a foot point this close to the ground (by the measured q) is in contact
 FOOT_FLATNESS = 2e-4       # m: of a foot's points in contact, those this close to its lowest bear the load (a flat
                            # sole's corners; of a round foot's hull vertices, the lowest alone)
 MODES = ('stand', 'gravity_compensation')
-
-
-def leaf_links(model: Model) -> set[str]:
-    """The URDF links on bodies that have no child body (the feet of a legged robot, the tips of a tree)."""
-    children = model.children
-    return {name for name, frame in model.frames.items() if frame.body >= 0 and not children[frame.body]}
 
 
 def yaw_of(quaternion: ArrayLike) -> float:
@@ -117,7 +112,7 @@ class StandingController:
         X0 = body_transforms(self.model, q) if X0 is None else X0
         heights, points = np.empty(len(self.feet)), []
         for i, foot in enumerate(self.feet):
-            placement = placement_from_transform(_frame_X_root(self.model, X0, foot.link))
+            placement = placement_from_transform(frame_X_root(self.model, X0, foot.link))
             lowest_in_link = np.asarray(foot.offset) - foot.radius * placement.R[2]   # R^T e_z = R's third row
             heights[i] = (placement.p + placement.R @ lowest_in_link)[2] - self.ground_height
             points.append((foot.link, lowest_in_link))

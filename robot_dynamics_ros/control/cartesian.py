@@ -27,14 +27,14 @@ from collections import deque
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from . import fast, spatial
-from .algorithms.backends import compiled, njit
-from .algorithms.crba import crba_kernel
-from .algorithms.packing import packed
-from .algorithms.rnea import rnea_kernel
-from .algorithms.udut import udut_kernel
-from .fast.control_kernel import FRICTION_SMOOTHING_VELOCITY
-from .model.model import PRISMATIC, REVOLUTE, Model
+from .. import fast, spatial
+from ..algorithms.backends import compiled, njit
+from ..algorithms.crba import crba_kernel
+from ..algorithms.packing import packed
+from ..algorithms.rnea import rnea_kernel
+from ..algorithms.udut import udut_kernel
+from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY
+from ..model.model import PRISMATIC, REVOLUTE, Model
 
 LAWS = ('impedance', 'operational_space')
 SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reach) below which Lambda is damped

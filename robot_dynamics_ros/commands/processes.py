@@ -6,8 +6,8 @@ import signal
 import subprocess
 import sys
 
-from . import stopping
-from .errors import RobotDynamicsError
+from .. import stopping
+from ..errors import RobotDynamicsError
 
 STOP_TIMEOUT = 10.0  # s a node gets to exit after SIGINT
 MAX_DOMAIN_ID = 232

@@ -5,20 +5,20 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .fast import aba, bias_torques, crba
-from .algorithms.energy import kinetic_energy, potential_energy
-from .algorithms.kinematics import frame_jacobian
-from .algorithms.udut import innovations_factors
+from ..algorithms.energy import kinetic_energy, potential_energy
+from ..algorithms.kinematics import frame_jacobian
+from ..algorithms.udut import innovations_factors
+from ..errors import SingularMassMatrixError
+from ..fast import aba, bias_torques, crba
+from ..model.configuration import integrate, normalize
+from ..model.joints import as_finite_vector
+from ..model.model import FREE_FLYER, NQ, NV, REVOLUTE, Model
+from ..spatial import quaternion_to_matrix
 from .joint_friction import SLIDING, solve_velocity_step
-from .control import as_finite_vector
-from .errors import SingularMassMatrixError
-from .model.configuration import integrate, normalize
-from .model.model import FREE_FLYER, NQ, NV, REVOLUTE, Model
-from .spatial import quaternion_to_matrix
 
 if TYPE_CHECKING:   # clarabel, the optional solver, is imported only with a ground
     from .ground_contact import Ground
-    from .model.collision import ContactPoint
+    from ..model.collision import ContactPoint
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
@@ -203,7 +203,7 @@ class Simulator:
                                  as_finite_vector('wrench force', force, 3)])
         self.held_wrench = (link, wrench) if np.any(wrench) else None
 
-    def _push_effort(self, q):
+    def _external_effort(self, q):
         """The generalized force of the active push and of the held wrench, J^T [torque; force] (J: the link's
         Jacobian at its origin, world-aligned, [angular; linear]); zero when none acts."""
         effort = 0.0
@@ -354,7 +354,7 @@ class Simulator:
         Keeps M + dt B for the velocity-level friction and stops of the same step (``_friction_and_stops``)."""
         tau = self.applied_effort if not self.servo_mode else self._effort(q, qd)
         self._step_inertia = crba(self.model, q) + np.diag(self.dt * self.damping)
-        force = tau - self.damping * qd + self._push_effort(q) - bias_torques(self.model, q, qd, self.gravity)
+        force = tau - self.damping * qd + self._external_effort(q) - bias_torques(self.model, q, qd, self.gravity)
         return np.linalg.solve(self._step_inertia, force)
 
     def _integrate(self, q, v):
@@ -381,7 +381,7 @@ class Simulator:
     def _acceleration(self, q, qd):
         """qdd from ABA under the motor effort at (q, qd) and viscous damping."""
         tau = self.applied_effort if not self.servo_mode else self._effort(q, qd)
-        return aba(self.model, q, qd, tau - self.damping * qd + self._push_effort(q), self.gravity)
+        return aba(self.model, q, qd, tau - self.damping * qd + self._external_effort(q), self.gravity)
 
     def _rk4(self, q, qd):
         """One classical Runge-Kutta step of (q, qd)' = (qd, qdd)."""

@@ -9,9 +9,9 @@ import xml.etree.ElementTree as ET
 
 import yaml
 
-from .model import URDFError, load_urdf
-from .model.urdf import _read_xml
-from .resources import parameter_files
+from ..model import URDFError, load_urdf
+from ..model.urdf import read_xml
+from ..resources import parameter_files
 
 
 class LaunchCheckError(RuntimeError):
@@ -63,7 +63,7 @@ def robot_description(urdf_file, prefix=''):
     the loader: a ROS graph can then hold two robots with distinct joint names and TF frames (ur_description's
     tf_prefix). LaunchCheckError for a missing or invalid file, or a .xacro without xacro installed."""
     try:
-        xml = prefixed(_read_xml(urdf_file), prefix)
+        xml = prefixed(read_xml(urdf_file), prefix)
         load_urdf(xml)
     except (URDFError, ET.ParseError) as e:
         raise LaunchCheckError(f"robot description {urdf_file!r}: {e}") from None

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from .algorithms.kinematics import _frame_X_root, body_transforms, jacobian_from_transforms, placement_from_transform
-from .fast import bias_torques, crba
-from .model.configuration import difference, integrate
-from .model.model import Model
-from .spatial import skew
+from ..algorithms.kinematics import frame_X_root, body_transforms, jacobian_from_transforms, placement_from_transform
+from ..fast import bias_torques, crba
+from ..model.configuration import difference, integrate
+from ..model.model import Model
+from ..spatial import skew
 
 FORCE_WEIGHT = 1e-9      # (m/s^2)^2 per N^2: spreads the load; moves a feasible qdd by about FORCE_WEIGHT |f|
 RANK_TOLERANCE = 1e-9    # singular values of the contact Jacobian below this fraction of the largest: dependent rows
@@ -39,7 +39,7 @@ def point_jacobians(model: Model, q: ArrayLike, contacts: Sequence[tuple[str, Ar
     rows = []
     for link, offset in contacts:
         J = jacobian_from_transforms(model, X0, link, 'local_world_aligned')   # [angular; linear] at the origin
-        r = placement_from_transform(_frame_X_root(model, X0, link)).R @ np.asarray(offset, dtype=float)
+        r = placement_from_transform(frame_X_root(model, X0, link)).R @ np.asarray(offset, dtype=float)
         rows.append(J[3:] - skew(r) @ J[:3])
     return np.vstack(rows) if rows else np.zeros((0, model.nv))
 
