@@ -10,6 +10,10 @@ they have subscribers (checked every `state_timeout` / 2), as each publish costs
 With numba (the `fast` extra) each joint state is mapped, the reference sampled and the control law run in one
 compiled call (control.ControlStep); a state it refuses, and the first one, take the NumPy path, which gives the
 same results and rejects bad input with its message.
+Gains: `kp`, `kd`, `ki` (a number for every joint, or one per joint in `joints` order), and per joint as
+ros2_controllers' joint_trajectory_controller takes them, ``gains.<joint>.p``, ``.d``, ``.i`` (declared once the model
+is known; at start-up a joint's map entry wins over the number or list, and the node says so once; at run time the
+latest set wins: kp etc. set every joint, and the gains.* parameters always show the gains in use).
 The reference is evaluated at each joint state's header stamp (joint states must be stamped), and a
 trajectory stamped zero starts at the last joint state's stamp (one that comes before the first joint
 state waits for it), so the controller follows the simulator's clock without use_sim_time.
@@ -37,7 +41,7 @@ from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
 from ..model.joints import all_finite
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_vector, choice,
+from .common import (STEADY_CLOCK, ConfigurationError, JointGains, ModelSource, Param, Throttle, as_vector, choice,
                      declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
 from .trajectory_cdr import FIELDS, read_joint_trajectory
 
@@ -45,6 +49,7 @@ from .trajectory_cdr import FIELDS, read_joint_trajectory
 # seconds (Python's default, 5 ms, per lock hand-over, stalls the rclpy callbacks that hand it over often).
 WORKER_SWITCH_INTERVAL = 1e-4
 STALE_BEHAVIORS = ('zero', 'gravity_compensation')
+GAIN_TERMS = {'p': 'kp', 'd': 'kd', 'i': 'ki'}   # gains.<joint>.<term> (joint_trajectory_controller) -> parameter
 
 
 def _gain(name, value):
@@ -87,7 +92,9 @@ class ControllerNode(Node):
         super().__init__('computed_torque_controller')
         self.model = self.controller = None
         self.settings = {}
+        self.gains = None   # {term: array in `joints` order}: the gains in use, once the model is known
         p = declare_parameters(self, PARAMETERS, self._apply_settings)
+        self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
         self.joints_param, self.gravity_param, self.state_timeout = p['joints'], p['gravity'], p['state_timeout']
         self.ignore_unknown, self.joint_state_rate = p['ignore_unknown_joints'], p['joint_state_rate']
         self.acceleration_limits, self.max_trajectory_points = p['acceleration_limits'], p['max_trajectory_points']
@@ -101,17 +108,33 @@ class ControllerNode(Node):
     def _apply_settings(self, changes):
         """Take the runtime settings with `changes` (each already checked by its PARAMETERS row) applied, or raise
         ConfigurationError and keep the old ones: with the model known, the gains' count and the loop's
-        stability are checked too."""
-        settings = dict(self.settings, **changes)
+        stability are checked too. kp, kd or ki set at run time sets every joint's gain (and gains.<joint>.*)."""
+        settings, changed = dict(self.settings, **changes), {}
         if self.model is not None:
-            self.controller = self._make_controller(self.model, self.index, settings)
+            changed = {term: as_vector(parameter, changes[parameter], self.model.nv)
+                       for term, parameter in GAIN_TERMS.items() if parameter in changes}
+            gains = {**self.gains, **changed}
+            self.controller = self._make_controller(self.model, self.index, settings, gains)
+            self.gains = gains
         self.settings = settings
+        if changed:
+            self.joint_gains.mirror(changed)
 
-    def _make_controller(self, model, index, settings):
-        """A controller with these settings (ConfigurationError for gains that are negative or that make the loop
-        unstable at joint_state_rate); it continues the running controller's state when the robot is the same."""
+    def _apply_joint_gains(self, gains):
+        """gains.<joint>.p/d/i set at run time: {term: array in `joints` order}, checked as _apply_settings does."""
+        self.controller = self._make_controller(self.model, self.index, self.settings, gains)
+        self.gains = gains
+
+    def _fallback_gains(self, nv):
+        """{term: array in `joints` order} from kp, kd and ki (a number, or one per joint)."""
+        return {term: as_vector(parameter, self.settings[parameter], nv) for term, parameter in GAIN_TERMS.items()}
+
+    def _make_controller(self, model, index, settings, gains):
+        """A controller with these settings and gains ({term: array in `joints` order}; ConfigurationError for gains
+        that are negative or that make the loop unstable at joint_state_rate); it continues the running
+        controller's state when the robot is the same."""
         order = np.argsort(index)   # per-joint lists: `joints` order -> model order
-        kp, kd, ki = (as_vector(gain, settings[gain], model.nv)[order] for gain in ('kp', 'kd', 'ki'))
+        kp, kd, ki = (np.asarray(gains[term], dtype=float)[order] for term in ('p', 'd', 'i'))
         acceleration = (as_vector('acceleration_limits', self.acceleration_limits, model.nv, allow_scalar=False)[order]
                         if len(self.acceleration_limits) else None)
         try:
@@ -132,7 +155,8 @@ class ControllerNode(Node):
         joint_names, index = joint_order(model, self.joints_param)
         self.gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
-        controller = self._make_controller(model, index, self.settings)
+        gains = self.joint_gains.declare(joint_names, self._fallback_gains(model.nv))
+        controller = self._make_controller(model, index, self.settings, gains)
         rest = np.zeros(model.nv)
         try:
             controller.compute(model.neutral(), rest, model.neutral(), rest, rest)  # warm-up (compiled paths)
@@ -150,7 +174,8 @@ class ControllerNode(Node):
         self.trajectories.drop()   # a trajectory in the worker is for the old model
         self.applied = None
         self.model, self.controller, self.joint_names, self.index = model, controller, joint_names, index
-        self.bounds, self.mapper, self.step = bounds, mapper, step
+        self.bounds, self.mapper, self.step, self.gains = bounds, mapper, step, gains
+        self.joint_gains.serve(joint_names)
         self.reference = None        # TrajectoryReference, set by the first joint state or trajectory
         self.reference_start = None  # ns: time at which the reference's t = 0
         self.pending_trajectory = None  # a trajectory (serialized) that came before the first joint state

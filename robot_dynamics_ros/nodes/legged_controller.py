@@ -15,6 +15,12 @@ are the default `feet` and its stance (group_state 'standing', else 'home', else
 geometry. Publishes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in `joints` order) and ``~/compute_time_us`` (std_msgs/Float64).
 
+Gains: `kp` and `kd` for the base and every joint, and per joint as ros2_controllers' joint_trajectory_controller
+takes them, ``gains.<joint>.p`` and ``.d`` (declared once the model is known; at start-up a joint's map entry wins over
+kp or kd, and the node says so once; at run time the latest set wins: kp or kd sets the base and every joint, and the
+gains.* parameters always show the joints' gains in use). The law has no integral term: a ``gains.<joint>.i`` is
+ignored with a warning.
+
 The cone program takes 2-3 ms, so it runs on a timer at `rate` (200 Hz by default), not per joint state, from the
 newest joint state and odometry (and contact forces); all must be younger than `state_timeout` (wall time of
 receipt), else it does not command. Reference times are the joint states' stamps (a trajectory stamped zero starts
@@ -42,7 +48,8 @@ from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
 from ..model.joints import all_finite
-from .common import (ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice, contact_point,
+from .common import (ConfigurationError, JointGains, ModelSource, Param, Throttle, as_float, as_vector, choice,
+                     contact_point,
                      declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
                      semantic_description, stance)
 from .computed_torque_controller import TrajectoryWorker, checked_columns
@@ -53,6 +60,9 @@ def _non_negative(name, value):
     if value < 0:
         raise ConfigurationError(f"parameter {name!r} must not be negative, got {value}")
     return value
+
+
+GAIN_TERMS = {'p': 'kp', 'd': 'kd'}   # gains.<joint>.<term> (joint_trajectory_controller's names) -> parameter
 
 
 PARAMETERS = (
@@ -94,6 +104,8 @@ class LeggedControllerNode(Node):
         p = declare_parameters(self, PARAMETERS, self._apply_settings)
         self.params = p
         self.settings = {name: p[name] for name in ('kp', 'kd', 'mode')}
+        self.gains = None   # {term: array in `joints` order}: the joints' gains in use, once the model is known
+        self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
         self.throttle = Throttle(self.get_logger())
         self.commands = self.rejected = 0
         self.contact_subscribed = set()
@@ -103,11 +115,33 @@ class LeggedControllerNode(Node):
         ModelSource(self, self._start, root_joint_default='floating', with_urdf=True, srdf=self.srdf)
 
     def _apply_settings(self, changes):
-        settings = dict(self.settings, **changes)
+        """kp or kd set at run time sets the base's and every joint's gain (and gains.<joint>.p or .d)."""
+        settings, changed = dict(self.settings, **changes), {}
         if self.controller is not None:
-            self.controller.kp, self.controller.kd = settings['kp'], settings['kd']
+            changed = {term: np.full(len(self.index), settings[parameter]) for term, parameter in GAIN_TERMS.items()
+                       if parameter in changes}
+            self.gains = {**self.gains, **changed}
+            self.controller.kp, self.controller.kd = self._gain_vectors(settings, self.gains)
             self.controller.set_mode(settings['mode'])
         self.settings = settings
+        if changed:
+            self.joint_gains.mirror(changed)
+
+    def _apply_joint_gains(self, gains):
+        """gains.<joint>.p or .d set at run time: {term: array in `joints` order}, each checked (common.joint_gain)."""
+        self.controller.kp, self.controller.kd = self._gain_vectors(self.settings, gains)
+        self.gains = gains
+
+    def _gain_vectors(self, settings, gains):
+        """(kp, kd) per coordinate of v, as StandingController's (1) takes them: the base's from the kp and kd
+        parameters, each joint's from its gains.<joint>.p and .d."""
+        joints_v = np.asarray(self.model.joint_v_index)[self.index]   # `joints` order -> v
+        vectors = []
+        for term, parameter in GAIN_TERMS.items():
+            vector = np.full(self.model.nv, float(settings[parameter]))
+            vector[joints_v] = gains[term]
+            vectors.append(vector)
+        return tuple(vectors)
 
     def _start(self, model, urdf):
         """Build the controller for the model and its URDF's contact points (ConfigurationError if it cannot run
@@ -116,6 +150,8 @@ class LeggedControllerNode(Node):
             raise ConfigurationError(f"robot {model.name!r} has no floating base: set root_joint to 'floating'")
         p = self.params
         joint_names, index = joint_order(model, p['joints'])
+        gains = self.joint_gains.declare(joint_names, {term: np.full(len(joint_names), float(self.settings[parameter]))
+                                                       for term, parameter in GAIN_TERMS.items()})
         try:
             points = ([contact_point(entry) for entry in p['contact_points']] if p['contact_points']
                       else contact_points_from_urdf(urdf))
@@ -137,6 +173,9 @@ class LeggedControllerNode(Node):
         joints_q, joints_v = np.asarray(model.joint_q_index), np.asarray(model.joint_v_index)
         first = self.controller is None
         self.model, self.controller, self.joint_names, self.index = model, controller, joint_names, index
+        self.gains = gains
+        controller.kp, controller.kd = self._gain_vectors(self.settings, gains)
+        self.joint_gains.serve(joint_names)
         self.bounds = (lower[joints_q], upper[joints_q], speed[joints_v])
         self.mapper = JointStateMapper(model.joint_names, bounds=self.bounds)
         self.trajectories.drop()   # a trajectory in the worker is for the old model
