@@ -68,6 +68,43 @@ def relative_error(ours, theirs):
     return np.max(np.abs(ours - theirs)) / max(1.0, np.max(np.abs(theirs)))
 
 
+# The fast path runs the reference's recursions compiled (table kernels, generated code): its results differ by
+# rounding alone, relative to the largest value (relative_error).
+FAST_TOLERANCE = 1e-12
+
+
+def assert_fast_equals_reference(model, rng):
+    """The fast path gives the reference algorithms' results at a random state of ``model`` (external forces and
+    gravity too): RNEA, CRBA, ABA, gravity and bias torques, U D U^T, the regressor (with its optional columns),
+    batched ABA; each within FAST_TOLERANCE."""
+    from robot_dynamics_ros import algorithms, fast, random_configuration
+    q, qd, x = random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
+    f_ext, gravity = rng.normal(size=(model.nb, 6)), rng.normal(size=3) * 10.0
+    columns = dict(rotor_inertia=True, viscous=True, coulomb=False, offset=True)
+    pairs = {
+        'rnea': (fast.rnea(model, q, qd, x), algorithms.rnea(model, q, qd, x)),
+        'rnea, gravity and f_ext': (fast.rnea(model, q, qd, x, gravity, f_ext),
+                                    algorithms.rnea(model, q, qd, x, gravity, f_ext)),
+        'crba': (fast.crba(model, q), algorithms.crba(model, q)),
+        'aba': (fast.aba(model, q, qd, x), algorithms.aba(model, q, qd, x)),
+        'aba, gravity and f_ext': (fast.aba(model, q, qd, x, gravity, f_ext),
+                                   algorithms.aba(model, q, qd, x, gravity, f_ext)),
+        'gravity_torques': (fast.gravity_torques(model, q, gravity), algorithms.gravity_torques(model, q, gravity)),
+        'bias_torques': (fast.bias_torques(model, q, qd), algorithms.bias_torques(model, q, qd)),
+        'regressor, gravity': (fast.regressor(model, q, qd, x, gravity), algorithms.regressor(model, q, qd, x, gravity)),
+        'regressor, columns': (fast.regressor(model, q, qd, x, **columns),
+                               algorithms.regressor(model, q, qd, x, **columns)),
+    }
+    for k, (ours, reference) in enumerate(zip(fast.udut(model, q), algorithms.udut(model, q))):
+        pairs[f'udut[{k}]'] = (ours, reference)
+    Q = np.array([random_configuration(model, rng) for _ in range(3)])
+    QD, X = rng.normal(size=(3, model.nv)), rng.normal(size=(3, model.nv))
+    pairs['aba_batch'] = (fast.aba_batch(model, Q, QD, X), [algorithms.aba(model, *state) for state in zip(Q, QD, X)])
+    for name, (ours, reference) in pairs.items():
+        error = relative_error(np.asarray(ours), np.asarray(reference))
+        assert error <= FAST_TOLERANCE, f"{name}: fast path differs from the reference by {error:.2e} of its largest value"
+
+
 def random_states(model, seed=0, n=50):
     """n random (q, qd, x) of the model: a configuration (quaternions of floating joints unit), two normal vectors."""
     from robot_dynamics_ros import random_configuration

@@ -12,13 +12,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from conftest import BUNDLED_URDF
+from conftest import BUNDLED_URDF, FAST_TOLERANCE as TOL, assert_fast_equals_reference
 from random_robots import random_trees, random_urdf
 from robot_dynamics_ros import algorithms, fast, load_urdf
 from robot_dynamics_ros.algorithms.backends import hash_sources
 from robot_dynamics_ros.fast import code_cache, codegen
 
-TOL = 1e-12
 N_STATES = 8
 
 
@@ -30,22 +29,6 @@ def random_state(model, rng):
     n = model.nv
     return (model.random_configuration(rng), rng.normal(size=n), rng.normal(size=n), rng.normal(size=(n, 6)),
             rng.normal(size=3) * 10.0)
-
-
-def assert_fast_equals_reference(model, rng):
-    q, qd, x, f_ext, gravity = random_state(model, rng)
-    assert close(fast.rnea(model, q, qd, x), algorithms.rnea(model, q, qd, x))
-    assert close(fast.rnea(model, q, qd, x, gravity, f_ext), algorithms.rnea(model, q, qd, x, gravity, f_ext))
-    assert close(fast.crba(model, q), algorithms.crba(model, q))
-    assert close(fast.aba(model, q, qd, x), algorithms.aba(model, q, qd, x))
-    assert close(fast.aba(model, q, qd, x, gravity, f_ext), algorithms.aba(model, q, qd, x, gravity, f_ext))
-    assert close(fast.gravity_torques(model, q, gravity), algorithms.gravity_torques(model, q, gravity))
-    assert close(fast.bias_torques(model, q, qd), algorithms.bias_torques(model, q, qd))
-    for ours, reference in zip(fast.udut(model, q), algorithms.udut(model, q)):
-        assert close(ours, reference)
-    assert close(fast.regressor(model, q, qd, x, gravity), algorithms.regressor(model, q, qd, x, gravity))
-    columns = dict(rotor_inertia=True, viscous=True, coulomb=False, offset=True)
-    assert close(fast.regressor(model, q, qd, x, **columns), algorithms.regressor(model, q, qd, x, **columns))
 
 
 def test_fast_path_is_active_when_numba_imports():

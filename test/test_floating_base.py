@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import robot_dynamics_ros
-from conftest import BUNDLED_URDF, TEST_DIR, random_states, relative_error
+from conftest import BUNDLED_URDF, TEST_DIR, assert_fast_equals_reference, random_states, relative_error
 from robot_dynamics_ros import (algorithms, difference, fast, spatial, integrate, load_urdf, neutral, normalize,
                                 random_configuration)
 from robot_dynamics_ros.model import FREE_FLYER, PLANAR, URDFError
@@ -240,27 +240,6 @@ def test_centre_of_mass_of_a_free_robot_falls_at_g(name):
 
 
 FAST_ROBOTS = {'floating_small_tree': (random_urdf(5, 2), 'floating'), 'planar_mid_tree': ROBOTS['planar_mid_tree']}
-
-
-def assert_fast_equals_reference(model, rng):
-    q, qd, x = random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
-    f_ext, gravity = rng.normal(size=(model.nb, 6)), rng.normal(size=3) * 10.0
-    close = dict(rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(fast.rnea(model, q, qd, x), algorithms.rnea(model, q, qd, x), **close)
-    np.testing.assert_allclose(fast.rnea(model, q, qd, x, gravity, f_ext), algorithms.rnea(model, q, qd, x, gravity,
-                                                                                           f_ext), **close)
-    np.testing.assert_allclose(fast.crba(model, q), algorithms.crba(model, q), **close)
-    np.testing.assert_allclose(fast.aba(model, q, qd, x), algorithms.aba(model, q, qd, x), **close)
-    np.testing.assert_allclose(fast.aba(model, q, qd, x, gravity, f_ext), algorithms.aba(model, q, qd, x, gravity,
-                                                                                         f_ext), **close)
-    for ours, reference in zip(fast.udut(model, q), algorithms.udut(model, q)):
-        np.testing.assert_allclose(ours, reference, **close)
-    np.testing.assert_allclose(fast.regressor(model, q, qd, x, viscous=True),
-                               algorithms.regressor(model, q, qd, x, viscous=True), **close)
-    Q = np.array([random_configuration(model, rng) for _ in range(3)])
-    QD, X = rng.normal(size=(3, model.nv)), rng.normal(size=(3, model.nv))
-    np.testing.assert_allclose(fast.aba_batch(model, Q, QD, X),
-                               [algorithms.aba(model, *state) for state in zip(Q, QD, X)], **close)
 
 
 @pytest.mark.parametrize('name', sorted(FAST_ROBOTS))

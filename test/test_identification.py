@@ -36,11 +36,6 @@ FRICTION = dict(viscous=True, coulomb=True)
 # The loader refuses inconsistent inertias today; once it only warns by default, strict=True refuses them.
 
 
-@pytest.fixture(scope='module')
-def arm():
-    return load_urdf(BUNDLED_URDF)
-
-
 def random_samples(model, n, seed):
     rng = np.random.default_rng(seed)
     q = np.array([model.random_configuration(rng) for _ in range(n)])

@@ -17,7 +17,9 @@ G = 9.81
 
 
 @pytest.fixture(scope='module')
-def quadruped():
+def quadruped12():
+    """The generated 12-DOF quadruped (random_robots.quadruped_urdf: feet at the calves' ends, no collision
+    geometry; not conftest's bundled `quadruped`): its URDF, for Pinocchio, and its model on a free-flyer root."""
     xml = quadruped_urdf()
     return xml, load_urdf(xml, root_joint='floating')
 
@@ -53,10 +55,10 @@ def pinocchio_point_jacobian(oracle, q, link, offset):
     return J[:3] + np.cross(J[3:].T, r).T      # v_p = v_o + omega x r (Pinocchio's rows are [linear; angular])
 
 
-def test_point_jacobian_and_acceleration_bias_match_pinocchio(quadruped):
+def test_point_jacobian_and_acceleration_bias_match_pinocchio(quadruped12):
     """J_p and Jdot_p v of each foot point against Pinocchio (a frame added at the point; its classical
     acceleration with zero joint accelerations)."""
-    xml, model = quadruped
+    xml, model = quadruped12
     oracle = BlockOracle(xml, model, 'floating')
     q, v = standing(model, np.random.default_rng(1))
     np.testing.assert_allclose(point_jacobians(model, q, FEET),
@@ -76,11 +78,11 @@ def test_point_jacobian_and_acceleration_bias_match_pinocchio(quadruped):
     np.testing.assert_allclose(point_acceleration_bias(model, q, v, FEET), np.concatenate(theirs), atol=1e-8)
 
 
-def test_standing_still_the_feet_carry_the_weight(quadruped):
+def test_standing_still_the_feet_carry_the_weight(quadruped12):
     """Holding still (desired acceleration zero, at rest): qdd = 0, the vertical forces sum to the weight m g (m
     from the URDF's masses), there is no net horizontal force, and tau with the forces satisfies Pinocchio's
     equations of motion M qdd + h = S^T tau + J_c^T f."""
-    xml, model = quadruped
+    xml, model = quadruped12
     oracle = BlockOracle(xml, model, 'floating')
     q, v = standing(model)
     tau, qdd, f = contact_inverse_dynamics(model, q, v, np.zeros(model.nv), FEET, friction=0.8)
@@ -94,10 +96,10 @@ def test_standing_still_the_feet_carry_the_weight(quadruped):
     np.testing.assert_allclose(oracle.rnea(q, v, qdd), generalized + contact, atol=1e-6 * mass * G)
 
 
-def test_motion_the_cones_allow_is_realised_and_forces_stay_in_them(quadruped):
+def test_motion_the_cones_allow_is_realised_and_forces_stay_in_them(quadruped12):
     """At rest, asked for a small base acceleration: qdd is the one asked for (feasible), the feet do not
     accelerate (J_c qdd = 0), every force lies in its friction cone and every torque within its limit."""
-    xml, model = quadruped
+    xml, model = quadruped12
     q, _ = standing(model)
     desired = feet_still(model, q, (0.2, -0.1, 0.3))   # m/s^2 along the base axes
     mu = 0.8
@@ -109,11 +111,11 @@ def test_motion_the_cones_allow_is_realised_and_forces_stay_in_them(quadruped):
     assert np.all(np.abs(tau) <= model.effort_limit[model.joint_v_index] + 1e-6)
 
 
-def test_friction_limits_the_horizontal_acceleration(quadruped):
+def test_friction_limits_the_horizontal_acceleration(quadruped12):
     """Asked for a horizontal acceleration of 2 g with mu = 0.2, the feet push sideways with all the friction
     they have, and no more: the net horizontal force is mu times the net normal force, and the centre of mass
     accelerates sideways by at most mu g."""
-    xml, model = quadruped
+    xml, model = quadruped12
     q, v = standing(model)
     desired = feet_still(model, q, (2 * G, 0.0, 0.0))
     mu = 0.2
@@ -125,11 +127,11 @@ def test_friction_limits_the_horizontal_acceleration(quadruped):
     assert horizontal / mass <= mu * G * (1 + 1e-5)
 
 
-def test_a_robot_too_weak_to_stand_sags_within_its_limits(quadruped):
+def test_a_robot_too_weak_to_stand_sags_within_its_limits(quadruped12):
     """Joints limited to 0.01 N m cannot carry the trunk: the torques stay within the limits (the knees at them)
     and the accelerations are the sagging the limits leave, not zero."""
     import dataclasses
-    _, model = quadruped
+    _, model = quadruped12
     limits = model.effort_limit.copy()
     limits[model.joint_v_index] = 0.01   # N m
     weak = dataclasses.replace(model, effort_limit=limits)
@@ -140,8 +142,8 @@ def test_a_robot_too_weak_to_stand_sags_within_its_limits(quadruped):
     assert qdd[2] < -1.0   # m/s^2: the trunk drops
 
 
-def test_base_error_is_the_base_block_of_difference(quadruped):
-    _, model = quadruped
+def test_base_error_is_the_base_block_of_difference(quadruped12):
+    _, model = quadruped12
     q, _ = standing(model)
     target = q.copy()
     target[0] += 0.05

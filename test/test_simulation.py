@@ -4,10 +4,9 @@ import os
 
 import numpy as np
 import pytest
-from conftest import BUNDLED_URDF
 from scipy.integrate import solve_ivp
 
-from robot_dynamics_ros import aba, load_urdf
+from robot_dynamics_ros import aba
 from robot_dynamics_ros.algorithms.energy import kinetic_energy
 from robot_dynamics_ros.control.computed_torque import ComputedTorqueController
 from robot_dynamics_ros.control.references import TrajectoryReference, sinusoid_reference
@@ -18,11 +17,6 @@ Q_OFFSET = np.array([0.3, 0.4, -0.2, 0.3, 0.5, -0.4, 0.2])
 QD_START = np.array([0.3, -0.2, 0.4, 0.1, -0.5, 0.3, 0.6])
 # Energy test horizon: 2 s by default to keep the suite fast; set RDR_ENERGY_SECONDS=10 for the long run.
 ENERGY_SECONDS = float(os.environ.get('RDR_ENERGY_SECONDS', '2'))
-
-
-@pytest.fixture(scope='module')
-def arm():
-    return load_urdf(BUNDLED_URDF)
 
 
 def mid_limits(model):
