@@ -57,9 +57,10 @@ def quadruped():
     return load_urdf(urdf, root_joint='floating'), contact_points_from_urdf(urdf)
 
 
-def tilt_degrees(q):
-    """The base's tilt from upright: the angle of its z axis from the world's (q of a free-flyer root)."""
-    x, y = q[3], q[4]
+def tilt_degrees(orientation):
+    """The base's tilt from upright: the angle of its z axis from the world's. ``orientation``: q of a free-flyer
+    root (x y z qx qy qz qw), or a quaternion message (geometry_msgs/Quaternion: odometry's pose.orientation)."""
+    x, y = (orientation.x, orientation.y) if hasattr(orientation, 'w') else (orientation[3], orientation[4])
     return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
 
 

@@ -4,6 +4,7 @@ import os
 import signal
 import socket
 import time
+import unittest
 
 import pytest
 
@@ -114,6 +115,63 @@ class Probe:
         self.executor.shutdown()
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
+
+
+class ParameterClient:
+    """A node's parameters as `ros2 param set` and `ros2 param get` reach them: its SetParameters and GetParameters
+    services, called from the probe (each call must answer within ``timeout`` seconds)."""
+
+    def __init__(self, probe, node_name, timeout):
+        from rcl_interfaces.srv import GetParameters, SetParameters
+        self._probe, self._timeout = probe, timeout
+        self._setter = probe.node.create_client(SetParameters, f'{node_name}/set_parameters')
+        self._getter = probe.node.create_client(GetParameters, f'{node_name}/get_parameters')
+        assert self._setter.wait_for_service(timeout_sec=timeout) and self._getter.wait_for_service(timeout_sec=timeout)
+
+    def _call(self, client, request):
+        future = client.call_async(request)
+        assert self._probe.spin_until(future.done, self._timeout)
+        return future.result()
+
+    def set(self, name, value):
+        """The SetParametersResult (successful, reason) of setting one parameter."""
+        from rcl_interfaces.srv import SetParameters
+        from rclpy.parameter import Parameter
+        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
+        return self._call(self._setter, request).results[0]
+
+    def get(self, name):
+        """The parameter's value (Python)."""
+        from rcl_interfaces.srv import GetParameters
+        from rclpy.parameter import parameter_value_to_python
+        return parameter_value_to_python(self._call(self._getter, GetParameters.Request(names=[name])).values[0])
+
+
+def launch_test_domain(key):
+    """For a launch_testing module: a ROS domain of its own (domain_id(key), coordinated with the other tests and
+    runs), put with localhost-only discovery into this process's environment, which the launched processes inherit.
+    Call it at import, before the launch description is made."""
+    domain = domain_id(key)
+    os.environ.update(isolated_ros_env(domain, base={}))
+    return domain
+
+
+class LaunchProbe(unittest.TestCase):
+    """Base of a launch test's test case: ``cls.node``, an rclpy node (a Probe) on the domain ``cls.domain`` (set it
+    to launch_test_domain's), and ``spin_until``."""
+    domain = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.probe = Probe(cls.domain)
+        cls.node = cls.probe.node
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.probe.close()
+
+    def spin_until(self, condition, timeout):
+        return self.probe.spin_until(condition, timeout)
 
 
 @pytest.fixture(scope='module')

@@ -6,23 +6,21 @@ import pytest
 launch_testing = pytest.importorskip('launch_testing')
 
 import os  # noqa: E402
-import time  # noqa: E402
 import unittest  # noqa: E402
 
 import launch  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
 import numpy as np  # noqa: E402
-import rclpy  # noqa: E402
 from launch.actions import IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from robot_dynamics_ros.commands.processes import isolated_ros_env  # noqa: E402
+import ros_helpers  # noqa: E402
 from robot_dynamics_ros.resources import share_directory  # noqa: E402
 
 # This module's own ROS domain, localhost-only; the launched processes inherit it.
-os.environ.update(isolated_ros_env(1 + (os.getpid() * 7 + 3) % 100, base={}))
+DOMAIN = ros_helpers.launch_test_domain(__name__)
 
 TIME_LIMIT = 90.0      # s wall for joint states and enough controller updates
 UPDATES = 1000         # controller updates the bound is checked over (1 s of sim time at 1 kHz)
@@ -41,23 +39,8 @@ def generate_test_description():
     ])
 
 
-class TestClosedLoop(unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        rclpy.init()
-        cls.node = rclpy.create_node('closed_loop_launch_probe')
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.node.destroy_node()
-        rclpy.shutdown()
-
-    def spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition() and time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.1)
-        return condition()
+class TestClosedLoop(ros_helpers.LaunchProbe):
+    domain = DOMAIN
 
     def test_joint_states_arrive_and_tracking_error_stays_bounded(self):
         states, errors = [], []

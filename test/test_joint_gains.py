@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from conftest import BUNDLED_URDF, ROOT
-from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures; skips the module without rclpy)
+from ros_helpers import ParameterClient, domain_id, ros_domain, start  # noqa: F401  (fixtures; skips without rclpy)
+from test_ros_interfaces import Q0, Loop
 
 import rclpy  # noqa: E402
-from rcl_interfaces.srv import GetParameters, SetParameters  # noqa: E402
 from rclpy.exceptions import ParameterNotDeclaredException  # noqa: E402
-from rclpy.parameter import Parameter, parameter_value_to_python  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
 
 from robot_dynamics_ros import gravity_torques, load_urdf  # noqa: E402
 from robot_dynamics_ros.nodes.common import (ConfigurationError, gain_name, joint_gain, merge_joint_gains,  # noqa: E402
@@ -194,68 +194,31 @@ def test_the_legged_controller_takes_per_joint_p_and_d(built):
 # --- over DDS: what `ros2 param set` does ----------------------------------------------------------------------
 
 def test_ros2_param_set_of_a_joint_gain_changes_that_joints_command_and_a_bad_one_is_refused(ros_domain, start):
-    """pd_gravity at rest, displaced by DQ from the held reference: the command is kp (q_ref - q) + g(q) joint by
-    joint, so a joint's p gain shows in that joint's effort alone. Start-up: kp 100 with the map's 80 for joint 2,
-    which wins (said once in the log)."""
-    from std_msgs.msg import Float64MultiArray
-    from sensor_msgs.msg import JointState
+    """pd_gravity at rest, displaced from the held reference: the command is kp (q_ref - q) + g(q) joint by joint,
+    so a joint's p gain shows in that joint's effort alone. Start-up: kp 100 with the map's 80 for one joint, which
+    wins (said once in the log)."""
     _, probe = ros_domain
-    q0 = np.array([0.0, 0.3, 0.0, -1.5, 0.0, 1.8, 0.0])   # inside the arm's limits
-    dq = 0.02
-    commands, clock = [], [1.0]
-    states = probe.node.create_publisher(JointState, 'joint_states', 10)
-    probe.node.create_subscription(Float64MultiArray, 'effort_controller/commands',
-                                   lambda msg: commands.append(np.array(msg.data)), 100)
-    q = [q0]
-
-    def publish_state():
-        clock[0] += 0.01
-        msg = JointState(name=NAMES, position=q[0].tolist(), velocity=[0.0] * 7)
-        msg.header.stamp.sec, msg.header.stamp.nanosec = int(clock[0]), int(round((clock[0] % 1.0) * 1e9))
-        states.publish(msg)
-
-    def commands_become(expected):
-        """States until the newest command is `expected`, then five more commands that are too."""
-        def equal():
-            publish_state()
-            return commands and np.allclose(commands[-1], expected, atol=1e-9)
-        assert probe.spin_until(equal, STARTUP), (commands[-1] if commands else None, expected)
-        received = len(commands)
-        assert probe.spin_until(lambda: publish_state() or len(commands) >= received + 5, STARTUP)
-        assert all(np.allclose(command, expected, atol=1e-9) for command in commands[received:])
-
+    loop = Loop(probe)
     controller = start('computed_torque_controller', params=[
         ('urdf_file', BUNDLED_URDF), ('mode', 'pd_gravity'), ('kp', 100.0), ('kd', 5.0),
         ('friction_compensation', 'false'), (gain_name(NAMES[2], 'p'), 80.0)])
-    assert probe.spin_until(lambda: publish_state() or len(commands) > 5, STARTUP), controller.log()   # holds q0
-    q[0] = q0 + dq
-    gravity = gravity_torques(MODEL, q[0])
+    loop.next_command()                      # the reference now holds Q0
+    loop.q = Q0 + 0.02
+    gravity = gravity_torques(MODEL, loop.q)
     kp = np.full(7, 100.0)
     kp[2] = 80.0
-    commands_become(kp * -dq + gravity)
+    loop.commands_become(kp * (Q0 - loop.q) + gravity)
     assert controller.log().count('gains given both ways') == 1, controller.log()
 
-    setter = probe.node.create_client(SetParameters, 'computed_torque_controller/set_parameters')
-    getter = probe.node.create_client(GetParameters, 'computed_torque_controller/get_parameters')
-    assert setter.wait_for_service(timeout_sec=STARTUP) and getter.wait_for_service(timeout_sec=STARTUP)
-
-    def call(client, request):
-        future = client.call_async(request)
-        assert probe.spin_until(future.done, STARTUP)
-        return future.result()
-
-    def set_parameter(name, value):
-        return call(setter, SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])).results[0]
-
+    parameters = ParameterClient(probe, 'computed_torque_controller', STARTUP)
     name = gain_name(NAMES[4], 'p')
-    assert set_parameter(name, 200).successful    # `ros2 param set ... 200` sends an integer
+    assert parameters.set(name, 200).successful    # `ros2 param set ... 200` sends an integer
     kp[4] = 200.0
-    commands_become(kp * -dq + gravity)
+    loop.commands_become(kp * (Q0 - loop.q) + gravity)
     for value, reason in ((-1.0, 'non-negative'), (1e10, 'unstable'), ('stiff', 'number')):
-        result = set_parameter(name, value)
+        result = parameters.set(name, value)
         assert not result.successful and reason in result.reason, (value, result.reason)
-    answer = call(getter, GetParameters.Request(names=[name])).values[0]
-    assert parameter_value_to_python(answer) == 200
-    commands_become(kp * -dq + gravity)            # the refused values changed nothing
+    assert parameters.get(name) == 200
+    loop.commands_become(kp * (Q0 - loop.q) + gravity)   # the refused values changed nothing
     assert controller.stop(signal.SIGINT) == 0
     assert 'Traceback' not in controller.log()

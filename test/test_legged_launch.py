@@ -6,21 +6,20 @@ import pytest
 launch_testing = pytest.importorskip('launch_testing')
 
 import os  # noqa: E402
-import time  # noqa: E402
 import unittest  # noqa: E402
 
 import launch  # noqa: E402
 import launch_testing.actions  # noqa: E402
 import launch_testing.asserts  # noqa: E402
-import rclpy  # noqa: E402
 from launch.actions import IncludeLaunchDescription  # noqa: E402
 from launch.launch_description_sources import PythonLaunchDescriptionSource  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 
-from robot_dynamics_ros.commands.processes import isolated_ros_env  # noqa: E402
+import ros_helpers  # noqa: E402
 from robot_dynamics_ros.resources import share_directory  # noqa: E402
 
-os.environ.update(isolated_ros_env(1 + (os.getpid() * 7 + 5) % 100, base={}))
+# This module's own ROS domain, localhost-only; the launched processes inherit it.
+DOMAIN = ros_helpers.launch_test_domain(__name__)
 
 TIME_LIMIT = 120.0    # s wall: start-up (compiling the kernels in a fresh install) and 2 s of sim time
 TOLERANCE = 2e-3      # m: a robot that is not held sinks by centimetres within a second
@@ -50,23 +49,8 @@ def generate_test_description():
     ])
 
 
-class TestLegged(unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        rclpy.init()
-        cls.node = rclpy.create_node('legged_launch_probe')
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.node.destroy_node()
-        rclpy.shutdown()
-
-    def spin_until(self, condition, timeout):
-        deadline = time.monotonic() + timeout
-        while not condition() and time.monotonic() < deadline:
-            rclpy.spin_once(self.node, timeout_sec=0.1)
-        return condition()
+class TestLegged(ros_helpers.LaunchProbe):
+    domain = DOMAIN
 
     def test_the_quadruped_stands(self):
         odom = []

@@ -12,7 +12,7 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from conftest import ROOT, cli
+from conftest import ROOT, cli, tilt_degrees
 from test_public_legged import URDF as ANYMAL_URDF, anymal
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 
@@ -35,11 +35,6 @@ def standing_height(joints):
     """The trunk height at which the feet touch the ground in this posture: where the simulator spawns it."""
     return Simulator(MODEL, 1e-3, initial_positions=joints, ground=Ground(0.0, 0.8),
                      contact_points=contact_points_from_urdf(URDF)).q[2]
-
-
-def tilt_degrees(orientation):
-    x, y = orientation.x, orientation.y
-    return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
 
 
 def params_args():
@@ -96,11 +91,10 @@ def test_the_quadruped_stands_squats_and_recovers_from_a_push(ros_domain, start,
     push.wrench.force.y = 200.0
     pusher = probe.node.create_publisher(WrenchStamped, '/simulator/push', 10)
     assert probe.spin_until(lambda: pusher.get_subscription_count() > 0, 10.0)
-    before = odom[-1].pose.pose.position
+    before, pushed = odom[-1].pose.pose.position, len(odom)
     pusher.publish(push)
-    swayed = []
-    run_for(0.1)
-    probe.spin_until(lambda: swayed.append(odom[-1].pose.pose.position.y) and False, 0.5)
+    run_for(0.6)   # the push and half a second after it: the sway, every odometry message of it
+    swayed = [msg.pose.pose.position.y for msg in odom[pushed:]]
     least = (200.0 - 0.6 * mass * 9.81) * 0.1**2 / (2 * mass)
     assert max(swayed) - before.y > least, f"the push moved the trunk {max(swayed) - before.y} m"
     run_for(3.0)

@@ -5,14 +5,12 @@ import signal
 
 import numpy as np
 import pytest
-from rcl_interfaces.srv import GetParameters, SetParameters
-from rclpy.parameter import Parameter, parameter_value_to_python
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from ros_helpers import NodeProcess, ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import NodeProcess, ParameterClient, ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF
 
 from robot_dynamics_ros import gravity_torques, load_urdf
@@ -100,21 +98,8 @@ def test_parameter_service_changes_validates_and_refuses(ros_domain, start):
     gravity = gravity_torques(MODEL, loop.q)
     loop.commands_become(KP * (Q0 - loop.q) + gravity)
 
-    setter = probe.node.create_client(SetParameters, 'computed_torque_controller/set_parameters')
-    getter = probe.node.create_client(GetParameters, 'computed_torque_controller/get_parameters')
-    assert setter.wait_for_service(timeout_sec=STARTUP) and getter.wait_for_service(timeout_sec=STARTUP)
-
-    def call(client, request):
-        future = client.call_async(request)
-        assert probe.spin_until(future.done, STARTUP)
-        return future.result()
-
-    def set_parameter(name, value):
-        request = SetParameters.Request(parameters=[Parameter(name, value=value).to_parameter_msg()])
-        return call(setter, request).results[0]
-
-    def get_parameter(name):
-        return parameter_value_to_python(call(getter, GetParameters.Request(names=[name])).values[0])
+    parameters = ParameterClient(probe, 'computed_torque_controller', STARTUP)
+    set_parameter, get_parameter = parameters.set, parameters.get
 
     # A valid gain takes effect on the commands that follow.
     assert set_parameter('kp', 2 * KP).successful
