@@ -92,7 +92,8 @@ def assert_fast_equals_reference(model, rng):
                                    algorithms.aba(model, q, qd, x, gravity, f_ext)),
         'gravity_torques': (fast.gravity_torques(model, q, gravity), algorithms.gravity_torques(model, q, gravity)),
         'bias_torques': (fast.bias_torques(model, q, qd), algorithms.bias_torques(model, q, qd)),
-        'regressor, gravity': (fast.regressor(model, q, qd, x, gravity), algorithms.regressor(model, q, qd, x, gravity)),
+        'regressor, gravity': (fast.regressor(model, q, qd, x, gravity),
+                               algorithms.regressor(model, q, qd, x, gravity)),
         'regressor, columns': (fast.regressor(model, q, qd, x, **columns),
                                algorithms.regressor(model, q, qd, x, **columns)),
     }
@@ -103,7 +104,7 @@ def assert_fast_equals_reference(model, rng):
     pairs['aba_batch'] = (fast.aba_batch(model, Q, QD, X), [algorithms.aba(model, *state) for state in zip(Q, QD, X)])
     for name, (ours, reference) in pairs.items():
         error = relative_error(np.asarray(ours), np.asarray(reference))
-        assert error <= FAST_TOLERANCE, f"{name}: fast path differs from the reference by {error:.2e} of its largest value"
+        assert error <= FAST_TOLERANCE, f"{name}: the fast path differs by {error:.2e} of the largest value"
 
 
 def random_states(model, seed=0, n=50):
