@@ -141,6 +141,15 @@ def _table(rows):
     return lines
 
 
+def _joint_gain_rows(module):
+    """Rows of the per-joint gains gains.<joint>.<term> (common.JointGains) a controller declares once its model
+    is known, one row per term; none for a node without GAIN_TERMS."""
+    terms = getattr(importlib.import_module(f'{__package__}.{module}'), 'GAIN_TERMS', {})
+    return [f"| `gains.<joint>.{term}` | double | the joint's `{parameter}` | yes | {parameter} of one joint "
+            f"(joint_trajectory_controller's name), declared for every joint once the model is known; wins over "
+            f"`{parameter}` where both are given |" for term, parameter in terms.items()]
+
+
 def reference():
     """The text of docs/parameters.md."""
     lines = [HEADER]
@@ -151,7 +160,7 @@ def reference():
                        else "the last row, which every node shares, is")
         lines.append(f"Its table is in `robot_dynamics_ros/nodes/{module}.py`; {shared_text} declared by "
                      "`robot_dynamics_ros/nodes/common.py`.\n")
-        lines += _table(_table_rows(module) + common) + ['']
+        lines += _table(_table_rows(module) + common) + _joint_gain_rows(module) + ['']
     return '\n'.join(lines).rstrip('\n') + '\n'
 
 
