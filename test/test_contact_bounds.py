@@ -1,11 +1,16 @@
 """Contact points from URDFs with thousands of collision spheres (model/collision.py, ``reduce_points``): duplicates
 dropped, each link reduced to the vertices of the hull of its (centre, radius) points, at most LINK_POINTS of them;
 a robot resting on the ground on the reduced set rests as on the full set (height, normal force = weight)."""
+import os
+import warnings
+
 import numpy as np
 import pytest
 
+from conftest import TEST_DIR
 from robot_dynamics_ros import URDFWarning, load_urdf
-from robot_dynamics_ros.model.collision import LINK_POINTS, contact_points_from_urdf, reduce_points, ContactPoint
+from robot_dynamics_ros.model.collision import LINK_POINTS, ContactPoint, contact_points_from_urdf, reduce_points
+from robot_dynamics_ros.resources import bundled_urdf
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402
@@ -31,8 +36,8 @@ def many_spheres_urdf(count, duplicates=0, seed=0):
     spheres += [(x, y, z, 0.01) for x, y, z in inside]
     repeated = [spheres[i] for i in rng.choice(len(spheres), duplicates)]
     spheres += [s if k % 2 else (s[0] + 1e-8, s[1], s[2] - 1e-8, s[3]) for k, s in enumerate(repeated)]
-    collisions = ''.join(f'<collision><origin xyz="{float(x)!r} {float(y)!r} {float(z)!r}"/><geometry><sphere radius="{float(r)!r}"/></geometry>'
-                         '</collision>' for x, y, z, r in spheres)
+    collisions = ''.join(f'<collision><origin xyz="{float(x)!r} {float(y)!r} {float(z)!r}"/><geometry>'
+                         f'<sphere radius="{float(r)!r}"/></geometry></collision>' for x, y, z, r in spheres)
     inertia = MASS * (2 * HALF_WIDTH) ** 2 / 6
     return (f'<robot name="spheres"><link name="body"><inertial><mass value="{MASS}"/><inertia ixx="{inertia}" '
             f'iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>{collisions}</link></robot>')
@@ -109,10 +114,7 @@ def test_a_link_with_more_hull_vertices_than_the_bound_keeps_a_spread_of_them_wi
 
 
 def test_bundled_quadruped_and_box_are_left_as_they_are():
-    from robot_dynamics_ros.resources import bundled_urdf
-    import os
-    import warnings
-    for urdf in (bundled_urdf('quadruped.urdf'), os.path.join(os.path.dirname(__file__), 'urdf', 'box.urdf')):
+    for urdf in (bundled_urdf('quadruped.urdf'), os.path.join(TEST_DIR, 'urdf', 'box.urdf')):
         with warnings.catch_warnings():
             warnings.simplefilter('error', URDFWarning)
             assert contact_points_from_urdf(urdf) == contact_points_from_urdf(urdf, reduce=False)

@@ -1,6 +1,6 @@
 """A contact solve that fails stops the run: the simulator node logs one error naming the cause and exits 1, and
-``robot-dynamics bringup --root-joint floating`` says "the simulation stopped" and exits 1, promptly, where the
-simulator used to keep its state forever (sim time stopped, bringup waited out its wall allowance and exited 0).
+``robot-dynamics bringup --root-joint floating`` says "the simulation stopped" and exits 1, where the simulator
+used to keep its state forever (sim time stopped; bringup waited out its wall allowance, every node exiting 0).
 
 The failure is injected into the node processes by a ``sitecustomize`` module on their PYTHONPATH: after
 FAIL_AFTER steps, ``Simulator.step`` raises ``ContactSolverError`` as the solver does when Clarabel certifies no
@@ -8,7 +8,6 @@ solution (the ground, the solver and the node are otherwise the real ones)."""
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -72,15 +71,12 @@ def test_the_simulator_node_stops_with_one_error_naming_the_cause_and_exit_1(fai
     assert len(errors) == 2 and 'stopping (simulation step failed): 200 steps' in errors[1], text
 
 
-def test_bringup_of_a_floating_robot_says_the_simulation_stopped_and_exits_1_at_once(failing_env, tmp_path):
-    """A 20 s run whose simulator fails at 0.2 s of sim time ends long before the 70 s wall allowance of a 20 s
-    run (it waited that long before)."""
-    start = time.monotonic()
+def test_bringup_of_a_floating_robot_says_the_simulation_stopped_and_exits_1(failing_env):
+    """A 20 s run whose simulator fails at 0.2 s of sim time: the simulator itself exits 1 (before, it stood still
+    until bringup had waited out the run's wall allowance, 3 d + 10 s, and stopped it: exit 0)."""
     result = subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--urdf', QUADRUPED,
-                             '--root-joint', 'floating', '--duration', '20'], env=failing_env, capture_output=True, text=True, timeout=300,
-                            cwd=ROOT)
-    elapsed = time.monotonic() - start
+                             '--root-joint', 'floating', '--duration', '20'], env=failing_env, capture_output=True,
+                            text=True, timeout=300, cwd=ROOT)
     assert result.returncode == 1, result.stdout + result.stderr
     assert f'the simulation stopped: simulation step failed: {CAUSE}' in result.stdout, result.stdout
     assert 'simulator exited with 1' in result.stderr, result.stderr
-    assert elapsed < 3.0 * 20 + 10.0, elapsed
