@@ -84,17 +84,16 @@ def reduce_points(points: list[ContactPoint]) -> list[ContactPoint]:
         distinct = _distinct(lifted)
         hull = distinct[_hull_vertices(lifted[distinct])]
         kept = hull
+        note = f"{link!r}: {len(indices)} points, {len(indices) - len(distinct)} duplicates, {len(hull)} hull vertices"
         if len(hull) > LINK_POINTS:
             start = int(np.argmin(lifted[hull, 2] - lifted[hull, 3]))
             chosen = hull[farthest_indices(lifted[hull], LINK_POINTS, start)]
             dropped = np.setdiff1d(hull, chosen)
             reach = np.linalg.norm(lifted[dropped][:, None] - lifted[chosen][None], axis=2).min(axis=1).max()
-            notes.append(f"{link!r}: {len(hull)} hull vertices of {len(indices)} points -> {LINK_POINTS} "
-                         f"(every dropped one within {1e3 * reach:.3g} mm of a kept one)")
+            notes.append(f"{note} -> {LINK_POINTS} kept (every dropped one within {1e3 * reach:.3g} mm of a kept one)")
             kept = chosen
         elif len(distinct) < len(indices):
-            notes.append(f"{link!r}: {len(indices) - len(distinct)} duplicates of {len(indices)} points dropped, "
-                         f"{len(hull)} hull vertices kept")
+            notes.append(f"{note} kept")
         keep.extend(indices[kept])
     if notes:
         warnings.warn("collision geometry reduced to the contact points that matter for a ground plane (at most "
