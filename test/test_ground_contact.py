@@ -47,7 +47,7 @@ def test_contact_points_from_collision_spheres_box_corners_and_cylinder_rims():
       <collision><origin xyz="0 0 1" rpy="0 0 1.5707963267948966"/><geometry><box size="0.2 0.4 0.6"/></geometry></collision>
       <collision><geometry><cylinder radius="0.5" length="2"/></geometry></collision>
       <collision><geometry><mesh filename="package://x/y.stl"/></geometry></collision></link></robot>'''
-    points = contact_points_from_urdf(urdf)
+    points = contact_points_from_urdf(urdf, reduce=False)   # each shape's points (reduce_points: test_contact_bounds)
     assert len(points) == 1 + 8 + 2 * RIM_POINTS
     assert points[0] == ContactPoint('a', (1.0, 0.0, 0.0), 0.1)
     corners = np.array([p.offset for p in points[1:9]])

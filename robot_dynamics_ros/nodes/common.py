@@ -412,8 +412,9 @@ def make_executor(node):
 
 def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     """Create the node, spin it, and return the exit code: 0 when stopped by SIGINT, SIGTERM (at any moment,
-    start-up included) or an external shutdown, 1 on a configuration error. Logs one line saying why it
-    stopped, followed by the node's `summary()` if it has one.
+    start-up included) or an external shutdown, 1 on a configuration error or when the node sets its `failure`
+    (a reason: it cannot go on; a callback sets it, the loop stops after that callback). Logs one line saying why
+    it stopped, followed by the node's `summary()` if it has one.
 
     SIGINT and SIGTERM are ours (`stopping`; rclpy installs no handler): once the node spins, the handler only
     records the signal and wakes the executor (raising from a handler could land in any callback); the spin loop
@@ -434,8 +435,10 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
             executor, wake_up = make_executor(node)
             stopping.catch(wake_up)
             executor.add_node(node)
-            while not stopping.received() and rclpy.ok():
+            while not stopping.received() and rclpy.ok() and not getattr(node, 'failure', None):
                 executor.spin_once(timeout_sec=WAKE_UP_PERIOD)
+            if getattr(node, 'failure', None):   # the node cannot go on (it has logged why)
+                reason, code = node.failure, 1
     except KeyboardInterrupt:   # a signal while the node was built (stopping.interrupt)
         pass
     except ExternalShutdownException:

@@ -21,6 +21,10 @@ It also publishes ``~/odom``, ``~/imu`` and ``~/contact/<link>`` (``base_state.p
 coordinates, applied at the link origin for ``push_duration`` sim seconds). ``~/wrench`` (geometry_msgs/WrenchStamped,
 any robot: force and torque in world coordinates at the origin of the link ``header.frame_id`` names) is held until
 the next message; a zero wrench removes it. joint_states and commands hold the actuated joints only.
+
+A step that fails (the contact solver's ``ContactSolverError``: no certified solution) ends the run: one error line
+naming the cause, then the node stops with exit code 1 (``bringup`` says "the simulation stopped" and exits 1). A step
+that would diverge (``SimulationDiverged``) is refused and the last finite state kept, at rest, as before.
 """
 import sys
 import time
@@ -115,6 +119,7 @@ class SimulatorNode(Node):
         self.push_duration, self.world_frame = p['push_duration'], p['world_frame']
         self.throttle = Throttle(self.get_logger())
         self.sim = None
+        self.failure = None   # why the run cannot go on (``fail``)
         self.base_state = None
         self.steps = 0
         self.srdf = semantic_description(self)
@@ -153,7 +158,10 @@ class SimulatorNode(Node):
             sim.reset()
         if sim.contact is not None:
             self._check_resting_links(model, sim)
-        sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
+        try:
+            sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
+        except ValueError as e:   # e.g. ground_contact.ContactSolverError at the spawn pose
+            raise ConfigurationError(f"the first simulation step failed: {e}") from None
         resting_forces = sim.contact_forces.copy()
         sim.reset()
         self.resting_forces = resting_forces      # what ~/contact/<link> says until the first step
@@ -291,7 +299,15 @@ class SimulatorNode(Node):
                 self._check_keeping_up()
         self._log_rate()
 
+    def fail(self, message):
+        """Log the error that ends the run and set ``failure``: ``common.run`` stops the node after this callback,
+        exit code 1 (a simulator whose time stood still would leave its controller and bringup waiting forever)."""
+        self.get_logger().error(message)
+        self.failure = message.split(':')[0]
+
     def _advance(self, steps):
+        if self.failure:
+            return
         for _ in range(steps):
             if 0 < self.pause_at_time <= self.sim.t + 0.5 * self.sim.dt:
                 self.sim.paused, self.pause_at_time = True, 0.0   # once: ~/pause resumes
@@ -302,8 +318,8 @@ class SimulatorNode(Node):
             except SimulationDiverged as e:   # the Simulator kept the last finite state, at rest
                 self.throttle.warn('diverged', f"simulation step refused: {e}")
                 break
-            except ValueError as e:   # e.g. ground_contact.ContactSolverError: the state is kept
-                self.throttle.warn('step', f"simulation step failed: {e}; the state is kept (call ~/reset)")
+            except ValueError as e:   # e.g. ground_contact.ContactSolverError: the run cannot go on
+                self.fail(f"simulation step failed: {e} (at sim time {self.sim.t:.6g} s); the simulator stops")
                 break
             self.steps += 1
 
