@@ -41,7 +41,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from ..model.collision import contact_points_from_urdf, leaf_links
+from ..model.collision import contact_points_from_urdf, leaf_links, reduce_points
 from ..model.model import FREE_FLYER
 from ..simulation.simulator import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
@@ -248,7 +248,7 @@ class SimulatorNode(Node):
             return {}
         from ..simulation.ground_contact import Ground  # clarabel: the 'legged' extra
         if self.contact_points_param:
-            points = [contact_point(entry) for entry in self.contact_points_param]
+            points = reduce_points([contact_point(entry) for entry in self.contact_points_param])
         else:
             points = contact_points_from_urdf(urdf)
         if not points:
