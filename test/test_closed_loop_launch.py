@@ -20,9 +20,10 @@ from sensor_msgs.msg import JointState  # noqa: E402
 
 from robot_dynamics_ros.processes import isolated_ros_env  # noqa: E402
 from robot_dynamics_ros.resources import share_directory  # noqa: E402
+from ros_helpers import domain_id  # noqa: E402
 
 # This module's own ROS domain, localhost-only; the launched processes inherit it.
-os.environ.update(isolated_ros_env(1 + (os.getpid() * 7 + 3) % 100, base={}))
+os.environ.update(isolated_ros_env(domain_id(__name__), base={}))   # one no concurrent run uses
 
 TIME_LIMIT = 90.0      # s wall for joint states and enough controller updates
 UPDATES = 1000         # controller updates the bound is checked over (1 s of sim time at 1 kHz)

@@ -14,7 +14,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from conftest import ROOT, cli
 from test_public_legged import URDF as ANYMAL_URDF, anymal
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.ground_contact import Ground
@@ -159,7 +159,7 @@ def test_without_a_controller_the_quadruped_falls(ros_domain, start, odom):
 def test_bringup_stands_the_bundled_quadruped_and_reports_its_base(tmp_path):
     report = tmp_path / 'report.json'
     result = cli('bringup', '--urdf', URDF, '--root-joint', 'floating', '--duration', '4', '--isolated',
-                 '--report', str(report))
+                 '--domain-id', str(domain_id(__name__ + ' bringup')), '--report', str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'base height (m)' in result.stdout
     summary = json.loads(report.read_text())
@@ -178,7 +178,7 @@ def test_bringup_stands_anymal_without_a_config(tmp_path):
                       initial_positions=0.5 * (model.lower[7:] + model.upper[7:])).q[2]
     report = tmp_path / 'report.json'
     result = cli('bringup', '--urdf', ANYMAL_URDF, '--root-joint', 'floating', '--duration', '3', '--isolated',
-                 '--report', str(report))
+                 '--domain-id', str(domain_id(__name__ + ' bringup')), '--report', str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     summary = json.loads(report.read_text())
     height = summary['base_height']

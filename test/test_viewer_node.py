@@ -21,6 +21,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from robot_dynamics_ros import load_urdf  # noqa: E402
 from robot_dynamics_ros.algorithms.kinematics import frame_placements  # noqa: E402
 from robot_dynamics_ros.spatial import quaternion_to_matrix  # noqa: E402
+from ros_helpers import domain_id  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
 RATE = 20.0   # frames per second the viewer draws at most
@@ -31,7 +32,7 @@ def viewer():
     """(viewer node, a publisher node, executor) on a fresh context and domain."""
     from robot_dynamics_ros.nodes.viewer import ViewerNode
     rclpy.init(args=['--ros-args', '-p', f'urdf_file:={QUADRUPED}', '-p', 'root_joint:=floating', '-p',
-                     f'port:={free_port()}', '-p', f'rate:={RATE}'], domain_id=1 + os.getpid() % 100)
+                     f'port:={free_port()}', '-p', f'rate:={RATE}'], domain_id=domain_id(__name__))
     node = ViewerNode()
     source = rclpy.create_node('source')
     executor = SingleThreadedExecutor()
