@@ -20,6 +20,7 @@ COORDINATION_PORT_BASE = 22119
 DOMAINS_VARIABLE = 'ROBOT_DYNAMICS_ROS_TEST_DOMAINS'   # 'FIRST-LAST': the domains the tests may take
 DEFAULT_DOMAINS = (1, 100)
 _claimed = {}   # key -> (domain, its bound socket)
+held = []       # [domain, time.time() claimed, time.time() released or None]: this process's claims, in order
 
 
 def test_domains():
@@ -46,6 +47,7 @@ def domain_id(key):
                 claim.close()
                 continue
             _claimed[key] = (domain, claim)
+            held.append([domain, time.time(), None])
             break
         else:
             raise RuntimeError(f"every ROS domain in {domains} is taken by another test run ({DOMAINS_VARIABLE})")
@@ -53,7 +55,9 @@ def domain_id(key):
 
 
 def release_domain(key):
-    _claimed.pop(key)[1].close()
+    domain, claim = _claimed.pop(key)
+    claim.close()
+    next(record for record in reversed(held) if record[0] == domain)[2] = time.time()
 
 
 class NodeProcess:

@@ -55,7 +55,7 @@ def bringup(tmp_path, urdf, *extra, env=None):
 def test_bringup_runs_any_public_arm_without_a_config(robot, tmp_path):
     urdf = os.path.join(REAL, robot + '.urdf')
     model = load_urdf(urdf)
-    result, report = bringup(tmp_path, urdf, '--sync', 'lockstep', '--isolated')
+    result, report = bringup(tmp_path, urdf, '--sync', 'lockstep', '--isolated', '--domain-id', str(domain_id(__name__ + ' bringup')))
     assert 'with closed_loop.yaml,' in result.stdout   # no arm7.yaml for another robot
     assert report['joint_names'] == list(model.joint_names)
     assert report['joint_kinds'] == {name: 'revolute' for name in model.joint_names}
@@ -72,7 +72,7 @@ def test_bringup_runs_any_public_arm_without_a_config(robot, tmp_path):
 def test_prismatic_joints_are_reported_in_metres(tmp_path):
     urdf = TEST_URDFS['prismatic_chain']
     model = load_urdf(urdf)
-    result, report = bringup(tmp_path, urdf, '--sync', 'lockstep', '--isolated')
+    result, report = bringup(tmp_path, urdf, '--sync', 'lockstep', '--isolated', '--domain-id', str(domain_id(__name__ + ' bringup')))
     assert report['joint_kinds'] == {'lift': 'prismatic', 'shoulder': 'revolute', 'slide': 'prismatic',
                                      'wrist': 'revolute'}
     rows = {line.split()[0]: line.split() for line in result.stdout.splitlines()

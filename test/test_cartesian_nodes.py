@@ -15,7 +15,7 @@ import pytest
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 
 from conftest import ROOT
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.control.cartesian import dexterous_posture
 
@@ -138,6 +138,7 @@ def test_bringup_cartesian_tracks_the_circle_on_public_arms(robot, tmp_path):
     result = subprocess.run(
         [sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--urdf', os.path.join(REAL, robot + '.urdf'),
          '--controller', 'cartesian', '--duration', '8', '--sync', 'lockstep', '--isolated', '--report', str(report),
+         '--domain-id', str(domain_id(__name__ + ' bringup')),
          '--plot', str(tmp_path / 'tracking.png'), '--startup-timeout', str(STARTUP)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -12,7 +12,7 @@ from sensor_msgs.msg import Imu, JointState
 from std_srvs.srv import Trigger
 
 from conftest import TEST_DIR, assert_one_line_error, cli
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 
 pytest.importorskip('clarabel')
 BOX = os.path.join(TEST_DIR, 'urdf', 'box.urdf')
@@ -92,7 +92,7 @@ def test_bringup_runs_a_box_without_a_controller_and_reports_its_rest(tmp_path):
     """A floating root with no actuated joints through `bringup --controller none`: it rests on its face."""
     report = tmp_path / 'box.json'
     result = cli('bringup', '--urdf', BOX, '--root-joint', 'floating', '--controller', 'none', '--duration', '1',
-                 '--isolated', '--report', str(report))
+                 '--isolated', '--domain-id', str(domain_id(__name__ + ' bringup')), '--report', str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     height = json.loads(report.read_text())['base_height']
     assert height['min'] == pytest.approx(HALF_HEIGHT, abs=1e-6) and height['max'] == pytest.approx(HALF_HEIGHT, abs=1e-6)

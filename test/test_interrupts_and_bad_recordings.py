@@ -147,9 +147,13 @@ def test_node_exits_0_on_a_signal_at_any_moment_of_start_up(sig, tmp_path):
 
 def test_the_cli_stops_with_one_line_on_a_signal_while_it_loads(tmp_path):
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
-        process = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.cli', 'demo'], cwd=ROOT, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(0.15)   # after the interpreter's own start, while the commands import
+        from robot_dynamics_ros import stopping
+        # Started with the signals blocked, as bringup starts its nodes: the signal waits, pending, until the entry
+        # point catches it, before the commands import (a 0.15 s sleep can end before the entry point runs on a
+        # loaded machine: the test failed with the test suite running twice at once).
+        with stopping.blocked():
+            process = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.cli', 'demo'], cwd=ROOT, text=True,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         process.send_signal(sig)
         _, err = process.communicate(timeout=60)
         assert process.returncode == code and 'Traceback' not in err and len(err.strip().splitlines()) == 1, err

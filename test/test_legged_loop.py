@@ -14,7 +14,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from conftest import ROOT, cli, tilt_degrees
 from test_public_legged import URDF as ANYMAL_URDF, anymal
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.simulation.ground_contact import Ground
@@ -53,7 +53,9 @@ def test_the_quadruped_stands_squats_and_recovers_from_a_push(ros_domain, start,
     _, probe = ros_domain
     states = []
     probe.node.create_subscription(JointState, '/joint_states', states.append, 100)
-    simulator = start('simulator', params=[('urdf_file', URDF)], extra_args=params_args())
+    # Lockstep: the simulator steps when the controller has answered, so the heights do not depend on how loaded the
+    # machine is (in real time, with a second test run beside it, late commands were held for several steps).
+    simulator = start('simulator', params=[('urdf_file', URDF), ('sync', 'lockstep')], extra_args=params_args())
     controller = start('legged_controller', params=[('urdf_file', URDF)],
                        extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
     assert probe.spin_until(lambda: controller.wait_for_log('standing', 0.0) and len(odom) > 0, STARTUP), \
@@ -153,7 +155,8 @@ def test_without_a_controller_the_quadruped_falls(ros_domain, start, odom):
 def test_bringup_stands_the_bundled_quadruped_and_reports_its_base(tmp_path):
     report = tmp_path / 'report.json'
     result = cli('bringup', '--urdf', URDF, '--root-joint', 'floating', '--duration', '4', '--isolated',
-                 '--report', str(report))
+                 '--sync', 'lockstep',   # the heights asked of the loop do not depend on how loaded the machine is
+                 '--domain-id', str(domain_id(__name__ + ' bringup')), '--report', str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     assert 'base height (m)' in result.stdout
     summary = json.loads(report.read_text())
@@ -172,7 +175,8 @@ def test_bringup_stands_anymal_without_a_config(tmp_path):
                       initial_positions=0.5 * (model.lower[7:] + model.upper[7:])).q[2]
     report = tmp_path / 'report.json'
     result = cli('bringup', '--urdf', ANYMAL_URDF, '--root-joint', 'floating', '--duration', '3', '--isolated',
-                 '--report', str(report))
+                 '--sync', 'lockstep',   # the heights asked of the loop do not depend on how loaded the machine is
+                 '--domain-id', str(domain_id(__name__ + ' bringup')), '--report', str(report))
     assert result.returncode == 0, result.stdout + result.stderr
     summary = json.loads(report.read_text())
     height = summary['base_height']

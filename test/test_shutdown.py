@@ -13,9 +13,23 @@ from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
 STARTUP = 60.0
-# s from the signal to the process's exit: well under launch's default sigterm_timeout (5 s, after which
-# `ros2 launch` logs an error and sends SIGTERM), with room for a loaded machine. Measured: 0.02-0.2 s.
-STOP_BOUND = 2.0
+# s from the signal to the process's exit, the issue's requirement at any moment under load: `ros2 launch` waits
+# sigterm_timeout (5 s) before it logs an error and escalates, and a user's Ctrl-C should end a node at once.
+# Measured with two copies of the test suite running beside: medians 0.03-0.2 s, the slowest 0.49 s; the viewer
+# once 0.52 s (its destroy_node: viser's server.stop() joins its event-loop thread, 0.1-0.3 s of the time).
+STOP_BOUND = 0.5
+WAIT_BOUND = 10.0   # s the test waits for the exit at all, to report how late a late one was
+
+
+def node_params(name):
+    """Each node's parameters to start on its own: the quadruped for the legged controller and the viewer."""
+    if name == 'legged_controller':
+        return [('urdf_file', QUADRUPED)]
+    if name == 'viewer':
+        pytest.importorskip('viser')
+        from view_helpers import free_port
+        return [('urdf_file', QUADRUPED), ('root_joint', 'floating'), ('port', free_port())]
+    return [('urdf_file', BUNDLED_URDF)]
 
 
 def stop_time(node, sig):
@@ -23,17 +37,19 @@ def stop_time(node, sig):
     sent = time.monotonic()
     node.process.send_signal(sig)
     try:
-        code = node.process.wait(STOP_BOUND)
+        code = node.process.wait(WAIT_BOUND)
     except subprocess.TimeoutExpired:
-        pytest.fail(f"{node.name} still running {STOP_BOUND} s after {sig.name}:\n{node.log()}")
-    return code, time.monotonic() - sent
+        pytest.fail(f"{node.name} still running {WAIT_BOUND} s after {sig.name}:\n{node.log()}")
+    seconds = time.monotonic() - sent
+    assert seconds < STOP_BOUND, f"{node.name} exited {seconds:.3f} s after {sig.name}:\n{node.log()}"
+    return code, seconds
 
 
-@pytest.mark.parametrize('name, sig', [('simulator', signal.SIGINT), ('simulator', signal.SIGTERM),
-                                       ('computed_torque_controller', signal.SIGINT),
-                                       ('trajectory_publisher', signal.SIGINT), ('legged_controller', signal.SIGINT)])
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize('name', ['simulator', 'computed_torque_controller', 'trajectory_publisher',
+                                  'legged_controller', 'cartesian_controller', 'viewer'])
 def test_a_running_node_exits_0_soon_after_a_signal(start, name, sig):
-    node = start(name, params=[('urdf_file', QUADRUPED if name == 'legged_controller' else BUNDLED_URDF)])
+    node = start(name, params=node_params(name))
     assert node.wait_for_log('executor:', STARTUP), node.log()   # its spin loop starts next
     code, seconds = stop_time(node, sig)
     print(f'{name}: exit {seconds:.3f} s after {sig.name}')

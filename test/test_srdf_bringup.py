@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, cli, example_robot_data
 from oracle import standing_height
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 from test_mesh_contacts import SHARE, uncovered
 
 from robot_dynamics_ros import load_srdf, load_urdf
@@ -34,6 +34,7 @@ def test_bringup_stands_the_robot_in_its_srdf_stance_at_pinocchios_height(robot,
     report = tmp_path / 'report.json'
     # lockstep: the loop runs as slowly as the machine needs (Go1 has 404 contact points, a step costs ms)
     result = cli('bringup', '--urdf', urdf, '--srdf', srdf_path, *ROBOTS[robot][2], '--duration', '3', '--isolated',
+                 '--domain-id', str(domain_id(__name__ + ' bringup')),
                  '--sync', 'lockstep',
                  '--startup-timeout', str(STARTUP), '--report', str(report))
     assert result.returncode == 0, result.stdout + result.stderr

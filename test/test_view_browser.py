@@ -118,9 +118,10 @@ def test_view_draws_the_meshes_and_a_slider_moves_the_arm(tmp_path):
 
 def test_bringup_view_draws_the_arm_as_it_follows_the_demo(tmp_path):
     pytest.importorskip('rclpy')
+    from ros_helpers import domain_id   # a domain no concurrent test run uses
     config = tmp_path / 'long_demo.yaml'   # the demo moves for as long as the loop runs (by default it stops at 10 s)
     config.write_text('trajectory_publisher:\n  ros__parameters:\n    duration: 120.0\n')
-    process, output = start('bringup', '--view', '--isolated', '--duration', '60', '--plot', '', '--port',
+    process, output = start('bringup', '--view', '--isolated', '--domain-id', str(domain_id(__name__ + ' bringup')), '--duration', '60', '--plot', '', '--port',
                             str(free_port()), '--urdf', BUNDLED_URDF, '--config', str(config))
     try:
         url = output.wait_for('view: http', process).split()[1]
