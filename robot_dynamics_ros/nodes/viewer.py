@@ -11,6 +11,7 @@ the folder that relative mesh names are resolved from.
 """
 import os
 import sys
+import threading
 import time
 from collections import deque
 
@@ -31,6 +32,7 @@ GHOST_COLOR = (80, 200, 120)
 FORCE_COLOR = (220, 40, 40)
 PLOT_SECONDS = 10.0   # window of the live plots
 PLOT_PERIOD = 0.2     # s between plot updates
+STOP_WAIT = 0.1       # s the web server is given to close its connections when the node stops
 
 
 def port(name, value):
@@ -207,7 +209,11 @@ class ViewerNode(Node):
                 f"({self.drawn / seconds:.1f} frames/s)")
 
     def destroy_node(self):
-        self.server.stop()
+        # viser's stop() waits up to seconds for its event loop's connection teardown; the process ends right after
+        # (nodes/common.run), which closes the sockets anyway: give the teardown STOP_WAIT, not the exit's budget.
+        stopping = threading.Thread(target=self.server.stop, daemon=True)
+        stopping.start()
+        stopping.join(STOP_WAIT)
         super().destroy_node()
 
 
