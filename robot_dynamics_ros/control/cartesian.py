@@ -312,9 +312,9 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
         tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * np.diag(M)) * qd
         x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
         tau += tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True)))
-    if gains[10] > 0:   # friction feed-forward at the joint velocity the reference asks for, M^-1 J^T Lambda v_ref
-        y = unit_upper_solve(U, J.T @ (Lambda @ np.concatenate((refs[0, 3:], refs[1, 3:]))), False) / D
-        qd_ref = unit_upper_solve(U, y, True)
+    if gains[10] > 0:   # friction feed-forward at qd_ref = qd + M^-1 J^T Lambda (v_ref - J qd) (class docstring)
+        y = unit_upper_solve(U, J.T @ (Lambda @ e_dot), False) / D
+        qd_ref = qd + unit_upper_solve(U, y, True)
         tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
     for k in range(n):
         tau[k] = min(max(tau[k], -effort_limit[k]), effort_limit[k])
@@ -330,8 +330,14 @@ class CartesianController:
     max_torque bound the commanded task wrench (norms of its force and torque); efforts are clamped to the URDF
     effort limits (or the lower ``effort_limit``). gravity: in the root frame (None: standard). base: a link fixed to
     the root in whose frame poses, velocities and wrenches are given (None: the root link). friction_compensation:
-    add the URDF joint damping and friction as feed-forward at qd_ref = M^-1 J^T Lambda v_ref, the joint velocity
-    (dynamically consistent) of the reference velocity: damping qd_ref + friction tanh(qd_ref / 0.01).
+    add the URDF joint damping and friction as feed-forward, damping qd_ref + friction tanh(qd_ref / 0.01), at the
+    joint velocity that has the reference's task velocity and the measured nullspace velocity: qd_ref = qd + J#
+    (v_ref - J qd), J# = M^-1 J^T Lambda (J qd_ref = v_ref, and qd_ref - qd has no nullspace part). With J# v_ref
+    alone, the velocity the arm gathers in the nullspace (the dynamically consistent inverse is not integrable: a
+    7-DOF arm drifts in its self-motion while the task tracks) met its URDF damping uncompensated, a task force:
+    xArm7's 10 N m s/rad took the circle 4.7 mm and 9.9 deg off (0.27 mm, 0.34 deg with qd_ref). The measured
+    velocity enters through the nullspace only: a square J (6 DOF) gives qd_ref = J^-1 v_ref, no velocity feedback
+    (which on damping stiff for its link is unstable once a command is held).
     ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
     says whether Lambda was damped at the last update, ``error`` is its e.
     """
@@ -414,6 +420,7 @@ def default_end_effector(model: Model) -> str:
 
 
 POSTURE_SAMPLES = 200   # configurations (fixed seed) ``dexterous_posture`` chooses from
+LIMIT_MARGIN = 0.5      # rad (m): the distance from every joint limit a start posture keeps, where the range allows
 
 
 def manipulability(ee: EndEffector, q: NDArray) -> float:
@@ -423,18 +430,21 @@ def manipulability(ee: EndEffector, q: NDArray) -> float:
 
 
 def dexterous_posture(model: Model, link: str) -> NDArray:
-    """A start posture far from singularities for Cartesian control (URDF zero poses are often stretched or have
-    wrist axes aligned): of the middle of the limits and POSTURE_SAMPLES seeded random configurations within them
-    (revolute joints within +-pi of the middle), the one whose frame is above the base (z > 0) with the largest
-    ``manipulability``."""
+    """A start posture far from singularities and from the joint limits for Cartesian control (URDF zero poses are
+    often stretched or have wrist axes aligned): of the middle of the limits and POSTURE_SAMPLES seeded random
+    configurations within them (revolute joints within +-pi of the middle), the one whose frame is above the base
+    (z > 0) with the largest ``manipulability``, among those that keep every joint LIMIT_MARGIN from its limits (a
+    quarter of the range where that is less): a task that moves the frame around the start must not run a joint into
+    its stop (Z1's joint 4, 0.18 rad from its limit at the most manipulable sample, stopped the 5 cm demo circle)."""
     ee = EndEffector(model, link)
     middle = model.middle_of_limits()
     low, high = np.maximum(model.lower, middle - np.pi), np.minimum(model.upper, middle + np.pi)
+    margin = np.minimum(LIMIT_MARGIN, 0.25 * (model.upper - model.lower))
     rng = np.random.default_rng(0)
-    best, best_value = middle, -1.0
+    best, best_value = middle, (False, -1.0)
     for k in range(POSTURE_SAMPLES + 1):
         q = middle if k == 0 else rng.uniform(low, high)
-        value = manipulability(ee, q)
+        value = (bool(np.all(np.minimum(q - model.lower, model.upper - q) >= margin)), manipulability(ee, q))
         if ee.p[2] > 0 and value > best_value:
             best, best_value = q, value
     return best
