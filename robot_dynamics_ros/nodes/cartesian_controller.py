@@ -27,7 +27,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
 from .. import spatial
-from ..control.cartesian import LAWS, CartesianController, CartesianTarget, default_end_effector
+from ..control.cartesian import LAWS, TARGET_BUFFER, CartesianController, CartesianTarget, default_end_effector
 from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
@@ -154,7 +154,8 @@ class CartesianControllerNode(Node):
         self.error_pub = self.create_publisher(TwistStamped, '~/pose_error', 10)
         self.time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
-        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
+        # as deep as the targets the law buffers: a stream stamped ahead (the demo's) may come in a burst
+        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, TARGET_BUFFER)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_wrench, 10)
         self.create_timer(min(0.1, self.parameters['state_timeout'] / 2), self._check_stale, clock=STEADY_CLOCK)
 
