@@ -125,7 +125,9 @@ class CartesianControllerNode(Node):
         q = model.neutral()   # warm-up: loads (once: compiles) the law's kernel before the first joint state
         try:
             controller.ee.update(q, q)
-            controller.update(q, q, controller.ee.R.copy(), controller.ee.p.copy(), np.zeros(6))
+            warm = CartesianTarget(controller.ee.R, controller.ee.p, 0.0)   # and the target's sampling
+            warm.set(controller.ee.p, spatial.matrix_to_quaternion(controller.ee.R), 0.01)
+            controller.update(q, q, *warm.sample(0.005))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
             raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
         first = self.controller is None
