@@ -400,8 +400,13 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
         tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * np.diag(M)) * qd
         x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
         tau += tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True)))
-    if gains[10] > 0:   # friction feed-forward at qd_ref = qd + M^-1 J^T Lambda (v_ref - J qd) (class docstring)
-        y = unit_upper_solve(U, J.T @ (Lambda @ e_dot), False) / D
+    if gains[10] > 0:   # friction feed-forward at qd_ref = qd + M^-1 J^T Lambda (v_ref - J qd + lambda e) (class doc)
+        sliding = e_dot.copy()
+        if law == 1:   # lambda = Kp / Kd per axis
+            for k in range(6):
+                if stiffness[k] > 0 and zeta > 0:
+                    sliding[k] += math.sqrt(stiffness[k]) / (2.0 * zeta) * error[k]
+        y = unit_upper_solve(U, J.T @ (Lambda @ sliding), False) / D
         qd_ref = qd + unit_upper_solve(U, y, True)
         tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
     for k in range(n):
@@ -420,12 +425,16 @@ class CartesianController:
     the root in whose frame poses, velocities and wrenches are given (None: the root link). friction_compensation:
     add the URDF joint damping and friction as feed-forward, damping qd_ref + friction tanh(qd_ref / 0.01), at the
     joint velocity that has the reference's task velocity and the measured nullspace velocity: qd_ref = qd + J#
-    (v_ref - J qd), J# = M^-1 J^T Lambda (J qd_ref = v_ref, and qd_ref - qd has no nullspace part). With J# v_ref
-    alone, the velocity the arm gathers in the nullspace (the dynamically consistent inverse is not integrable: a
-    7-DOF arm drifts in its self-motion while the task tracks) met its URDF damping uncompensated, a task force:
-    xArm7's 10 N m s/rad took the circle 4.7 mm and 9.9 deg off (0.27 mm, 0.34 deg with qd_ref). The measured
-    velocity enters through the nullspace only: a square J (6 DOF) gives qd_ref = J^-1 v_ref, no velocity feedback
-    (which on damping stiff for its link is unstable once a command is held).
+    (v_ref + lambda e - J qd), J# = M^-1 J^T Lambda (J qd_ref = v_ref + lambda e, and qd_ref - qd has no nullspace
+    part). With J# v_ref alone, the velocity the arm gathers in the nullspace (the dynamically consistent inverse is
+    not integrable: a 7-DOF arm drifts in its self-motion while the task tracks) met its URDF damping uncompensated,
+    a task force: xArm7's 10 N m s/rad took the circle 4.7 mm and 9.9 deg off. The measured velocity enters through
+    the nullspace only: a square J (6 DOF) gives qd_ref = J^-1 (v_ref + lambda e), no velocity feedback (which on
+    damping stiff for its link is unstable once a command is held). lambda e (Slotine and Li's reference velocity,
+    lambda = Kp / Kd per axis, operational_space only; 0 for impedance, whose compliance is the point): a joint
+    whose reference velocity crosses zero while its error asks to move gets its Coulomb friction compensated in the
+    direction of the error, not left to a feedback whose stiffness is Lambda Kp (small on a light wrist): xArm7's 1 N
+    m per joint left 0.67 deg on the circle without it (in process, lockstep).
     ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
     says whether Lambda was damped at the last update, ``error`` is its e.
     """
