@@ -124,15 +124,10 @@ def test_bad_targets_and_wrenches_are_refused_with_a_reason_and_the_pose_is_held
     assert simulator.stop() == 0 and controller.stop() == 0
 
 
-MEETS_TARGET = ('ur5', 'panda', 'kinova_gen3')
-# xArm7 and Z1 carry stiff joint damping (10 and 1 N m s/rad) and 1 N m of Coulomb friction per joint; the
-# feed-forward compensates them at the task-consistent joint velocity only (see the README).
-SHORT_OF_TARGET = ('xarm7', 'z1')
+ARMS = ('ur5', 'panda', 'kinova_gen3', 'xarm7', 'z1')
 
 
-@pytest.mark.parametrize('robot', MEETS_TARGET + tuple(
-    pytest.param(r, marks=pytest.mark.xfail(strict=True, reason='joint friction and damping of the URDF'))
-    for r in SHORT_OF_TARGET))
+@pytest.mark.parametrize('robot', ARMS)
 def test_bringup_cartesian_tracks_the_circle_on_public_arms(robot, tmp_path):
     report = tmp_path / 'report.json'
     result = subprocess.run(
