@@ -17,7 +17,6 @@ computed-torque controller rejects them. No joint state for ``state_timeout``: o
 """
 import sys
 import time
-from array import array
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -32,7 +31,7 @@ from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, run)
+                     declare_parameters, default_as_none, joint_order, positive, publish_finite, run, stamp_seconds)
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
 
@@ -169,7 +168,7 @@ class CartesianControllerNode(Node):
         if self.target is None:
             self.throttle.warn('early target', "target pose before the first joint state: ignored")
             return
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamp = stamp_seconds(msg.header.stamp)
         try:
             self._check_frame(msg.header.frame_id)
             self.target.set(*pose_of(msg.pose), stamp or self.state_time)
@@ -198,7 +197,7 @@ class CartesianControllerNode(Node):
             self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return
         stamp = msg.header.stamp
-        self.state_time = stamp.sec + 1e-9 * stamp.nanosec
+        self.state_time = stamp_seconds(stamp)
         controller = self.controller
         if self.target is None:   # hold the first pose; the nullspace posture is this state unless given
             if not self.posture_given:
@@ -243,12 +242,7 @@ class CartesianControllerNode(Node):
 
     def _publish_efforts(self, values):
         """Publish efforts in `joints` order unless they are not finite (the last check before every command)."""
-        if not all_finite(values):
-            self.throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
-            return False
-        self.command_msg.data = array('d', values.tobytes())
-        self.command_pub.publish(self.command_msg)
-        return True
+        return publish_finite(self.command_pub, self.command_msg, values, self.throttle)
 
     def _check_stale(self):
         timeout = self.parameters['state_timeout']

@@ -15,7 +15,7 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 
 from ..control.cartesian import PLANES, circle_offset
-from .common import Param, as_float, choice, declare_parameters, positive, run
+from .common import Param, as_float, choice, declare_parameters, positive, run, stamp_seconds
 
 
 PARAMETERS = (
@@ -44,7 +44,7 @@ class CartesianTargetPublisherNode(Node):
         self.published = 0
 
     def _on_pose(self, msg):
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamp = stamp_seconds(msg.header.stamp)
         if self.start is None:
             self.start = (stamp, msg)
             self.get_logger().info(f"circle of radius {self.p['radius']:g} m, {self.p['period']:g} s per turn, in the "
