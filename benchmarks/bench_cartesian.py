@@ -1,12 +1,15 @@
 """Per-update microseconds of the Cartesian controller (``control.cartesian.CartesianController.update``, one compiled
 call: kinematics, M, U D U^T, h, Lambda and the law) for both laws on the public arms of test/urdf/real, and the
 node's whole joint-state update without ROS (mapping the joint state, sampling the target, the law): what the
-issue bounds at 100 us. Timings are the minimum over repeats of timeit loops (the least disturbed run on a shared
-machine); the median is printed beside it.
+issue bounds at 100 us. Wall time: the minimum over repeats of timeit loops (the least disturbed run on a shared
+machine), the median beside it; for the node update also the median and p99 of single updates timed one by one
+(what the node's ~/compute_time_us reports), and the CPU time of this thread per update (time.thread_time: what
+the code costs, without the time other processes on a loaded machine take from it).
 
     python benchmarks/bench_cartesian.py
 """
 import os
+import time
 import timeit
 import warnings
 
@@ -27,8 +30,21 @@ def microseconds(function):
     return times.min(), np.median(times)
 
 
+def single_updates(function, count=NUMBER * REPEAT):
+    """(median, p99) wall us of single calls, and the thread's CPU us per call over them."""
+    times = np.empty(count)
+    cpu = time.thread_time()
+    for k in range(count):
+        started = time.perf_counter()
+        function()
+        times[k] = time.perf_counter() - started
+    cpu = (time.thread_time() - cpu) / count
+    return 1e6 * np.median(times), 1e6 * np.percentile(times, 99), 1e6 * cpu
+
+
 def main():
-    print(f"{'robot':<14}{'law':<20}{'law us (min / median)':>24}{'node update us':>22}")
+    print(f"{'robot':<14}{'law':<20}{'law us (min / median)':>24}{'node update us':>22}"
+          f"{'single: median / p99 / CPU':>30}")
     for robot in ARMS:
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')   # CAD inertias that load with a warning
@@ -51,7 +67,9 @@ def main():
                 controller.update(q_, qd_, *target.sample(0.005))
             law_us = microseconds(lambda: controller.update(q, qd, R, p, v))
             node_us = microseconds(node_update)
-            print(f"{robot:<14}{law:<20}{law_us[0]:>11.1f} / {law_us[1]:>8.1f}{node_us[0]:>11.1f} / {node_us[1]:>8.1f}")
+            single = single_updates(node_update)
+            print(f"{robot:<14}{law:<20}{law_us[0]:>11.1f} / {law_us[1]:>8.1f}{node_us[0]:>11.1f} / {node_us[1]:>8.1f}"
+                  f"{single[0]:>14.1f} / {single[1]:>5.1f} / {single[2]:>5.1f}")
 
 
 if __name__ == '__main__':

@@ -9,14 +9,10 @@ cartesian` picks one for the simulator). The URDF is read, prefixed and checked 
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
-from launch_ros.actions import Node
+from launch.substitutions import LaunchConfiguration
 from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters, robot_description, stop_launch_on_failure
-
-PACKAGE = 'robot_dynamics_ros'
+from robot_dynamics_ros.nodes.launch_support import controller_nodes, robot_arguments, robot_description
 
 
 def start_nodes(context):
@@ -26,22 +22,12 @@ def start_nodes(context):
                                                   value_type=str),
               'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
     names = ['cartesian_controller'] + (['cartesian_target_publisher'] if argument('demo') == 'true' else [])
-    nodes = [Node(package=PACKAGE, executable=name, name=name, namespace=argument('namespace'), output='screen',
-                  parameters=[closed_loop_parameters(argument('urdf_file'), argument('config_file'), name), common])
-             for name in names]
-    return nodes + [stop_launch_on_failure(node) for node in nodes]
+    return controller_nodes(context, names, common)
 
 
 def generate_launch_description():
-    share = FindPackageShare(PACKAGE)
     return LaunchDescription([
-        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-                              description='URDF (or xacro) of the robot'),
-        DeclareLaunchArgument('config_file', default_value='',
-                              description='ROS 2 parameters YAML over config/closed_loop.yaml; default: none'),
-        DeclareLaunchArgument('use_sim_time', default_value='true', description='follow /clock'),
-        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
-        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+        *robot_arguments('ROS 2 parameters YAML over config/closed_loop.yaml; default: none'),
         DeclareLaunchArgument('demo', default_value='true', description='also run the circle target publisher'),
         OpaqueFunction(function=start_nodes),
     ])

@@ -10,7 +10,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -21,9 +20,9 @@ from ..model.model import PRISMATIC
 from ..model.srdf import load_srdf, stance_configuration
 from ..resources import bundled_urdf, parameter_files
 from . import finite_float, int_in, non_negative_float, positive_float, view
-from .node_runs import (WALL_ALLOWANCE, node_logs, rate, report_exits, simulation_stopped, spin_or_stop,
-                        steps_per_second, write_report)
-from .processes import MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, stop_node, use_environment
+from .node_runs import (NO_MATPLOTLIB, any_exited, compute_time, loop_lines, finish, node_logs, pyplot, rate,
+                        record, simulation_stopped, spin_or_stop, steps_per_second)
+from .processes import MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, use_environment
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
 
@@ -115,7 +114,6 @@ def summary(recorder, model, start, end, sim_log):
 
     def per_joint(values):   # None where nothing was measured
         return dict(zip(model.joint_names, map(float, values))) if len(values) else None
-    us = np.array(recorder.compute_us)
     return {
         'robot': model.name,
         'sim_time': simulated,
@@ -131,8 +129,7 @@ def summary(recorder, model, start, end, sim_log):
         'simulator_steps_per_second': steps_per_second(sim_log),
         'joint_states_hz': rate(recorder.states, start, end),
         'controller_commands_hz': rate(recorder.errors, start, end),
-        'compute_time_us': ({'mean': float(us.mean()), 'p99': float(np.percentile(us, 99)), 'max': float(us.max()),
-                             'updates': len(us)} if len(us) else None),
+        'compute_time_us': compute_time(recorder.compute_us),
         'simulation_stopped': simulation_stopped(sim_log),
     }
 
@@ -156,24 +153,14 @@ def report(result, model, duration=None):
             lines.append(f"  {name:<24}{rms:>10.4f}{peak:>10.4f}  {unit}")
     else:
         lines.append("tracking error: no controller updates received")
-    lines.append(f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved")
-    lines.append(f"joint_states received: {result['joint_states_hz']:.1f} Hz")
-    lines.append(f"controller commands: {result['controller_commands_hz']:.1f} Hz")
-    compute = result['compute_time_us']
-    if compute:
-        lines.append(f"controller compute time per update: mean {compute['mean']:.0f} us, "
-                     f"p99 {compute['p99']:.0f} us, max {compute['max']:.0f} us ({compute['updates']} updates)")
-    return lines
+    return lines + loop_lines(result)
 
 
 def write_plot(recorder, model, path):
     """The tracking figure as a PNG; returns a message."""
-    try:
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "no plot: matplotlib is not installed (pip install matplotlib)"
+    plt = pyplot()
+    if plt is None:
+        return NO_MATPLOTLIB
     fig = tracking_figure(recorder, model, plt)
     if fig is None:
         return "no plot: nothing was recorded"
@@ -275,11 +262,7 @@ def run(args: argparse.Namespace) -> int:
         for name in names:
             processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
 
-    def any_exited():
-        return any(p.poll() is not None for p in processes.values())
-    interrupted = False
-    start = end = time.monotonic()
-    try:
+    def startup():
         # The record covers the run from its first step: the simulator is paused once this process hears it,
         # the controller started, and the simulator resumed once the controller follows the demo trajectory
         # and its tracking error arrives here (in lockstep sim time runs faster than the wall clock: a trajectory
@@ -287,38 +270,21 @@ def run(args: argparse.Namespace) -> int:
         start_nodes('simulator', 'trajectory_publisher', *['viewer'] * args.view)
         if args.view:
             view.print_url(processes['viewer'], log_dir, args.startup_timeout)
-        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
-                            args.startup_timeout)
+        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(processes),
+                     args.startup_timeout)
         start_nodes('computed_torque_controller')
 
         def following():
             with open(os.path.join(log_dir, 'computed_torque_controller.log')) as f:
                 return 'following a trajectory' in f.read()
         if not spin_or_stop(recorder, lambda: (recorder.errors and following() and recorder.request_pause(False))
-                                   or any_exited(), args.startup_timeout):
+                            or any_exited(processes), args.startup_timeout):
             print(f"no controller update on the demo trajectory within {args.startup_timeout:g} s", file=sys.stderr)
-        if recorder.errors and not any_exited():
-            start, first = time.monotonic(), len(recorder.states)
-            print(f"loop running; recording {args.duration:g} s of sim time ...")
-            spin_or_stop(recorder, lambda: any_exited() or sim_time_since(recorder, first) >= args.duration,
-                                WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
-            end = time.monotonic()
-    except KeyboardInterrupt:
-        interrupted = True
-        end = time.monotonic()
-    finally:
-        failed_to_start = [name for name, p in processes.items() if p.poll() is not None and end == start]
-        codes = {name: stop_node(process) for name, process in processes.items()}
-        recorder.close()
-
-    logs = node_logs(processes, log_dir, failed_to_start)
-    result = summary(recorder, model, start, end, logs['simulator'])
-    print('\n'.join(report(result, model, args.duration)))
-    if args.plot and end > start:
-        print(write_plot(recorder, model, args.plot))
-    if args.report:
-        print(write_report(dict(result, exit_codes=codes), args.report))
-    failed = report_exits(codes, logs, interrupted)
-    if interrupted:
-        return stopping.exit_code()
-    return 1 if failed or not recorder.errors or result['simulation_stopped'] else 0
+        return bool(recorder.errors)
+    run = record(recorder, processes, startup, args.duration, lambda first: sim_time_since(recorder, first),
+                 f"loop running; recording {args.duration:g} s of sim time ...")
+    logs = node_logs(processes, log_dir, run.failed_to_start)
+    result = summary(recorder, model, run.start, run.end, logs['simulator'])
+    return finish(run, logs, result, report(result, model, args.duration), args.report,
+                  (lambda: write_plot(recorder, model, args.plot)) if args.plot else None,
+                  not recorder.errors or result['simulation_stopped'])

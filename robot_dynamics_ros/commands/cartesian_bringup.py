@@ -8,7 +8,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -16,11 +15,12 @@ from .. import stopping
 from ..control.cartesian import default_end_effector, dexterous_posture
 from ..errors import RobotDynamicsError
 from ..model.model import Model
-from .node_runs import (WALL_ALLOWANCE, node_logs, rate, report_exits, spin_or_stop, steps_per_second,
-                        write_report)
-from .processes import describe_domain, start_node, stop_node, use_environment
+from .node_runs import (NO_MATPLOTLIB, any_exited, compute_time, loop_lines, finish, node_logs, pyplot, rate,
+                        record, spin_or_stop, steps_per_second)
+from .processes import describe_domain, start_node, use_environment
 
 NODES = ('simulator', 'cartesian_controller', 'cartesian_target_publisher')
+LOCKSTEP_STATE_TIMEOUT = 30.0   # wall s without a joint state before the controller calls them stale, in lockstep
 
 
 def summary(recorder, model, start, end, sim_log):
@@ -30,7 +30,6 @@ def summary(recorder, model, start, end, sim_log):
     simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
     wall = end - start
     position, orientation = np.linalg.norm(errors[:, 3:], axis=1), np.linalg.norm(errors[:, :3], axis=1)
-    us = np.array(recorder.compute_us)
     return {
         'robot': model.name,
         'sim_time': simulated,
@@ -43,8 +42,7 @@ def summary(recorder, model, start, end, sim_log):
         'simulator_steps_per_second': steps_per_second(sim_log),
         'joint_states_hz': rate(recorder.states, start, end),
         'controller_commands_hz': rate(recorder.errors, start, end),
-        'compute_time_us': ({'mean': float(us.mean()), 'p99': float(np.percentile(us, 99)), 'max': float(us.max()),
-                             'updates': len(us)} if len(us) else None),
+        'compute_time_us': compute_time(recorder.compute_us),
     }
 
 
@@ -60,23 +58,14 @@ def report(result, duration):
                      f"max {np.degrees(error['max_orientation']):.3f} deg")
     else:
         lines.append("tracking error: no controller updates received")
-    lines.append(f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved; joint_states received: "
-                 f"{result['joint_states_hz']:.1f} Hz; controller commands: {result['controller_commands_hz']:.1f} Hz")
-    compute = result['compute_time_us']
-    if compute:
-        lines.append(f"controller compute time per update: mean {compute['mean']:.0f} us, p99 {compute['p99']:.0f} us "
-                     f"({compute['updates']} updates)")
-    return lines
+    return lines + loop_lines(result)
 
 
 def write_plot(recorder, model, path):
     """Target and actual x, y, z (mm) against sim time, and the position error; returns a message."""
-    try:
-        import matplotlib
-        matplotlib.use('Agg')
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return "no plot: matplotlib is not installed (pip install matplotlib)"
+    plt = pyplot()
+    if plt is None:
+        return NO_MATPLOTLIB
     rows = [(stamp, recorder.poses[stamp], error) for _, stamp, error in recorder.errors if stamp in recorder.poses]
     if not rows:
         return "no plot: nothing was recorded"
@@ -121,50 +110,29 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     if args.gravity is not None:
         common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: common for name in NODES}
+    if args.sync == 'lockstep':   # sim time stops while a busy machine delays a state: that is no stale state, and
+        # the zero command the controller sends on one would answer the simulator's waiting step (load in the result)
+        node_args['cartesian_controller'] = common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']
     node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
                                        '-p', f'initial_positions:={start_posture.tolist()}']
     recorder = CartesianRecorder()
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {}
 
-    def any_exited():
-        return any(p.poll() is not None for p in processes.values())
-    interrupted = False
-    start = end = time.monotonic()
-    try:
-        # as the joint-space bringup: the simulator paused while the controller and the publisher start
+    def startup():   # as the joint-space bringup: the simulator paused while the controller and the publisher start
         processes['simulator'] = start_node('simulator', node_args['simulator'], env,
                                             os.path.join(log_dir, 'simulator.log'))
-        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(),
-                            args.startup_timeout)
+        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(processes),
+                     args.startup_timeout)
         for name in NODES[1:]:
             processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
-        if not spin_or_stop(recorder, lambda: (recorder.errors and recorder.request_pause(False)) or any_exited(),
-                                   args.startup_timeout):
+        if not spin_or_stop(recorder, lambda: (recorder.errors and recorder.request_pause(False))
+                            or any_exited(processes), args.startup_timeout):
             print(f"no Cartesian controller update within {args.startup_timeout:g} s", file=sys.stderr)
-        if recorder.errors and not any_exited():
-            start, first = time.monotonic(), len(recorder.states)
-            print(f"loop running; recording {args.duration:g} s of sim time ...")
-            spin_or_stop(recorder, lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
-                                WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
-            end = time.monotonic()
-    except KeyboardInterrupt:
-        interrupted = True
-        end = time.monotonic()
-    finally:
-        failed_to_start = [name for name, p in processes.items() if p.poll() is not None and end == start]
-        codes = {name: stop_node(process) for name, process in processes.items()}
-        recorder.close()
-
-    logs = node_logs(processes, log_dir, failed_to_start)
-    result = summary(recorder, model, start, end, logs['simulator'])
-    print('\n'.join(report(result, args.duration)))
-    if args.plot and end > start:
-        print(write_plot(recorder, model, args.plot))
-    if args.report:
-        print(write_report(dict(result, exit_codes=codes), args.report))
-    failed = report_exits(codes, logs, interrupted)
-    if interrupted:
-        return stopping.exit_code()
-    return 1 if failed or not recorder.errors else 0
-
+        return bool(recorder.errors)
+    run = record(recorder, processes, startup, args.duration, recorder.sim_time_since,
+                 f"loop running; recording {args.duration:g} s of sim time ...")
+    logs = node_logs(processes, log_dir, run.failed_to_start)
+    result = summary(recorder, model, run.start, run.end, logs['simulator'])
+    return finish(run, logs, result, report(result, args.duration), args.report,
+                  (lambda: write_plot(recorder, model, args.plot)) if args.plot else None, not recorder.errors)

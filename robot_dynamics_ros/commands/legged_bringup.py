@@ -9,7 +9,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -18,9 +17,9 @@ from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..resources import legged_parameter_files
 from . import view
-from .node_runs import (WALL_ALLOWANCE, node_logs, report_exits, simulation_stopped, spin_or_stop,
-                        steps_per_second, write_report)
-from .processes import describe_domain, start_node, stop_node, use_environment
+from .node_runs import (any_exited, compute_time, loop_lines, finish, node_logs, record, simulation_stopped,
+                        spin_or_stop, steps_per_second)
+from .processes import describe_domain, start_node, use_environment
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
 FALLEN_TILT = 45.0   # deg: a base tilted further has fallen over
@@ -46,9 +45,7 @@ def summary(recorder, start: float, end: float, sim_log: str, floating: bool) ->
         'simulator_steps_per_second': steps_per_second(sim_log),
         'joint_states_hz': len(stamps) / wall if wall > 0 else 0.0,
         'controller_commands_hz': sum(start <= t <= end for t in recorder.commands) / wall if wall > 0 else 0.0,
-        'compute_time_us': ({'mean': float(np.mean(recorder.compute_us)),
-                             'p99': float(np.percentile(recorder.compute_us, 99)),
-                             'updates': len(recorder.compute_us)} if recorder.compute_us else None),
+        'compute_time_us': compute_time(recorder.compute_us),
         'simulation_stopped': simulation_stopped(sim_log),
     }
     if floating and odom:
@@ -88,13 +85,7 @@ def report(result: dict, duration: float) -> list[str]:
                   f"{LAST_SECONDS:g} s within [{h['min_last3s']:.4f}, {h['max_last3s']:.4f}]",
                   f"base tilt: max {result['base_tilt_deg']['max']:.2f} deg, final "
                   f"{result['base_tilt_deg']['final']:.2f} deg"]
-    lines.append(f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved; joint_states received: "
-                 f"{result['joint_states_hz']:.1f} Hz; controller commands: {result['controller_commands_hz']:.1f} Hz")
-    compute = result['compute_time_us']
-    if compute:
-        lines.append(f"controller compute time per update: mean {compute['mean']:.0f} us, p99 {compute['p99']:.0f} us "
-                     f"({compute['updates']} updates)")
-    return lines
+    return lines + loop_lines(result)
 
 
 def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
@@ -128,41 +119,22 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
 
     recorder = BaseRecorder(model.name, controller)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
-    processes = {name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log'))
-                 for name, ros_args in node_args.items()}
-    if args.view:
-        view.print_url(processes['viewer'], log_dir, args.startup_timeout)
+    processes = {}
 
-    def any_exited():
-        return any(p.poll() is not None for p in processes.values())
-    interrupted = False
-    start = end = time.monotonic()
-    try:
+    def startup():
+        processes.update({name: start_node(name, ros_args, env, os.path.join(log_dir, name + '.log'))
+                          for name, ros_args in node_args.items()})
+        if args.view:
+            view.print_url(processes['viewer'], log_dir, args.startup_timeout)
         started = spin_or_stop(recorder, lambda: (recorder.states and (controller is None or recorder.commands))
-                                      or any_exited(), args.startup_timeout)
-        if started and not any_exited():
-            start, first = time.monotonic(), len(recorder.states)
-            print(f"running; recording {args.duration:g} s of sim time ...")
-            spin_or_stop(recorder, lambda: any_exited() or recorder.sim_time_since(first) >= args.duration,
-                                WALL_ALLOWANCE[0] * args.duration + WALL_ALLOWANCE[1])
-            end = time.monotonic()
-        elif not any_exited():
+                               or any_exited(processes), args.startup_timeout)
+        if not started and not any_exited(processes):
             print(f"no {'command from the controller' if controller else 'joint state'} within "
                   f"{args.startup_timeout:g} s", file=sys.stderr)
-    except KeyboardInterrupt:
-        interrupted = True
-        end = time.monotonic()
-    finally:
-        failed_to_start = [name for name, p in processes.items() if p.poll() is not None and end == start]
-        codes = {name: stop_node(process) for name, process in processes.items()}
-        recorder.close()
-
-    logs = node_logs(processes, log_dir, failed_to_start)
-    result = summary(recorder, start, end, logs['simulator'], floating)
-    print('\n'.join(report(result, args.duration)))
-    if args.report:
-        print(write_report(dict(result, exit_codes=codes), args.report))
-    failed = report_exits(codes, logs, interrupted)
-    if interrupted:
-        return stopping.exit_code()
-    return 1 if failed or end == start or result['simulation_stopped'] else 0
+        return started
+    run = record(recorder, processes, startup, args.duration, recorder.sim_time_since,
+                 f"running; recording {args.duration:g} s of sim time ...")
+    logs = node_logs(processes, log_dir, run.failed_to_start)
+    result = summary(recorder, run.start, run.end, logs['simulator'], floating)
+    return finish(run, logs, result, report(result, args.duration), args.report, None,
+                  run.end == run.start or result['simulation_stopped'])

@@ -1,14 +1,19 @@
-"""What the commands that run nodes as processes (bringup, the legged bringup) share: the wall-time allowance of a
-run, the nodes' logs and exit codes, the simulator's achieved step rate, the JSON report."""
+"""What the commands that run nodes as processes (bringup: joint-space, legged, Cartesian) share: the recording run
+(``record``: start, record a duration of sim time, stop the nodes) and its end (``finish``), the wall-time allowance
+of a run, the nodes' logs and exit codes, the simulator's achieved step rate, compute times, pyplot, the JSON
+report."""
 import json
 import os
 import re
 import sys
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .. import stopping
 from ..errors import RobotDynamicsError
+from .processes import stop_node
 
 WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
 
@@ -89,3 +94,92 @@ def report_exits(codes, logs, interrupted):
     if not failed:
         print(f"all nodes exited 0 on SIGINT{' (interrupted by the user)' if interrupted else ''}")
     return failed
+
+
+NO_MATPLOTLIB = "no plot: matplotlib is not installed (pip install matplotlib)"
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (files, no display), or None where matplotlib is not installed."""
+    try:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    return plt
+
+
+def compute_time(us):
+    """Mean, median, p99 and max of the controller's compute times (us), and how many; None for none."""
+    us = np.asarray(us, dtype=float)
+    if not len(us):
+        return None
+    return {'mean': float(us.mean()), 'median': float(np.median(us)), 'p99': float(np.percentile(us, 99)),
+            'max': float(us.max()), 'updates': len(us)}
+
+
+def loop_lines(result):
+    """The report's lines on the loop: achieved rates, and the controller's compute time where it reported one."""
+    lines = [f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved; joint_states received: "
+             f"{result['joint_states_hz']:.1f} Hz; controller commands: {result['controller_commands_hz']:.1f} Hz"]
+    compute = result['compute_time_us']
+    if compute:
+        lines.append(f"controller compute time per update: median {compute['median']:.0f} us, mean "
+                     f"{compute['mean']:.0f} us, p99 {compute['p99']:.0f} us, max {compute['max']:.0f} us "
+                     f"({compute['updates']} updates)")
+    return lines
+
+
+def any_exited(processes):
+    return any(p.poll() is not None for p in processes.values())
+
+
+@dataclass
+class Run:
+    """A recording run: wall times of its window (start == end: it never started recording), how the nodes
+    exited, whether the user interrupted it, the nodes that had exited before it started."""
+    start: float
+    end: float
+    codes: dict = field(default_factory=dict)
+    interrupted: bool = False
+    failed_to_start: list = field(default_factory=list)
+
+
+def record(recorder, processes, startup, duration, sim_time_since, message):
+    """``startup()`` starts the nodes into ``processes`` and returns whether the loop is ready; then (unless a node
+    has exited) ``message`` is printed and the recorder spins until ``sim_time_since(first state)`` reaches
+    ``duration`` s (at most WALL_ALLOWANCE on the wall clock). Ctrl-C and SIGTERM end it (``spin_or_stop``); the
+    nodes are always stopped and the recorder closed. Returns the ``Run``."""
+    now = time.monotonic()
+    run = Run(now, now)
+    try:
+        if startup() and not any_exited(processes):
+            run.start, first = time.monotonic(), len(recorder.states)
+            print(message)
+            spin_or_stop(recorder, lambda: any_exited(processes) or sim_time_since(first) >= duration,
+                         WALL_ALLOWANCE[0] * duration + WALL_ALLOWANCE[1])
+            run.end = time.monotonic()
+    except KeyboardInterrupt:
+        run.interrupted = True
+        run.end = time.monotonic()
+    finally:
+        run.failed_to_start = [name for name, p in processes.items() if p.poll() is not None and run.end == run.start]
+        run.codes = {name: stop_node(process) for name, process in processes.items()}
+        recorder.close()
+    return run
+
+
+def finish(run, logs, result, lines, report_path, plot=None, failed=False):
+    """Print the report's ``lines`` and ``plot()``'s message (when given and something was recorded), write the
+    JSON report (with the exit codes), say how the nodes exited; the command's exit code: the signal's after an
+    interruption, else 1 for a node that failed or ``failed``, else 0."""
+    print('\n'.join(lines))
+    if plot is not None and run.end > run.start:
+        print(plot())
+    if report_path:
+        print(write_report(dict(result, exit_codes=run.codes), report_path))
+    failed_nodes = report_exits(run.codes, logs, run.interrupted)
+    if run.interrupted:
+        return stopping.exit_code()
+    return 1 if failed_nodes or failed else 0

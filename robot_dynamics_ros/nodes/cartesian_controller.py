@@ -17,7 +17,6 @@ computed-torque controller rejects them. No joint state for ``state_timeout``: o
 """
 import sys
 import time
-from array import array
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -27,12 +26,12 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
 from .. import spatial
-from ..control.cartesian import LAWS, CartesianController, CartesianTarget, default_end_effector
+from ..control.cartesian import LAWS, TARGET_BUFFER, CartesianController, CartesianTarget, default_end_effector
 from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, run)
+                     declare_parameters, default_as_none, joint_order, positive, publish_finite, run, stamp_seconds)
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
 
@@ -125,7 +124,9 @@ class CartesianControllerNode(Node):
         q = model.neutral()   # warm-up: loads (once: compiles) the law's kernel before the first joint state
         try:
             controller.ee.update(q, q)
-            controller.update(q, q, controller.ee.R.copy(), controller.ee.p.copy(), np.zeros(6))
+            warm = CartesianTarget(controller.ee.R, controller.ee.p, 0.0)   # and the target's sampling
+            warm.set(controller.ee.p, spatial.matrix_to_quaternion(controller.ee.R), 0.01)
+            controller.update(q, q, *warm.sample(0.005))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
             raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
         first = self.controller is None
@@ -154,7 +155,8 @@ class CartesianControllerNode(Node):
         self.error_pub = self.create_publisher(TwistStamped, '~/pose_error', 10)
         self.time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
-        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, 10)
+        # as deep as the targets the law buffers: a stream stamped ahead (the demo's) may come in a burst
+        self.create_subscription(PoseStamped, '~/target_pose', self._on_target, TARGET_BUFFER)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_wrench, 10)
         self.create_timer(min(0.1, self.parameters['state_timeout'] / 2), self._check_stale, clock=STEADY_CLOCK)
 
@@ -166,7 +168,7 @@ class CartesianControllerNode(Node):
         if self.target is None:
             self.throttle.warn('early target', "target pose before the first joint state: ignored")
             return
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamp = stamp_seconds(msg.header.stamp)
         try:
             self._check_frame(msg.header.frame_id)
             self.target.set(*pose_of(msg.pose), stamp or self.state_time)
@@ -195,7 +197,7 @@ class CartesianControllerNode(Node):
             self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return
         stamp = msg.header.stamp
-        self.state_time = stamp.sec + 1e-9 * stamp.nanosec
+        self.state_time = stamp_seconds(stamp)
         controller = self.controller
         if self.target is None:   # hold the first pose; the nullspace posture is this state unless given
             if not self.posture_given:
@@ -240,12 +242,7 @@ class CartesianControllerNode(Node):
 
     def _publish_efforts(self, values):
         """Publish efforts in `joints` order unless they are not finite (the last check before every command)."""
-        if not all_finite(values):
-            self.throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
-            return False
-        self.command_msg.data = array('d', values.tobytes())
-        self.command_pub.publish(self.command_msg)
-        return True
+        return publish_finite(self.command_pub, self.command_msg, values, self.throttle)
 
     def _check_stale(self):
         timeout = self.parameters['state_timeout']

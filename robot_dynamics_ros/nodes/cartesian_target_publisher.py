@@ -1,18 +1,21 @@
 """``cartesian_target_publisher`` node: the Cartesian demo. A target pose moving on a circle of ``radius`` around the
 start pose (the first ``cartesian_controller/current_pose``), in the plane of ``plane``, one turn per ``period``,
 orientation held; the radius grows from 0 with a quintic smoothstep over the first ``ramp_time`` seconds, so the
-target leaves the start pose at rest. Targets are published on ``cartesian_controller/target_pose`` every
-``target_period`` seconds of the current poses' stamps (sim time, without /clock), each the circle's point
-``lead_time`` ahead, stamped with that time: the controller interpolates between them.
+target leaves the start pose at rest. The targets are a function of sim time alone: the circle's points at the
+stamps start + k ``target_period`` (k = 1, 2, ...), each published on ``cartesian_controller/target_pose`` stamped
+with its time, ``lead_time`` ahead of the current poses' stamps (every grid point up to stamp + lead_time that is not
+out yet, so a pose this node did not see leaves no gap). The controller interpolates between them; which points it
+gets does not depend on when this node runs, so in lockstep the run is the same under any machine load as long as
+this node is less than ``lead_time`` of sim time behind.
 """
+import math
 import sys
 
-import numpy as np
 from geometry_msgs.msg import PoseStamped
 from rclpy.node import Node
 
 from ..control.cartesian import PLANES, circle_offset
-from .common import Param, as_float, choice, declare_parameters, positive, run
+from .common import Param, as_float, choice, declare_parameters, positive, run, stamp_seconds
 
 
 PARAMETERS = (
@@ -21,10 +24,11 @@ PARAMETERS = (
     Param('ramp_time', 1.0, 's over which the radius grows from 0', positive),
     Param('plane', 'xy', f"plane of the circle in the robot base frame: one of {list(PLANES)}", choice(*PLANES)),
     Param('target_period', 0.01, 's of sim time between targets', positive),
-    Param('lead_time', 0.25, 's: each target is the point of the circle this far ahead of the current pose, stamped so '
-                            '(the controller interpolates; a late message does not leave it without a target)',
-          as_float),
+    Param('lead_time', 1.0, 's of sim time: targets are published up to this far ahead of the current pose (the '
+                            'controller buffers them; a stall of this node shorter than this changes nothing)',
+          positive),
 )
+BURST = 10   # history depth beyond the targets of one lead_time (published at once at the start)
 
 
 class CartesianTargetPublisherNode(Node):
@@ -32,36 +36,38 @@ class CartesianTargetPublisherNode(Node):
         super().__init__('cartesian_target_publisher')
         self.p = declare_parameters(self, PARAMETERS)
         self.start = None   # (stamp s, PoseStamped) of the first current pose
-        self.last = -np.inf
-        self.publisher = self.create_publisher(PoseStamped, 'cartesian_controller/target_pose', 10)
+        self.next = 1       # index k of the next target on the grid start + k target_period
+        depth = int(math.ceil(self.p['lead_time'] / self.p['target_period'])) + BURST
+        self.publisher = self.create_publisher(PoseStamped, 'cartesian_controller/target_pose', depth)
         # depth 1: after a stall the newest pose, not a queue of old ones
         self.create_subscription(PoseStamped, 'cartesian_controller/current_pose', self._on_pose, 1)
         self.published = 0
 
     def _on_pose(self, msg):
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamp = stamp_seconds(msg.header.stamp)
         if self.start is None:
             self.start = (stamp, msg)
             self.get_logger().info(f"circle of radius {self.p['radius']:g} m, {self.p['period']:g} s per turn, in the "
                                    f"{self.p['plane']} plane around the start pose")
-        if stamp - self.last < self.p['target_period'] - 1e-9:
-            return
-        self.last = stamp
         start_stamp, start = self.start
+        period = self.p['target_period']
+        while self.next * period <= stamp - start_stamp + self.p['lead_time'] + 1e-9:
+            self.publisher.publish(self.target(start_stamp, start, self.next * period, msg.header.frame_id))
+            self.next += 1
+            self.published += 1
+
+    def target(self, start_stamp, start, elapsed, frame_id):
+        """The circle's point ``elapsed`` s after the start, stamped start + elapsed."""
         target = PoseStamped()
-        target.header.frame_id = msg.header.frame_id
-        when = stamp + self.p['lead_time']
-        target.header.stamp.sec = int(when)
-        target.header.stamp.nanosec = int(round((when - int(when)) * 1e9)) % 1_000_000_000
+        target.header.frame_id = frame_id
+        target.header.stamp.sec, target.header.stamp.nanosec = divmod(round((start_stamp + elapsed) * 1e9), 10**9)
         target.pose.orientation = start.pose.orientation
-        offset = circle_offset(when - start_stamp, self.p['radius'], self.p['period'], self.p['ramp_time'],
-                               self.p['plane'])
+        offset = circle_offset(elapsed, self.p['radius'], self.p['period'], self.p['ramp_time'], self.p['plane'])
         position = start.pose.position
         target.pose.position.x = position.x + offset[0]
         target.pose.position.y = position.y + offset[1]
         target.pose.position.z = position.z + offset[2]
-        self.publisher.publish(target)
-        self.published += 1
+        return target
 
     def summary(self):
         return f"{self.published} targets published"

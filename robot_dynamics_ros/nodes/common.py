@@ -5,6 +5,7 @@ Only APIs available in rclpy as shipped with Humble are used.
 """
 import re
 import time
+from array import array
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -602,3 +603,20 @@ class JointGains:
                 raise ConfigurationError(f"parameter {name!r}: {joint!r} is not a joint of the robot the node runs")
             gains[term][position[joint]] = joint_gain(name, value)
         self._apply(gains)
+
+
+def stamp_seconds(stamp) -> float:
+    """A builtin_interfaces/Time in seconds."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def publish_finite(publisher, msg, values, throttle) -> bool:
+    """Publish ``values`` (a float64 NumPy array) as ``msg.data`` (Float64MultiArray) unless one is not finite: the
+    last check before every command, whatever produced it (a throttled warning instead). Returns whether it was
+    published."""
+    if not np.all(np.isfinite(values)):
+        throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
+        return False
+    msg.data = array('d', values.tobytes())
+    publisher.publish(msg)
+    return True

@@ -128,3 +128,38 @@ def closed_loop_parameters(urdf_file, config_file, node_name, files=parameter_fi
     for parameters_file in files(urdf_file, config_file or None):
         result.update(node_parameters(parameters_file, node_name))
     return result
+
+
+PACKAGE = 'robot_dynamics_ros'
+
+
+def controller_nodes(context, names, common):
+    """Inside an OpaqueFunction: the nodes ``names`` of this package (executable and node name alike) in the launch's
+    ``namespace``, each with its section of the closed-loop parameters (``urdf_file``, ``config_file``) and then
+    ``common``; each ends the launch if it fails (``stop_launch_on_failure``)."""
+    from launch.substitutions import LaunchConfiguration
+    from launch_ros.actions import Node
+
+    def argument(name):
+        return LaunchConfiguration(name).perform(context)
+    nodes = [Node(package=PACKAGE, executable=name, name=name, namespace=argument('namespace'), output='screen',
+                  parameters=[closed_loop_parameters(argument('urdf_file'), argument('config_file'), name), common])
+             for name in names]
+    return nodes + [stop_launch_on_failure(node) for node in nodes]
+
+
+def robot_arguments(config_description):
+    """The launch arguments of a launch file that runs controllers for one robot: urdf_file (default: the bundled
+    arm), config_file, use_sim_time, namespace, prefix."""
+    from launch.actions import DeclareLaunchArgument
+    from launch.substitutions import PathJoinSubstitution
+    from launch_ros.substitutions import FindPackageShare
+    return [
+        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'urdf',
+                                                                              'arm7.urdf']),
+                              description='URDF (or xacro) of the robot'),
+        DeclareLaunchArgument('config_file', default_value='', description=config_description),
+        DeclareLaunchArgument('use_sim_time', default_value='true', description='follow /clock'),
+        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
+        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+    ]
