@@ -144,7 +144,7 @@ class ContactInverseDynamics:
         objective = -np.concatenate([np.asarray(desired_acceleration, dtype=float), np.zeros(3 * k)])
         shape = (k, len(held))
         if shape != self.shape:
-            self._set_up(A, b, objective, shape, zero_rows, torque_rows)
+            self._set_up(A, b, objective, shape, zero_rows, torque_rows, contacts)
         else:
             self.solver.update(q=objective, A=A.T.ravel()[self.pattern], b=b)   # column-major: CSC's order
             self.updates += 1
@@ -159,14 +159,21 @@ class ContactInverseDynamics:
         tau = dynamics[self.joints] @ x + h[self.joints]
         return tau, qdd, f
 
-    def _set_up(self, A, b, objective, shape, zero_rows, torque_rows):
-        """A new solver for this shape: the pattern is every entry that can be non-zero (the dynamics and
-        Jacobian blocks whole, the cones' three entries), kept as explicit zeros where a value is zero now."""
+    def _set_up(self, A, b, objective, shape, zero_rows, torque_rows, contacts):
+        """A new solver for this shape. The pattern: every entry the tree lets be non-zero (M_ij where joint i
+        is an ancestor of joint j or j of i; J_c's columns of the joints that move the point; the combined rows of
+        (2) whole; the cones' three entries), kept as explicit zeros where a value is zero now."""
         from scipy import sparse
         clarabel, nv, k = self.clarabel, self.model.nv, shape[0]
+        moves, column_body = self.kinematics.moves, self.kinematics.column_body
+        related = moves[column_body].T | moves[column_body]               # M's structure: related[i, j]
+        bodies = contact_points_on_bodies(self.model, contacts)[0]
+        dynamics = np.hstack([related, np.repeat(moves[bodies], 3, axis=0).T])   # [M, -J_c^T]
         structure = np.zeros(A.shape, dtype=bool)
-        structure[:zero_rows + 2 * torque_rows] = True
-        structure[len(self.base):zero_rows, nv:] = False
+        structure[:len(self.base)] = dynamics[self.base]
+        structure[len(self.base):zero_rows, :nv] = True
+        actuated = dynamics[self.joints[self.limited]]
+        structure[zero_rows:zero_rows + 2 * torque_rows] = np.vstack([actuated, actuated])
         structure |= A != 0.0                                           # the cone entries
         columns = structure.T                                           # CSC: column by column, rows ascending
         self.pattern = np.flatnonzero(columns.ravel())
