@@ -83,6 +83,7 @@ class StandingController:
         self.foot_p = np.array([p for _, p in placements]).reshape(-1, 3)
         self.foot_offset = np.array([p.offset for p in self.feet], dtype=float).reshape(-1, 3)
         self.foot_radius = np.array([p.radius for p in self.feet], dtype=float)
+        self._standing_height = (None, 0.0)   # (joint positions' bytes, standing_height of them)
         self.kp, self.kd = float(kp), float(kd)
         self.set_mode(mode)
         self.joints_v = np.asarray(model.joint_v_index)
@@ -135,11 +136,16 @@ class StandingController:
         return heights, [(foot.link, point) for foot, point in zip(self.feet, lowest_in_link)]
 
     def standing_height(self, joint_positions: ArrayLike) -> float:
-        """The base height at which, upright with these joint positions, the lowest foot point is on the ground."""
-        q = self.model.neutral()
-        q[self.joints_q] = joint_positions
-        heights, _ = self.feet_points(q)
-        return self.ground_height - float(np.min(heights))
+        """The base height at which, upright with these joint positions, the lowest foot point is on the ground (kept
+        for the last joint positions asked: a held reference asks for the same every update)."""
+        joint_positions = np.asarray(joint_positions, dtype=float)
+        key = (self.ground_height, joint_positions.tobytes())
+        if self._standing_height[0] != key:
+            q = self.model.neutral()
+            q[self.joints_q] = joint_positions
+            heights, _ = self.feet_points(q)
+            self._standing_height = (key, -float(np.min(heights)))   # heights: above the ground, base at z = 0
+        return self._standing_height[1]
 
     def base_reference(self, joint_positions: ArrayLike) -> NDArray[np.float64]:
         """The whole reference configuration: the held x, y, yaw, no roll or pitch, the standing height."""
