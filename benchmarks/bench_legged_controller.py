@@ -71,7 +71,7 @@ def run(name, ticks):
         elapsed = time.perf_counter() - start
         if k >= WARM_UP:
             times.append(elapsed)
-            solves.append(getattr(controller, 'solve_time', np.nan))
+            solves.append(getattr(getattr(controller, 'inverse_dynamics', None), 'solve_time', np.nan))
         command[model.joint_v_index] = tau
         sim.set_command(command)
         sim.step()
