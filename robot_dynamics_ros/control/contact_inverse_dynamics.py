@@ -62,13 +62,17 @@ def point_kinematics(model: Model) -> PointKinematics:
 def contact_points_on_bodies(model: Model, contacts: Sequence[tuple[str, ArrayLike]]):
     """(bodies (k,), offsets (k, 3)): the points at ``offset`` in their link's frame, on the bodies the links are
     fixed to, in those bodies' frames."""
+    placements = model._cache.setdefault('link_in_body', {})   # link -> (body, R, p): the link frame in its body's
     bodies, offsets = np.empty(len(contacts), dtype=int), np.empty((len(contacts), 3))
     for i, (link, offset) in enumerate(contacts):
-        frame = model.frames[link]
-        if frame.body < 0:
-            raise ValueError(f"contact link {link!r} is fixed to the world, not to a moving body")
-        R, p = pose_from_plucker(frame.X_body)   # the link frame in its body's frame
-        bodies[i], offsets[i] = frame.body, p + R @ np.asarray(offset, dtype=float)
+        placement = placements.get(link)
+        if placement is None:
+            frame = model.frames[link]
+            if frame.body < 0:
+                raise ValueError(f"contact link {link!r} is fixed to the world, not to a moving body")
+            placement = placements[link] = (frame.body, *pose_from_plucker(frame.X_body))
+        body, R, p = placement
+        bodies[i], offsets[i] = body, p + R @ np.asarray(offset, dtype=float)
     return bodies, offsets
 
 
