@@ -1,5 +1,8 @@
 """Contact-consistent inverse dynamics (control/contact_inverse_dynamics.py) on a floating quadruped, against Pinocchio's equations
-of motion and frame Jacobians, and against the statics that must hold when it stands still."""
+of motion and frame Jacobians, and against the statics that must hold when it stands still. The contact points'
+Jdot v (algorithms/point_acceleration.py) against Pinocchio's classical accelerations and a finite difference; the
+program kept and updated in place (ContactInverseDynamics) against a new solver each call, today's per-tick build,
+and cvxpy."""
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -8,8 +11,10 @@ import pytest
 from oracle import BlockOracle, pin
 from random_robots import quadruped_urdf
 from robot_dynamics_ros import load_urdf, neutral
-from robot_dynamics_ros.control.contact_inverse_dynamics import (base_error, contact_inverse_dynamics,
-                                                                 point_acceleration_bias, point_jacobians)
+from robot_dynamics_ros.control.contact_inverse_dynamics import (FORCE_WEIGHT, ContactInverseDynamics, base_error,
+                                                                 contact_inverse_dynamics, point_acceleration_bias,
+                                                                 point_jacobians)
+from robot_dynamics_ros.model.configuration import integrate
 
 pytest.importorskip('clarabel')
 FEET = [(f'{leg}_calf', (0.0, 0.0, -0.2)) for leg in ('FL', 'FR', 'RL', 'RR')]
@@ -55,27 +60,54 @@ def pinocchio_point_jacobian(oracle, q, link, offset):
     return J[:3] + np.cross(J[3:].T, r).T      # v_p = v_o + omega x r (Pinocchio's rows are [linear; angular])
 
 
+def random_state(model, rng):
+    """Any base pose (a random orientation), joints within +-1 rad of the stand, velocities of about 1 (m|rad)/s."""
+    q, _ = standing(model)
+    q[3:7] = rng.normal(size=4)
+    q[3:7] /= np.linalg.norm(q[3:7])
+    q[7:] += rng.uniform(-1.0, 1.0, size=model.nv - 6)
+    return q, rng.normal(size=model.nv)
+
+
 def test_point_jacobian_and_acceleration_bias_match_pinocchio(quadruped12):
     """J_p and Jdot_p v of each foot point against Pinocchio (a frame added at the point; its classical
-    acceleration with zero joint accelerations)."""
+    acceleration with zero joint accelerations), at random states."""
     xml, model = quadruped12
     oracle = BlockOracle(xml, model, 'floating')
-    q, v = standing(model, np.random.default_rng(1))
-    np.testing.assert_allclose(point_jacobians(model, q, FEET),
-                               np.vstack([pinocchio_point_jacobian(oracle, q, link, offset) for link, offset in FEET]),
-                               atol=1e-12)
-    pm = oracle.pin_model
-    probes = []
+    pm = BlockOracle(xml, model, 'floating').pin_model   # a copy with frames at the points (the oracle's data
+    probes = []                                           # would no longer fit it)
     for link, offset in FEET:
         parent = pm.getFrameId(link)
         placement = pm.frames[parent].placement * pin.SE3(np.eye(3), np.asarray(offset, dtype=float))
         probes.append(pm.addFrame(pin.Frame(link + '_foot', pm.frames[parent].parentJoint, parent, placement,
                                             pin.FrameType.OP_FRAME)))
     data = pm.createData()
-    pin.forwardKinematics(pm, data, oracle.q(q), oracle.v(v), np.zeros(pm.nv))
-    pin.updateFramePlacements(pm, data)
-    theirs = [pin.getFrameClassicalAcceleration(pm, data, probe, pin.LOCAL_WORLD_ALIGNED).linear for probe in probes]
-    np.testing.assert_allclose(point_acceleration_bias(model, q, v, FEET), np.concatenate(theirs), atol=1e-8)
+    rng = np.random.default_rng(1)
+    for _ in range(10):
+        q, v = random_state(model, rng)
+        np.testing.assert_allclose(point_jacobians(model, q, FEET),
+                                   np.vstack([pinocchio_point_jacobian(oracle, q, link, offset)
+                                              for link, offset in FEET]), atol=1e-12)
+        pin.forwardKinematics(pm, data, oracle.q(q), oracle.v(v), np.zeros(pm.nv))
+        pin.updateFramePlacements(pm, data)
+        theirs = [pin.getFrameClassicalAcceleration(pm, data, probe, pin.LOCAL_WORLD_ALIGNED).linear
+                  for probe in probes]
+        # exact, both: rounding of terms of size |v|^2 |r| (about 1 m/s^2) only
+        np.testing.assert_allclose(point_acceleration_bias(model, q, v, FEET), np.concatenate(theirs), atol=1e-12)
+
+
+def test_acceleration_bias_is_the_derivative_of_the_jacobian_along_the_motion(quadruped12):
+    """Jdot v = d/dt (J(q(t)) v) at t = 0 with q(t) = integrate(q, t v): against a central difference with step
+    h = 1e-4 s, whose error is h^2/6 times the third derivative (|v|^3 |r| ~ 10 m/s^2 here: ~2e-8) plus rounding
+    (1e-16 |J v| / h ~ 1e-12)."""
+    _, model = quadruped12
+    rng = np.random.default_rng(2)
+    h = 1e-4
+    for _ in range(10):
+        q, v = random_state(model, rng)
+        ahead = point_jacobians(model, integrate(model, q, h * v), FEET) @ v
+        behind = point_jacobians(model, integrate(model, q, -h * v), FEET) @ v
+        np.testing.assert_allclose(point_acceleration_bias(model, q, v, FEET), (ahead - behind) / (2 * h), atol=1e-6)
 
 
 def test_standing_still_the_feet_carry_the_weight(quadruped12):
@@ -150,3 +182,82 @@ def test_base_error_is_the_base_block_of_difference(quadruped12):
     error = base_error(model, q, target)
     np.testing.assert_allclose(error[:3], [0.05, 0.0, 0.0], atol=1e-12)
     assert np.all(error[6:] == 0.0)
+
+
+def random_problem(model, rng):
+    """A state near the stand (joints within 0.1 rad, velocities of 0.3 (m|rad)/s) and a desired acceleration of
+    about 1 (m|rad)/s^2 per coordinate: mostly feasible, some requests beyond the cones."""
+    q, _ = standing(model)
+    q[7:] += 0.1 * rng.normal(size=model.nv - 6)
+    return q, 0.3 * rng.normal(size=model.nv), rng.normal(size=model.nv)
+
+
+def test_the_program_updated_in_place_is_a_new_solver_on_the_same_data(quadruped12):
+    """ContactInverseDynamics sets the program up once per contact set and updates it in place: over random
+    states, the same solution as a new solver set up with the same settings on the same data (Clarabel runs the
+    same iterations: equal to rounding), and a new set-up only when the feet in contact change."""
+    _, model = quadruped12
+    kept, rng = ContactInverseDynamics(model, 0.8), np.random.default_rng(3)
+    for i in range(20):
+        feet = FEET if i < 10 else FEET[:3]
+        q, v, desired = random_problem(model, rng)
+        fresh = ContactInverseDynamics(model, 0.8)
+        for ours, theirs in zip(kept(q, v, desired, feet), fresh(q, v, desired, feet)):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    assert (kept.setups, kept.updates) == (2, 18)
+
+
+def test_the_program_kept_gives_the_per_tick_builds_solution(quadruped12):
+    """Against today's per-tick build (contact_inverse_dynamics: a new solver each call, Clarabel's default
+    settings, which scale the data), at random states. The accelerations are the program's first objective
+    (weight 1): the same within the solvers' feasibility tolerance (1e-8 relative to data of order |M| |qdd| ~ 100).
+    The net contact force follows from them through the base rows: the same within that tolerance times the weight.
+    The split of the load between the feet is fixed only by the FORCE_WEIGHT term: a solve within duality gap g
+    of the optimum has ||f - f*||^2 <= 2 g / FORCE_WEIGHT (the objective's curvature in f), g <= 1e-8 (1 + |cost|)
+    (Clarabel's default gap tolerances), so the two differ by at most twice that."""
+    xml, model = quadruped12
+    weight = sum(float(m.get('value')) for m in ET.fromstring(xml).iter('mass')) * G
+    kept, rng = ContactInverseDynamics(model, 0.8), np.random.default_rng(4)
+    for _ in range(20):
+        q, v, desired = random_problem(model, rng)
+        _, qdd, f = kept(q, v, desired, FEET)
+        _, qdd_before, f_before = contact_inverse_dynamics(model, q, v, desired, FEET, 0.8)
+        np.testing.assert_allclose(qdd, qdd_before, atol=1e-6)
+        np.testing.assert_allclose(f.sum(axis=0), f_before.sum(axis=0), atol=1e-6 * weight)
+        cost = abs(0.5 * qdd @ qdd - desired @ qdd + 0.5 * FORCE_WEIGHT * np.sum(f * f))
+        split = 2.0 * np.sqrt(2.0 * 1e-8 * (1.0 + cost) / FORCE_WEIGHT)
+        assert np.linalg.norm(f - f_before) <= split
+    assert kept.setups == 1
+
+
+def test_the_program_kept_solves_the_cone_program_as_cvxpy_does(quadruped12):
+    """The same program written independently in cvxpy (equations of motion with Pinocchio's M and h, the feet's
+    acceleration with our Jacobians, Coulomb cones, effort limits) and solved to tighter tolerances: the same
+    accelerations (within the feasibility tolerance, as above), torques that with their forces satisfy the equations
+    of motion, and a load split within the gap bounds above (cvxpy's with gap tolerances 1e-10)."""
+    cp = pytest.importorskip('cvxpy')
+    xml, model = quadruped12
+    oracle = BlockOracle(xml, model, 'floating')
+    kept, rng, mu = ContactInverseDynamics(model, 0.8), np.random.default_rng(5), 0.8
+    joints = np.asarray(model.joint_v_index)
+    for _ in range(5):
+        q, v, desired = random_problem(model, rng)
+        tau, qdd, f = kept(q, v, desired, FEET)
+        M, h = oracle.crba(q), oracle.rnea(q, v, np.zeros(model.nv))
+        Jc, bias = point_jacobians(model, q, FEET), point_acceleration_bias(model, q, v, FEET)
+        a, forces, torques = cp.Variable(model.nv), cp.Variable(3 * len(FEET)), cp.Variable(len(joints))
+        actuation = np.zeros((model.nv, len(joints)))
+        actuation[joints, np.arange(len(joints))] = 1.0
+        constraints = [M @ a + h == actuation @ torques + Jc.T @ forces, Jc @ a + bias == 0,
+                       cp.abs(torques) <= model.effort_limit[joints]]
+        constraints += [cp.SOC(mu * forces[3 * c + 2], forces[3 * c:3 * c + 2]) for c in range(len(FEET))]
+        problem = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(a - desired) + 0.5 * FORCE_WEIGHT * cp.sum_squares(forces)),
+                             constraints)
+        problem.solve(solver=cp.CLARABEL, tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
+        assert problem.status == 'optimal'
+        np.testing.assert_allclose(qdd, a.value, atol=1e-6)
+        generalized = actuation @ tau + Jc.T @ f.ravel()
+        np.testing.assert_allclose(M @ qdd + h, generalized, atol=1e-6 * np.abs(h).max())
+        cost = abs(0.5 * qdd @ qdd - desired @ qdd + 0.5 * FORCE_WEIGHT * np.sum(f * f))
+        ours, theirs = (np.sqrt(2.0 * tolerance * (1.0 + cost) / FORCE_WEIGHT) for tolerance in (1e-8, 1e-10))
+        assert np.linalg.norm(f.ravel() - forces.value) <= ours + theirs

@@ -57,6 +57,13 @@ def test_it_keeps_the_quadruped_standing_and_without_it_it_falls(quadruped):
     assert limp.q[2] < spawn[2] - 0.05     # m: the trunk drops without torques
 
 
+def test_on_a_raised_ground_the_standing_height_is_raised_by_as_much(quadruped):
+    model, points = quadruped
+    on_the_floor = StandingController(model, points, 0.0, MU).standing_height(STAND)
+    assert StandingController(model, points, 0.5, MU).standing_height(STAND) == pytest.approx(0.5 + on_the_floor,
+                                                                                              abs=1e-12)
+
+
 def test_after_a_push_it_returns_to_where_it_stood(quadruped):
     """A base twist (0.2, 0.1, 0 m/s; 0.5, 0.3, 0.2 rad/s): after 1 s the base is back at its start pose, height
     within 2 mm, tilt below 0.5 deg, x and y within 5 mm, yaw within 0.5 deg, all four feet on the ground."""

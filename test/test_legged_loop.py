@@ -1,9 +1,11 @@
 """The legged loop over DDS, as launch/legged.launch.py starts it: the simulator with the bundled quadruped on the
 ground and the legged controller, as separate processes. The quadruped stands, squats through a joint trajectory,
-and recovers from a push; without a controller it falls (the test could fail). Then `robot-dynamics bringup
---root-joint floating` with its report."""
+and recovers from a push; without a controller it falls (the test could fail); with the controller at 1 kHz in
+lockstep with the simulator (a state published every 1 ms step, each answered by one command) it stands. Then
+`robot-dynamics bringup --root-joint floating` with its report."""
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -137,6 +139,34 @@ def test_the_controller_takes_the_feet_in_contact_from_the_simulators_contact_to
     assert controller.wait_for_log('no foot has reported contact yet', 60.0), controller.log()
     assert 'standing' not in controller.log()
     assert controller.stop() == 0 and simulator.stop() == 0
+
+
+def test_the_controller_at_1_khz_in_lockstep_holds_the_quadruped_standing(ros_domain, start, odom):
+    """The simulator in lockstep at 1 kHz, publishing every step; the controller at its default rate (1 kHz): every
+    step waits for the command that answers the state before it (none is taken by the lockstep timeout), so the
+    controller commands once per simulated millisecond. After 2 s the trunk stands at the height where its feet
+    touch the ground, within 2 mm (the controller's contact tolerance, as the tests above) and 0.5 deg."""
+    _, probe = ros_domain
+    simulator = start('simulator', params=[('urdf_file', URDF), ('sync', 'lockstep'), ('rate', 1000.0),
+                                           ('publish_rate', 1000.0)], extra_args=params_args())
+    controller = start('legged_controller', params=[('urdf_file', URDF)],
+                       extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
+    assert probe.spin_until(lambda: controller.wait_for_log('standing', 0.0) and len(odom) > 0, STARTUP), \
+        simulator.log() + controller.log()
+    assert 'at 1000 Hz' in controller.log(), controller.log()
+
+    def stamp(msg):
+        return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+    assert probe.spin_until(lambda: stamp(odom[-1]) >= 2.0, 600.0), (stamp(odom[-1]), controller.log())
+    pose = odom[-1].pose.pose
+    assert pose.position.z == pytest.approx(standing_height(STAND), abs=2e-3) and tilt_degrees(pose.orientation) < 0.5
+    assert simulator.stop() == 0 and controller.stop() == 0
+    assert 'no command within' not in simulator.log(), simulator.log()
+    steps = int(re.search(r'(\d+) steps in', simulator.log()).group(1))
+    commands = int(re.search(r'(\d+) commands, ', controller.log()).group(1))
+    print(f"lockstep at 1 kHz: {steps} steps, {commands} commands; height error "
+          f"{pose.position.z - standing_height(STAND):.2e} m")
+    assert steps >= 2000 and commands >= steps
 
 
 def test_without_a_controller_the_quadruped_falls(ros_domain, start, odom):

@@ -13,62 +13,196 @@ force term spreads the load over the feet). The base rows of (1) hold no tau: th
 move the base; the joint rows then give tau = M_j qdd + h_j - J_cj^T f. This is a second-order cone program in
 (qdd, f), solved by Clarabel (an interior-point solver on PyPI, already the identification's): the friction
 cone is exact, no pyramid.
+
+The contact points' Jacobians J_c and accelerations Jdot_c v are the simulator's contact kinematics
+(algorithms/point_kinematics.py, and point_acceleration.py for Jdot_c v, exact). ``ContactInverseDynamics`` keeps one
+solver per model and updates its data in place each tick (Clarabel's ``DefaultSolver.update``: the same sparsity
+pattern, so the KKT system's symbolic factorisation and allocations are kept); it sets the program up again only
+when its shape changes (the number of feet in contact, or the rank of their Jacobian). ``contact_inverse_dynamics``
+sets up a new solver every call, as the controller did before: the reference the tests compare with.
 """
 from collections.abc import Sequence
+import time
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..algorithms.kinematics import frame_X_root, body_transforms, jacobian_from_transforms, placement_from_transform
+from ..algorithms.point_acceleration import point_motion
+from ..algorithms.point_kinematics import PointKinematics
 from ..fast import bias_torques, crba
-from ..model.configuration import difference, integrate
+from ..model.configuration import difference
 from ..model.model import Model
-from ..spatial import skew
+from ..spatial import pose_from_plucker
 
 FORCE_WEIGHT = 1e-9      # (m/s^2)^2 per N^2: spreads the load; moves a feasible qdd by about FORCE_WEIGHT |f|
 RANK_TOLERANCE = 1e-9    # singular values of the contact Jacobian below this fraction of the largest: dependent rows
-DERIVATIVE_STEP = 1e-6   # s: central difference for Jdot_c v
-
-
-def point_jacobians(model: Model, q: ArrayLike, contacts: Sequence[tuple[str, ArrayLike]],
-                    X0=None) -> NDArray[np.float64]:
-    """(3 len(contacts)) x nv: the Jacobians of the velocities, in world coordinates, of the points at ``offset``
-    in their link's frame: v_p = v_o + omega x (R offset), so J_p = J_linear - [R offset]x J_angular. X0: the
-    bodies' transforms at q where the caller has them (``body_transforms``)."""
-    X0 = body_transforms(model, q) if X0 is None else X0
-    rows = []
-    for link, offset in contacts:
-        J = jacobian_from_transforms(model, X0, link, 'local_world_aligned')   # [angular; linear] at the origin
-        r = placement_from_transform(frame_X_root(model, X0, link)).R @ np.asarray(offset, dtype=float)
-        rows.append(J[3:] - skew(r) @ J[:3])
-    return np.vstack(rows) if rows else np.zeros((0, model.nv))
-
-
-def point_acceleration_bias(model, q, v, contacts):
-    """Jdot_p v of the points, their accelerations when qdd = 0, by a central difference of J_p along the motion
-    (error about DERIVATIVE_STEP^2 |v|^3, well below the controller's tolerances)."""
-    step = DERIVATIVE_STEP * np.asarray(v, dtype=float)
-    ahead = point_jacobians(model, integrate(model, q, step), contacts)
-    behind = point_jacobians(model, integrate(model, q, -step), contacts)
-    return (ahead - behind) @ v / (2.0 * DERIVATIVE_STEP)
 
 
 class ContactForceError(RuntimeError):
     """No accelerations, forces and torques satisfy (1)-(4) (the solver's status says why)."""
 
 
-def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_acceleration: ArrayLike,
-                             contacts: Sequence[tuple[str, ArrayLike]], friction: float,
-                             gravity: ArrayLike | None = None):
-    """(tau for model.joint_names, qdd, f: (len(contacts), 3) contact forces in world coordinates) of (1)-(4).
-
-    contacts: (link, offset in the link frame) of each foot in contact. Raises ContactForceError when the
-    problem has no solution (e.g. torque limits too low to hold the robot)."""
+def _clarabel():
     try:
         import clarabel
     except ImportError:
         raise ImportError("contact_inverse_dynamics needs clarabel: pip install 'robot_dynamics_ros[legged]'",
                           name='clarabel') from None
+    return clarabel
+
+
+def point_kinematics(model: Model) -> PointKinematics:
+    """The model's PointKinematics, made once per model (the simulator's contact kinematics)."""
+    kinematics = model._cache.get('point_kinematics')
+    if kinematics is None:
+        kinematics = model._cache['point_kinematics'] = PointKinematics(model)
+    return kinematics
+
+
+def contact_points_on_bodies(model: Model, contacts: Sequence[tuple[str, ArrayLike]]):
+    """(bodies (k,), offsets (k, 3)): the points at ``offset`` in their link's frame, on the bodies the links are
+    fixed to, in those bodies' frames."""
+    placements = model._cache.setdefault('link_in_body', {})   # link -> (body, R, p): the link frame in its body's
+    bodies, offsets = np.empty(len(contacts), dtype=int), np.empty((len(contacts), 3))
+    for i, (link, offset) in enumerate(contacts):
+        placement = placements.get(link)
+        if placement is None:
+            frame = model.frames[link]
+            if frame.body < 0:
+                raise ValueError(f"contact link {link!r} is fixed to the world, not to a moving body")
+            placement = placements[link] = (frame.body, *pose_from_plucker(frame.X_body))
+        body, R, p = placement
+        bodies[i], offsets[i] = body, p + R @ np.asarray(offset, dtype=float)
+    return bodies, offsets
+
+
+def point_jacobians(model: Model, q: ArrayLike, contacts: Sequence[tuple[str, ArrayLike]]) -> NDArray[np.float64]:
+    """(3 len(contacts)) x nv: the Jacobians of the velocities, in world coordinates, of the points at ``offset``
+    in their link's frame (PointKinematics, the simulator's)."""
+    return point_motion(point_kinematics(model), np.asarray(q, dtype=float), np.zeros(model.nv),
+                        *contact_points_on_bodies(model, contacts))[1]
+
+
+def point_acceleration_bias(model: Model, q: ArrayLike, v: ArrayLike,
+                            contacts: Sequence[tuple[str, ArrayLike]]) -> NDArray[np.float64]:
+    """Jdot_p v of the points, their accelerations when qdd = 0 (exact: point_acceleration.py)."""
+    return point_motion(point_kinematics(model), np.asarray(q, dtype=float), np.asarray(v, dtype=float),
+                        *contact_points_on_bodies(model, contacts))[2]
+
+
+class ContactInverseDynamics:
+    """(1)-(4) for one model, the solver kept from call to call (see the module docstring).
+
+    Calling it with (q, v, desired acceleration, contacts) returns (tau, qdd, f) as ``contact_inverse_dynamics``.
+    ``setups`` counts the solvers set up (a change of the feet in contact), ``updates`` the in-place updates,
+    ``solve_time`` is the last call's seconds in Clarabel's solve."""
+
+    def __init__(self, model: Model, friction: float, gravity: ArrayLike | None = None) -> None:
+        self.clarabel = _clarabel()
+        self.model, self.friction, self.gravity = model, float(friction), gravity
+        self.kinematics = point_kinematics(model)
+        self.joints = np.asarray(model.joint_v_index)
+        self.base = np.setdiff1d(np.arange(model.nv), self.joints)   # the rows (1) without actuation
+        limit = model.effort_limit[self.joints]
+        self.limited = np.flatnonzero(np.isfinite(limit))            # (4) for the joints with a finite limit
+        self.limit = limit[self.limited]
+        self.settings = self.clarabel.DefaultSettings()
+        self.settings.verbose = False
+        self.settings.presolve_enable = False            # Clarabel refuses data updates after a presolve ...
+        self.settings.input_sparse_dropzeros = False     # ... or where it dropped the pattern's explicit zeros
+        # Clarabel scales the data at set-up and an update reuses that scaling: without it, an updated solver
+        # takes the same iterations as a new one on the same data (the same solution, to the last bit), and fewer
+        # here (7-8 against 11 on the bundled quadruped)
+        self.settings.equilibrate_enable = False
+        self.solver, self.shape, self.pattern = None, None, None
+        self.setups = self.updates = 0
+        self.solve_time = 0.0
+
+    def __call__(self, q: ArrayLike, v: ArrayLike, desired_acceleration: ArrayLike,
+                 contacts: Sequence[tuple[str, ArrayLike]], poses=None):
+        """(tau for model.joint_names, qdd, f: (len(contacts), 3) contact forces in world coordinates) of (1)-(4);
+        contacts: (link, offset in the link frame) of each foot in contact; poses: PointKinematics.poses(q) where
+        the caller has them. ContactForceError when the problem has no solution."""
+        model, nv = self.model, self.model.nv
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        k = len(contacts)
+        M = crba(model, q)
+        h = bias_torques(model, q, v) if self.gravity is None else bias_torques(model, q, v, self.gravity)
+        _, Jc, bias = point_motion(self.kinematics, q, v, *contact_points_on_bodies(model, contacts), poses)
+        held = independent_rows(Jc)                      # (2), on a basis of its rows (several points of one foot)
+        n, zero_rows, torque_rows = nv + 3 * k, len(self.base) + len(held), len(self.limited)
+        dynamics = np.hstack([M, -Jc.T])                 # rows of (1): dynamics @ x + h = S^T tau; x = [qdd; f]
+        A = np.zeros((zero_rows + 2 * torque_rows + 3 * k, n))
+        A[:len(self.base)] = dynamics[self.base]                                  # (1), base rows: = -h_base
+        A[len(self.base):zero_rows, :nv] = held @ Jc                              # (2): = -held Jdot_c v
+        actuated = dynamics[self.joints[self.limited]]
+        A[zero_rows:zero_rows + torque_rows] = actuated                           # (4): tau_j = dynamics_j x + h_j
+        A[zero_rows + torque_rows:zero_rows + 2 * torque_rows] = -actuated       # within +-limit
+        cones = np.arange(k)                                                      # (3): (mu f_z, f_x, f_y) in SOC
+        first = zero_rows + 2 * torque_rows + 3 * cones
+        A[first, nv + 3 * cones + 2], A[first + 1, nv + 3 * cones], A[first + 2, nv + 3 * cones + 1] = \
+            -self.friction, -1.0, -1.0
+        h_limited = h[self.joints[self.limited]]
+        b = np.concatenate([-h[self.base], -held @ bias, self.limit - h_limited, self.limit + h_limited,
+                            np.zeros(3 * k)])
+        objective = -np.concatenate([np.asarray(desired_acceleration, dtype=float), np.zeros(3 * k)])
+        shape = (k, len(held))
+        if shape != self.shape:
+            self._set_up(A, b, objective, shape, zero_rows, torque_rows, contacts)
+        else:
+            self.solver.update(q=objective, A=A.T.ravel()[self.pattern], b=b)   # column-major: CSC's order
+            self.updates += 1
+        started = time.perf_counter()
+        solution = self.solver.solve()
+        self.solve_time = time.perf_counter() - started
+        if str(solution.status) not in ('Solved', 'AlmostSolved'):
+            raise ContactForceError(f"no contact forces hold the robot within its friction cones and effort "
+                                    f"limits ({solution.status})")
+        x = np.asarray(solution.x)
+        qdd, f = x[:nv], x[nv:].reshape(k, 3)
+        tau = dynamics[self.joints] @ x + h[self.joints]
+        return tau, qdd, f
+
+    def _set_up(self, A, b, objective, shape, zero_rows, torque_rows, contacts):
+        """A new solver for this shape. The pattern: every entry the tree lets be non-zero (M_ij where joint i
+        is an ancestor of joint j or j of i; J_c's columns of the joints that move the point; the combined rows of
+        (2) whole; the cones' three entries), kept as explicit zeros where a value is zero now."""
+        from scipy import sparse
+        clarabel, nv, k = self.clarabel, self.model.nv, shape[0]
+        moves, column_body = self.kinematics.moves, self.kinematics.column_body
+        related = moves[column_body].T | moves[column_body]               # M's structure: related[i, j]
+        bodies = contact_points_on_bodies(self.model, contacts)[0]
+        dynamics = np.hstack([related, np.repeat(moves[bodies], 3, axis=0).T])   # [M, -J_c^T]
+        structure = np.zeros(A.shape, dtype=bool)
+        structure[:len(self.base)] = dynamics[self.base]
+        structure[len(self.base):zero_rows, :nv] = True
+        actuated = dynamics[self.joints[self.limited]]
+        structure[zero_rows:zero_rows + 2 * torque_rows] = np.vstack([actuated, actuated])
+        structure |= A != 0.0                                           # the cone entries
+        columns = structure.T                                           # CSC: column by column, rows ascending
+        self.pattern = np.flatnonzero(columns.ravel())
+        indptr = np.concatenate([[0], np.cumsum(columns.sum(axis=1))])
+        indices = np.nonzero(columns)[1]
+        matrix = sparse.csc_matrix((A.T.ravel()[self.pattern], indices, indptr), shape=A.shape)
+        cones = [clarabel.ZeroConeT(zero_rows)]
+        if torque_rows:
+            cones.append(clarabel.NonnegativeConeT(2 * torque_rows))
+        cones += [clarabel.SecondOrderConeT(3) for _ in range(k)]
+        P = sparse.diags(np.concatenate([np.ones(nv), np.full(3 * k, FORCE_WEIGHT)])).tocsc()
+        self.solver = clarabel.DefaultSolver(P, objective, matrix, b, cones, self.settings)
+        self.shape = shape
+        self.setups += 1
+
+
+def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_acceleration: ArrayLike,
+                             contacts: Sequence[tuple[str, ArrayLike]], friction: float,
+                             gravity: ArrayLike | None = None):
+    """(tau for model.joint_names, qdd, f: (len(contacts), 3) contact forces in world coordinates) of (1)-(4),
+    with a new solver set up for this call (a controller keeps a ContactInverseDynamics instead).
+
+    contacts: (link, offset in the link frame) of each foot in contact. Raises ContactForceError when the
+    problem has no solution (e.g. torque limits too low to hold the robot)."""
+    clarabel = _clarabel()
     from scipy import sparse
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     nv, k = model.nv, len(contacts)
@@ -76,8 +210,7 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
     base = np.setdiff1d(np.arange(nv), joints)   # the rows (1) without actuation
     M = crba(model, q)
     h = bias_torques(model, q, v) if gravity is None else bias_torques(model, q, v, gravity)
-    Jc = point_jacobians(model, q, contacts)
-    bias = point_acceleration_bias(model, q, v, contacts)
+    _, Jc, bias = point_motion(point_kinematics(model), q, v, *contact_points_on_bodies(model, contacts))
     n = nv + 3 * k                                # x = [qdd; f]
     dynamics = np.hstack([M, -Jc.T])              # rows of (1): dynamics @ x + h = S^T tau
     rows, b, cones = [], [], []

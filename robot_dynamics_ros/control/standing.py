@@ -20,7 +20,9 @@ Contact set: the candidate feet (the ``feet`` links; default: the leaf links amo
 feet) whose lowest sphere point is within CONTACT_TOLERANCE of the ground *in the controller's own kinematics of
 the measured q* (a foot that is measured off the ground by more than the tolerance is swinging), or, where the
 caller says which feet touch (``update(..., feet_in_contact=...)``: force sensors, the simulator's contact topics),
-those. In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (what it drifts from is not
+those. The bodies' poses come from the simulator's contact kinematics (PointKinematics), once per update, for the
+feet's heights and for the contact program, whose solver is kept from update to update (ContactInverseDynamics).
+In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (what it drifts from is not
 corrected).
 """
 from collections.abc import Sequence
@@ -28,11 +30,11 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..algorithms.kinematics import frame_X_root, body_transforms, placement_from_transform
 from ..model.collision import ContactPoint, leaf_links
 from ..model.configuration import difference
 from ..model.model import Model
-from .contact_inverse_dynamics import ContactForceError, contact_inverse_dynamics
+from ..spatial import pose_from_plucker
+from .contact_inverse_dynamics import ContactForceError, ContactInverseDynamics
 from .governor import ReferenceGovernor
 from .references import TrajectoryReference
 
@@ -73,8 +75,15 @@ class StandingController:
             raise ValueError(f"no contact points on the feet links {sorted(candidates)}")
         self.model = model
         self.ground_height = float(ground_height)
-        self.friction = float(friction)
-        self.gravity = gravity
+        self.inverse_dynamics = ContactInverseDynamics(model, friction, gravity)
+        self.kinematics = self.inverse_dynamics.kinematics
+        placements = [pose_from_plucker(model.frames[p.link].X_body) for p in self.feet]   # link frames in bodies
+        self.foot_body = np.array([model.frames[p.link].body for p in self.feet], dtype=int)
+        self.foot_R = np.array([R for R, _ in placements]).reshape(-1, 3, 3)
+        self.foot_p = np.array([p for _, p in placements]).reshape(-1, 3)
+        self.foot_offset = np.array([p.offset for p in self.feet], dtype=float).reshape(-1, 3)
+        self.foot_radius = np.array([p.radius for p in self.feet], dtype=float)
+        self._standing_height = (None, 0.0)   # (joint positions' bytes, standing_height of them)
         self.kp, self.kd = float(kp), float(kd)
         self.set_mode(mode)
         self.joints_v = np.asarray(model.joint_v_index)
@@ -85,6 +94,14 @@ class StandingController:
         self.start_pose = None          # (x, y, yaw) of the base at the first update
         self.contacts = []              # the (link, offset) pairs of the last update
         self.forces = np.zeros((0, 3))  # their contact forces (world coordinates), N
+
+    @property
+    def friction(self) -> float:
+        return self.inverse_dynamics.friction
+
+    @property
+    def gravity(self):
+        return self.inverse_dynamics.gravity
 
     def set_mode(self, mode: str) -> None:
         if mode not in MODES:
@@ -107,23 +124,28 @@ class StandingController:
         q = np.asarray(q, dtype=float)
         self.start_pose = (q[0], q[1], yaw_of(q[3:7]))
 
-    def feet_points(self, q: ArrayLike, X0=None) -> tuple[NDArray[np.float64], list[tuple[str, NDArray]]]:
-        """(heights above the ground of the feet's lowest points, [(link, that point in the link frame)])."""
-        X0 = body_transforms(self.model, q) if X0 is None else X0
-        heights, points = np.empty(len(self.feet)), []
-        for i, foot in enumerate(self.feet):
-            placement = placement_from_transform(frame_X_root(self.model, X0, foot.link))
-            lowest_in_link = np.asarray(foot.offset) - foot.radius * placement.R[2]   # R^T e_z = R's third row
-            heights[i] = (placement.p + placement.R @ lowest_in_link)[2] - self.ground_height
-            points.append((foot.link, lowest_in_link))
-        return heights, points
+    def feet_points(self, q: ArrayLike, poses=None) -> tuple[NDArray[np.float64], list[tuple[str, NDArray]]]:
+        """(heights above the ground of the feet's lowest points, [(link, that point in the link frame)]); poses:
+        PointKinematics.poses(q) where the caller has them."""
+        R, p = self.kinematics.poses(np.asarray(q, dtype=float)) if poses is None else poses
+        R_body, p_body = R[self.foot_body], p[self.foot_body]
+        R_link = R_body @ self.foot_R                                               # the links' orientations
+        lowest_in_link = self.foot_offset - self.foot_radius[:, None] * R_link[:, 2, :]   # R^T e_z = R's third row
+        in_body = self.foot_p + np.einsum('kij,kj->ki', self.foot_R, lowest_in_link)
+        heights = p_body[:, 2] + np.einsum('kj,kj->k', R_body[:, 2, :], in_body) - self.ground_height
+        return heights, [(foot.link, point) for foot, point in zip(self.feet, lowest_in_link)]
 
     def standing_height(self, joint_positions: ArrayLike) -> float:
-        """The base height at which, upright with these joint positions, the lowest foot point is on the ground."""
-        q = self.model.neutral()
-        q[self.joints_q] = joint_positions
-        heights, _ = self.feet_points(q)
-        return self.ground_height - float(np.min(heights))
+        """The base height at which, upright with these joint positions, the lowest foot point is on the ground (kept
+        for the last joint positions asked: a held reference asks for the same every update)."""
+        joint_positions = np.asarray(joint_positions, dtype=float)
+        key = (self.ground_height, joint_positions.tobytes())
+        if self._standing_height[0] != key:
+            q = self.model.neutral()
+            q[self.joints_q] = joint_positions
+            heights, _ = self.feet_points(q)
+            self._standing_height = (key, -float(np.min(heights)))   # heights: above the ground, base at z = 0
+        return self._standing_height[1]
 
     def base_reference(self, joint_positions: ArrayLike) -> NDArray[np.float64]:
         """The whole reference configuration: the held x, y, yaw, no roll or pitch, the standing height."""
@@ -155,7 +177,8 @@ class StandingController:
             self.reset(q)
         if self.reference is None:
             self.set_joint_reference(q[self.joints_q])
-        heights, points = self.feet_points(q)
+        poses = self.kinematics.poses(q)
+        heights, points = self.feet_points(q, poses)
         touching = [height < CONTACT_TOLERANCE if feet_in_contact is None else point[0] in feet_in_contact
                     for point, height in zip(points, heights)]
         lowest = {}   # per foot link, the height of its lowest touching point
@@ -174,8 +197,7 @@ class StandingController:
             v_ref[self.joints_v], a_ref[self.joints_v] = joint_velocities, joint_accelerations
             desired = (a_ref + self.kp * difference(self.model, q, self.base_reference(joints))
                        + self.kd * (v_ref - v))
-        tau, _, self.forces = contact_inverse_dynamics(self.model, q, v, desired, self.contacts, self.friction,
-                                                       self.gravity)
+        tau, _, self.forces = self.inverse_dynamics(q, v, desired, self.contacts, poses)
         if not np.all(np.isfinite(tau)):
             raise ContactForceError(f"the contact program gave non-finite torques {tau.tolist()}")
         return tau

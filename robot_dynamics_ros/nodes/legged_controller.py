@@ -1,5 +1,5 @@
 """``legged_controller`` node: keeps a floating-base legged robot standing (control.standing.StandingController:
-contact-consistent inverse dynamics, one cone program per update).
+contact-consistent inverse dynamics, one cone program per update, its solver kept and updated in place).
 
 Subscribes ``joint_states`` (sensor_msgs/JointState, the actuated joints by name), ``odom`` (nav_msgs/Odometry:
 the base pose in the world frame; the twist in the base frame, linear velocity of the base origin and angular
@@ -21,11 +21,13 @@ kp or kd, and the node says so once; at run time the latest set wins: kp or kd s
 gains.* parameters always show the joints' gains in use). The law has no integral term: a ``gains.<joint>.i`` is
 ignored with a warning.
 
-The cone program takes 2-3 ms, so it runs on a timer at `rate` (200 Hz by default), not per joint state, from the
-newest joint state and odometry (and contact forces); all must be younger than `state_timeout` (wall time of
-receipt), else it does not command. Reference times are the joint states' stamps (a trajectory stamped zero starts
-at the last one), so simulated time reaches the controller without use_sim_time. Bad messages are rejected with a
-throttled warning and the last command stands; an infeasible contact problem is warned about and the last command
+It runs on a timer at `rate` (1 kHz by default; benchmarks/bench_legged_controller.py measures an update), from
+the newest joint state and odometry (and contact forces); all must be younger than `state_timeout` (wall time of
+receipt), else it does not command. Each state is answered once: a tick without a joint state and an odometry
+received since the last update commands nothing (the command stands), so a lockstep simulator, which steps on every
+command, steps once per state it published. Reference times are the joint states' stamps (a trajectory stamped zero
+starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages are rejected
+with a throttled warning and the last command stands; an infeasible contact problem is warned about and the last command
 stands too.
 """
 import sys
@@ -84,7 +86,8 @@ PARAMETERS = (
     Param('kd', 40.0, 'velocity gain of base and joints, 1/s', _non_negative, runtime=True),
     Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
           choice(*MODES), runtime=True),
-    Param('rate', 200.0, 'control updates per second (each solves one cone program, 2-3 ms)', positive),
+    Param('rate', 1000.0, 'control updates per second at most (one cone program each; a state is answered once)',
+          positive),
     Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
     Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
     Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, "joint positions to stand at (joints order); "
@@ -182,6 +185,7 @@ class LeggedControllerNode(Node):
         self.applied = None        # the worker's hand-over the controller follows
         self.joint_state = None   # (monotonic receipt time, stamp ns, q joints, v joints)
         self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
+        self.answered = None      # (joint state, odometry) of the last update: each state is answered once
         feet = sorted({foot.link for foot in controller.feet})
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, normal force N)
         self.reference_start = None   # ns: the joint-state stamp at which the reference's t = 0
@@ -296,6 +300,8 @@ class LeggedControllerNode(Node):
         """One update from the newest joint state and odometry, both fresh."""
         if self.joint_state is None or self.odometry is None:
             return
+        if self.answered is not None and (self.joint_state is self.answered[0] or self.odometry is self.answered[1]):
+            return   # no new state: the last command stands
         now = time.monotonic()
         try:
             if now - self.joint_state[0] > self.params['state_timeout'] or \
@@ -306,6 +312,7 @@ class LeggedControllerNode(Node):
             self.throttle.warn('stale', f"{e}: not commanding")
             return
         started = time.perf_counter()
+        self.answered = (self.joint_state, self.odometry)
         self._take_newest_trajectory()
         q = np.concatenate([self.odometry[1], np.zeros(self.model.nq - 7)])
         v = np.concatenate([self.odometry[2], np.zeros(self.model.nv - 6)])
