@@ -50,9 +50,12 @@ from scipy.linalg import solve_triangular
 
 from .. import spatial
 from ..algorithms.point_kinematics import PointKinematics
+from ..errors import RobotDynamicsError
 from ..fast import udut
 from ..model.configuration import integrate
-from .contact_active_set import APART, INSIDE, PUSHING, roles_of, solve_on_pattern
+from ..algorithms.udut import udut as plain_udut
+from .contact_active_set import APART, PUSHING, pattern_solve, roles_of
+from .step_data import StepData, stage_kernels
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
 # by FIXED_POINT_TOLERANCE dt per step (1 nm at 1 kHz), which the gap term max(phi, 0) / dt takes back the next step.
@@ -60,6 +63,10 @@ FIXED_POINT_TOLERANCE = 1e-6
 MAX_FIXED_POINT = 30
 CONTACT_MARGIN = 5e-3          # m: points this high (plus twice the step's approach) enter the problem
 PENETRATION_TOLERANCE = 1e-9   # m: deeper is projected out at the start of the next step
+# The interior-point solver's budget per cone program, so that a step always ends: the standing quadruped takes ~14
+# iterations (~0.1 ms); Clarabel's default is 200 iterations and no time limit.
+SOLVER_ITERATIONS = 100
+SOLVER_SECONDS = 0.25
 
 
 class Ground(NamedTuple):
@@ -68,8 +75,9 @@ class Ground(NamedTuple):
     friction: float = 1.0
 
 
-class ContactSolverError(ValueError):
-    """The contact problem of a step had no solution the solver could certify."""
+class ContactSolverError(RobotDynamicsError, ValueError):
+    """The contact problem of a step had no solution the solver could certify within its budget (SOLVER_ITERATIONS,
+    SOLVER_SECONDS); the simulator keeps the state before the step."""
 
 
 def _clarabel():
@@ -85,7 +93,7 @@ class GroundContact:
     """The contact points of one model on one ground: their geometry, and ``solve`` for one step's velocity."""
     try_pattern = True   # try the last step's pattern before the interior-point solver (False: always the latter)
 
-    def __init__(self, model, points, ground):
+    def __init__(self, model, points, ground, backend=None):
         if not (np.isfinite(ground.height) and np.isfinite(ground.friction) and ground.friction >= 0):
             raise ValueError(f'ground height must be finite and friction >= 0, got {ground}')
         self.clarabel = _clarabel()
@@ -106,13 +114,27 @@ class GroundContact:
             links.append(point.link)
         self.body, self.centre = np.array(body, dtype=int), np.array(centre).reshape(-1, 3)
         self.radius, self.links = np.array(radius), tuple(links)
-        self.shift = np.zeros((2, len(body)))   # De Saxce's s of each point in the last two steps
-        # the last step's roles (contact_active_set): per point, per boxed joint, per lower and upper stop
-        self.contact_role = np.full(len(body), APART)
-        self.box_role = np.full(model.nv, INSIDE)
-        self.lower_role, self.upper_role = np.full(model.nv, PUSHING), np.full(model.nv, PUSHING)
         self.solves = {'pattern': 0, 'interior point': 0}   # how each cone program of the steps was solved
-        self.refused_pattern = None   # the rows and roles of the last pattern refused
+        # the step's buffers and warm start (step_data.StepData), the stage kernels (compiled or plain Python)
+        self.data, self.kernels = StepData(model, len(body)), stage_kernels(backend)
+        k = self.kinematics
+        self._tree = (np.ascontiguousarray(model.parent, dtype=np.int64), np.ascontiguousarray(model.joint_type,
+                      dtype=np.int64), np.ascontiguousarray(model.idx_q, dtype=np.int64),
+                      np.ascontiguousarray(model.axis, dtype=float), np.ascontiguousarray(k.E_T), np.ascontiguousarray(k.r))
+        self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
+                         np.ascontiguousarray(k.S_lin))
+        self._udut = udut if self.kernels.backend == 'numba' else plain_udut
+
+    def reset(self):
+        """Forget the warm start (the last steps' roles and shifts): ``Simulator.reset`` calls it."""
+        self.data.reset()
+
+    # the warm start lives in the step's data
+    contact_role = property(lambda self: self.data.contact_role)
+    box_role = property(lambda self: self.data.box_role)
+    lower_role = property(lambda self: self.data.lower_role)
+    upper_role = property(lambda self: self.data.upper_role)
+    shift = property(lambda self: self.data.shift)
 
     @property
     def count(self):
@@ -120,11 +142,11 @@ class GroundContact:
 
     def points(self, q):
         """(phi, x, R, p): each point's height above the ground, its lowest world point (the sphere's), and the body
-        poses at q."""
-        R, p = self.kinematics.poses(q)
-        centres = p[self.body] + np.einsum('kij,kj->ki', R[self.body], self.centre)
-        x = centres - np.outer(self.radius, [0.0, 0.0, 1.0])
-        return x[:, 2] - self.ground.height, x, R, p
+        poses at q: the kinematics stage (``contact_rows.body_poses``, ``point_heights``) into the step's data."""
+        d, k = self.data, self.kernels
+        k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R_J, d.p_J, d.R, d.p)
+        k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi)
+        return d.phi, d.x, d.R, d.p
 
     def lowest_height(self, q):
         """The height of the lowest contact point above the ground (inf without points)."""
@@ -147,88 +169,95 @@ class GroundContact:
         return which, J.reshape(-1, self.model.nv)
 
     def solve(self, q, w, dt, joints):
-        """(q, v, impulses): the configuration to step from (q with any penetration projected out), the velocity
-        after the step (None when no point is near the ground: the caller solves the joints alone) and the
-        (count, 3) world contact impulses. ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate,
-        as in ``simulation``."""
+        """(q, v, impulses, lam_q): the configuration to step from (q with any penetration projected out), the velocity
+        after the step (None when no point is near the ground: the caller solves the joints alone), the (count, 3)
+        world contact impulses, and the generalized impulse G^T lam of every row (contacts, friction, stops, drives).
+        ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate, as in ``simulation``. The stages,
+        each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
+        d, k = self.data, self.kernels
         phi, x, R, p = self.points(q)
-        if np.any(phi < -PENETRATION_TOLERANCE):
+        if phi.size and phi.min() < -PENETRATION_TOLERANCE:
             q = self.project_out(q, phi, x, R, p)
             phi, x, R, p = self.points(q)
-        which, J = self.candidates(phi, x, R, p, w, dt)
-        impulses = np.zeros((self.count, 3))
-        if not which.size:
-            self.shift[:] = 0.0
-            self.contact_role[:] = APART
-            return q, None, impulses
-        U, D = udut(self.model, q)
-        v, lam_c = self._solve_rows(U, D, J, phi[which], w, dt, joints, which)
-        impulses[which] = lam_c.reshape(-1, 3)
-        return q, v, impulses
+        k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
+        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
+                              CONTACT_MARGIN, d.which, d.G)
+        d.impulses[:] = 0.0
+        if not nc:
+            d.shift[:] = 0.0
+            d.contact_role[:] = APART
+            return q, None, d.impulses, None
+        U, D = self._udut(self.model, q)
+        which = d.which[:nc]
+        v, lam_q = self._solve_rows(U, D, phi[which], w, dt, joints, which)
+        return q, v, d.impulses, lam_q
 
-    def _solve_rows(self, U, D, J, phi, w, dt, joints, which):
-        """Problem (1) over the contact rows J and the joint rows, with constraint generation for the stops."""
+    def _solve_rows(self, U, D, phi, w, dt, joints, which):
+        """Problem (1) over the contact rows and the joint rows, with constraint generation for the stops."""
+        d, k = self.data, self.kernels
         v_lo, v_hi, b, center = joints
-        nv, nc = self.model.nv, len(which)
+        nv, nc, mu = self.model.nv, len(which), float(self.ground.friction)
         bilateral = np.flatnonzero(v_lo == v_hi)
         boxed = np.flatnonzero((b > 0) & (v_lo < v_hi))
-        lower = set(np.flatnonzero(np.isfinite(v_lo) & (v_lo < v_hi) & (w <= v_lo)))
-        upper = set(np.flatnonzero(np.isfinite(v_hi) & (v_lo < v_hi) & (w >= v_hi)))
+        bound = np.ascontiguousarray(b[boxed])
+        finite_lo, finite_hi = np.isfinite(v_lo) & (v_lo < v_hi), np.isfinite(v_hi) & (v_lo < v_hi)
+        lo = np.flatnonzero(finite_lo & (w <= v_lo))
+        hi = np.flatnonzero(finite_hi & (w >= v_hi))
         # First guess of s: extrapolated from the last two steps (exact for a constant sliding acceleration).
-        shift = np.maximum(2.0 * self.shift[1, which] - self.shift[0, which], 0.0)
+        shift = np.maximum(2.0 * d.shift[1, which] - d.shift[0, which], 0.0)
         while True:
-            lo, hi = np.array(sorted(lower), dtype=int), np.array(sorted(upper), dtype=int)
-            eye = np.eye(nv)
-            G = np.vstack([J, eye[bilateral], eye[boxed], eye[lo], -eye[hi]])
-            Y = _inverse_mass_times(U, D, G.T)          # M^-1 G^T
-            A = G @ Y                                   # the contact-space inverse inertia G M^-1 G^T
+            m = k.joint_rows(bilateral, boxed, lo, hi, 3 * nc, d.G)
+            d.reserve(m)
+            G, A, Y, c = d.G, d.A, d.Y, d.c
+            k.delassus(U, D, G, m, Y, A)                # Y = M^-1 G^T, A = G M^-1 G^T
             beta_joints = np.concatenate([-v_lo[bilateral], -center[boxed], -v_lo[lo], v_hi[hi]])
             program = None
-            stop_roles = np.concatenate([self.lower_role[lo], self.upper_role[hi]])
-            roles = (self.contact_role[which], self.box_role[boxed], stop_roles)
+            stop_roles = np.concatenate([d.lower_role[lo], d.upper_role[hi]])
+            roles = (d.contact_role[which], d.box_role[boxed], stop_roles)
             # a pattern refused on the last try is not tried again until the roles or rows change (a robot whose
             # feet and joints all stick holds more rows than it has freedoms: its least-norm impulses may leave
             # a box every step, and the interior-point solver takes those steps anyway)
             key = b''.join(np.ascontiguousarray(x).tobytes() for x in (which, boxed, lo, hi, *roles))
             for _ in range(MAX_FIXED_POINT):
-                beta_n = np.maximum(phi, 0.0) / dt + shift
-                beta = np.concatenate([np.column_stack([np.zeros(nc), np.zeros(nc), beta_n]).reshape(-1), beta_joints])
-                c = G @ w + beta
-                lam = None
-                if self.try_pattern and key != self.refused_pattern:
-                    lam = solve_on_pattern(A, c, nc, len(bilateral), b[boxed], len(stop_roles), self.ground.friction,
-                                           *roles)
-                    self.refused_pattern = key if lam is None else None
-                if lam is None:
-                    if program is None:
-                        program = self._cone_program(A, nc, len(bilateral), b[boxed], len(lo) + len(hi))
-                    lam = program(c)
-                    self.solves['interior point'] += 1
-                else:
+                c[:m] = G[:m] @ w
+                c[3 * nc:m] += beta_joints
+                c[2:3 * nc:3] += np.maximum(phi, 0.0) / dt + shift
+                certified = False
+                if self.try_pattern and key != d.refused_pattern:
+                    certified = pattern_solve(k, A, c, m, nc, len(bilateral), bound, mu, *roles, d.lam, d.free,
+                                              d.y, d.L, d.F)
+                    d.refused_pattern = None if certified else key
+                if certified:
                     self.solves['pattern'] += 1
-                v = w + Y @ lam
-                u = (J @ v).reshape(-1, 3)
-                new_shift = self.ground.friction * np.hypot(u[:, 0], u[:, 1])
+                else:
+                    if program is None:
+                        program = self._cone_program(A[:m, :m], nc, len(bilateral), bound, len(lo) + len(hi))
+                    d.lam[:m] = program(c[:m])
+                    self.solves['interior point'] += 1
+                lam = d.lam[:m]
+                v = w + Y[:, :m] @ lam
+                u = (G[:3 * nc] @ v).reshape(-1, 3)
+                new_shift = mu * np.hypot(u[:, 0], u[:, 1])
                 converged = np.all(np.abs(new_shift - shift) <= FIXED_POINT_TOLERANCE)
                 shift = new_shift
                 if converged:
                     break
-            broken_lo = set(np.flatnonzero(v < v_lo - 1e-9)) - lower
-            broken_hi = set(np.flatnonzero(v > v_hi + 1e-9)) - upper
-            if not broken_lo and not broken_hi:
+            broken_lo = np.flatnonzero(finite_lo & (v < v_lo - 1e-9) & ~np.isin(np.arange(nv), lo))
+            broken_hi = np.flatnonzero(finite_hi & (v > v_hi + 1e-9) & ~np.isin(np.arange(nv), hi))
+            if not broken_lo.size and not broken_hi.size:
                 break
-            lower |= broken_lo
-            upper |= broken_hi
-        self.shift[0] = self.shift[1]
-        self.shift[1] = 0.0
-        self.shift[1, which] = shift
-        self._remember_roles(lam, which, bilateral, boxed, lo, hi, b)
-        return np.clip(v, v_lo, v_hi), lam[:3 * nc]
+            lo, hi = np.union1d(lo, broken_lo), np.union1d(hi, broken_hi)
+        d.shift[0] = d.shift[1]
+        d.shift[1] = 0.0
+        d.shift[1, which] = shift
+        d.impulses[which] = lam[:3 * nc].reshape(-1, 3)
+        self._remember_roles(lam, which, bilateral, boxed, lo, hi, bound)
+        return np.clip(v, v_lo, v_hi), G[:m].T @ lam
 
-    def _remember_roles(self, lam, which, bilateral, boxed, lo, hi, b):
+    def _remember_roles(self, lam, which, bilateral, boxed, lo, hi, bound):
         """The roles of this step's solution, by contact point and joint: the pattern the next step tries first
         (``contact_active_set``). Points not in the problem are apart; stops not in it will push when they enter."""
-        contact, box, stop = roles_of(lam, len(which), len(bilateral), b[boxed], self.ground.friction)
+        contact, box, stop = roles_of(lam, len(which), len(bilateral), bound, self.ground.friction)
         self.contact_role[:] = APART
         self.contact_role[which] = contact
         self.box_role[boxed] = box
@@ -247,30 +276,44 @@ class GroundContact:
             return lambda c: np.linalg.lstsq(A, -c, rcond=None)[0]
         # A_c column by column (CSC): contact i's columns (x, y, n) hold -1 (row of s_x), -1 (s_y), -mu (s_0) in the
         # cone rows; a boxed column +1 and -1 in its two rows; a stop column -1; bilateral columns are empty.
+        # Frictionless (mu = 0) the cone is the half-line lam_n >= 0: rows -lam_x, -lam_y in the zero cone (first),
+        # -lam_n in the nonnegative one.
+        mu = float(self.ground.friction)
         first_cone = 2 * n_box + n_stops
+        shift = 2 * nc if mu == 0 else 0   # the zero cone's rows come first
         rows, values, counts = [], [], np.zeros(m, dtype=int)
         for i in range(nc):
-            r = first_cone + 3 * i
-            rows += [r + 1, r + 2, r]
-            values += [-1.0, -1.0, -self.ground.friction]
+            if mu == 0:
+                rows += [2 * i, 2 * i + 1, shift + first_cone + i]
+                values += [-1.0, -1.0, -1.0]
+            else:
+                r = first_cone + 3 * i
+                rows += [r + 1, r + 2, r]
+                values += [-1.0, -1.0, -mu]
             counts[3 * i:3 * i + 3] = 1
         for k in range(n_box):
-            rows += [k, n_box + k]
+            rows += [shift + k, shift + n_box + k]
             values += [1.0, -1.0]
             counts[start_box + k] = 2
         for k in range(n_stops):
-            rows.append(2 * n_box + k)
+            rows.append(shift + 2 * n_box + k)
             values.append(-1.0)
             counts[start_box + n_box + k] = 1
         A_c = _csc(np.array(values), np.array(rows, dtype=np.int64), np.concatenate([[0], np.cumsum(counts)]),
                    (n_rows, m))
         row, column, indptr = _upper_triangle(m)
         P = _csc(A[row, column], row, indptr, (m, m))
-        b_c = np.concatenate([bound, bound, np.zeros(n_stops), np.zeros(3 * nc)])
-        cones = ([clarabel.NonnegativeConeT(2 * n_box + n_stops)] if first_cone else []) \
-            + [clarabel.SecondOrderConeT(3)] * nc
+        if mu == 0:
+            b_c = np.concatenate([np.zeros(2 * nc), bound, bound, np.zeros(n_stops), np.zeros(nc)])
+            cones = ([clarabel.ZeroConeT(2 * nc)] if nc else []) + [clarabel.NonnegativeConeT(first_cone + nc)]
+        else:
+            b_c = np.concatenate([bound, bound, np.zeros(n_stops), np.zeros(3 * nc)])
+            cones = ([clarabel.NonnegativeConeT(2 * n_box + n_stops)] if first_cone else []) \
+                + [clarabel.SecondOrderConeT(3)] * nc
         settings = clarabel.DefaultSettings()
         settings.verbose = False
+        settings.max_iter = SOLVER_ITERATIONS
+        settings.time_limit = SOLVER_SECONDS
         solver = None
 
         def solve(c):
@@ -281,7 +324,11 @@ class GroundContact:
                 solver.update(q=c)
             solution = solver.solve()
             if str(solution.status) not in ('Solved', 'AlmostSolved'):
-                raise ContactSolverError(f'the contact problem was not solved: Clarabel says {solution.status}')
+                raise ContactSolverError(
+                    f'the contact problem of the step ({nc} contact points, {m - 3 * nc} joint rows, mu = {mu:g}) '
+                    f'was not solved: Clarabel says {solution.status} after {solution.iterations} iterations, '
+                    f'{solution.solve_time * 1e3:.3g} ms (budget {SOLVER_ITERATIONS} iterations, '
+                    f'{SOLVER_SECONDS * 1e3:g} ms)')
             return np.asarray(solution.x)
         return solve
 
