@@ -125,10 +125,12 @@ class GroundContact:
         self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
                          np.ascontiguousarray(k.S_lin))
         self._udut = udut if self.kernels.backend == 'numba' else plain_udut
+        self._solver = None   # (structure, Clarabel solver) of the last interior-point solve: set up once per structure
 
     def reset(self):
         """Forget the warm start (the last steps' roles and shifts): ``Simulator.reset`` calls it."""
         self.data.reset()
+        self._solver = None
 
     # the warm start lives in the step's data
     contact_role = property(lambda self: self.data.contact_role)
@@ -268,59 +270,71 @@ class GroundContact:
     def _cone_program(self, A, nc, n_bilateral, bound, n_stops):
         """A function c -> lam minimising 1/2 lam^T A lam + c^T lam over [contacts (Coulomb cones) | bilateral
         (free) | boxed |lam| <= bound | stops lam >= 0]: Clarabel with constraints A_c lam + s = b_c, s in the cones,
-        set up once (the fixed point on s changes c only)."""
+        set up once per structure (the rows' kinds and counts) and kept from step to step: a step of the same
+        structure updates its data in place (the fixed point on s changes c only)."""
         clarabel = self.clarabel
         m = A.shape[0]
         n_box, start_box = len(bound), 3 * nc + n_bilateral
         n_rows = 2 * n_box + n_stops + 3 * nc
         if n_rows == 0:
             return lambda c: np.linalg.lstsq(A, -c, rcond=None)[0]
-        # A_c column by column (CSC): contact i's columns (x, y, n) hold -1 (row of s_x), -1 (s_y), -mu (s_0) in the
-        # cone rows; a boxed column +1 and -1 in its two rows; a stop column -1; bilateral columns are empty.
-        # Frictionless (mu = 0) the cone is the half-line lam_n >= 0: rows -lam_x, -lam_y in the zero cone (first),
-        # -lam_n in the nonnegative one.
         mu = float(self.ground.friction)
-        first_cone = 2 * n_box + n_stops
-        shift = 2 * nc if mu == 0 else 0   # the zero cone's rows come first
-        rows, values, counts = [], [], np.zeros(m, dtype=int)
-        for i in range(nc):
-            if mu == 0:
-                rows += [2 * i, 2 * i + 1, shift + first_cone + i]
-                values += [-1.0, -1.0, -1.0]
-            else:
-                r = first_cone + 3 * i
-                rows += [r + 1, r + 2, r]
-                values += [-1.0, -1.0, -mu]
-            counts[3 * i:3 * i + 3] = 1
-        for k in range(n_box):
-            rows += [shift + k, shift + n_box + k]
-            values += [1.0, -1.0]
-            counts[start_box + k] = 2
-        for k in range(n_stops):
-            rows.append(shift + 2 * n_box + k)
-            values.append(-1.0)
-            counts[start_box + n_box + k] = 1
-        A_c = _csc(np.array(values), np.array(rows, dtype=np.int64), np.concatenate([[0], np.cumsum(counts)]),
-                   (n_rows, m))
         row, column, indptr = _upper_triangle(m)
-        P = _csc(A[row, column], row, indptr, (m, m))
-        if mu == 0:
-            b_c = np.concatenate([np.zeros(2 * nc), bound, bound, np.zeros(n_stops), np.zeros(nc)])
-            cones = ([clarabel.ZeroConeT(2 * nc)] if nc else []) + [clarabel.NonnegativeConeT(first_cone + nc)]
-        else:
-            b_c = np.concatenate([bound, bound, np.zeros(n_stops), np.zeros(3 * nc)])
-            cones = ([clarabel.NonnegativeConeT(2 * n_box + n_stops)] if first_cone else []) \
-                + [clarabel.SecondOrderConeT(3)] * nc
+        P_data = A[row, column]   # the upper triangle of A, column by column (CSC)
+        b_c = np.concatenate([np.zeros(2 * nc), bound, bound, np.zeros(n_stops), np.zeros(nc)]) if mu == 0 else \
+            np.concatenate([bound, bound, np.zeros(n_stops), np.zeros(3 * nc)])
+
+        def setup(c):
+            """A new Clarabel solver for this structure."""
+            # A_c column by column (CSC): contact i's columns (x, y, n) hold -1 (row of s_x), -1 (s_y), -mu (s_0) in the
+            # cone rows; a boxed column +1 and -1 in its two rows; a stop column -1; bilateral columns are empty.
+            # Frictionless (mu = 0) the cone is the half-line lam_n >= 0: rows -lam_x, -lam_y in the zero cone (first),
+            # -lam_n in the nonnegative one.
+            first_cone = 2 * n_box + n_stops
+            shift = 2 * nc if mu == 0 else 0   # the zero cone's rows come first
+            rows, values, counts = [], [], np.zeros(m, dtype=int)
+            for i in range(nc):
+                if mu == 0:
+                    rows += [2 * i, 2 * i + 1, shift + first_cone + i]
+                    values += [-1.0, -1.0, -1.0]
+                else:
+                    r = first_cone + 3 * i
+                    rows += [r + 1, r + 2, r]
+                    values += [-1.0, -1.0, -mu]
+                counts[3 * i:3 * i + 3] = 1
+            for k in range(n_box):
+                rows += [shift + k, shift + n_box + k]
+                values += [1.0, -1.0]
+                counts[start_box + k] = 2
+            for k in range(n_stops):
+                rows.append(shift + 2 * n_box + k)
+                values.append(-1.0)
+                counts[start_box + n_box + k] = 1
+            A_c = _csc(np.array(values), np.array(rows, dtype=np.int64), np.concatenate([[0], np.cumsum(counts)]),
+                       (n_rows, m))
+            P = _csc(P_data, row, indptr, (m, m))
+            if mu == 0:
+                cones = ([clarabel.ZeroConeT(2 * nc)] if nc else []) + [clarabel.NonnegativeConeT(first_cone + nc)]
+            else:
+                cones = ([clarabel.NonnegativeConeT(2 * n_box + n_stops)] if first_cone else []) \
+                    + [clarabel.SecondOrderConeT(3)] * nc
+            return clarabel.DefaultSolver(P, c, A_c, b_c, cones, settings)
+
         settings = clarabel.DefaultSettings()
         settings.verbose = False
         settings.max_iter = SOLVER_ITERATIONS
         settings.time_limit = SOLVER_SECONDS
+        structure = (nc, n_bilateral, n_box, n_stops, mu)   # what A_c and the cones depend on
         solver = None
 
         def solve(c):
             nonlocal solver
-            if solver is None:
-                solver = clarabel.DefaultSolver(P, c, A_c, b_c, cones, settings)
+            if solver is None and self._solver is not None and self._solver[0] == structure:
+                solver = self._solver[1]   # the last step's solver: its data updated in place
+                solver.update(P=P_data, q=c, b=b_c)
+            elif solver is None:
+                solver = setup(c)
+                self._solver = (structure, solver)
             else:
                 solver.update(q=c)
             solution = solver.solve()
