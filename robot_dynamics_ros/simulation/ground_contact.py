@@ -220,16 +220,17 @@ class GroundContact:
             # a pattern refused on the last try is not tried again until the roles or rows change (a robot whose
             # feet and joints all stick holds more rows than it has freedoms: its least-norm impulses may leave
             # a box every step, and the interior-point solver takes those steps anyway)
-            key = b''.join(np.ascontiguousarray(x).tobytes() for x in (which, boxed, lo, hi, *roles))
+            def key():
+                return b''.join(np.ascontiguousarray(x).tobytes() for x in (which, boxed, lo, hi, *roles))
             for _ in range(MAX_FIXED_POINT):
                 c[:m] = G[:m] @ w
                 c[3 * nc:m] += beta_joints
                 c[2:3 * nc:3] += np.maximum(phi, 0.0) / dt + shift
                 certified = False
-                if self.try_pattern and key != d.refused_pattern:
+                if self.try_pattern and (d.refused_pattern is None or key() != d.refused_pattern):
                     certified = pattern_solve(k, A, c, m, nc, len(bilateral), bound, mu, *roles, d.lam, d.free,
                                               d.y, d.L, d.F)
-                    d.refused_pattern = None if certified else key
+                    d.refused_pattern = None if certified else key()
                 if certified:
                     self.solves['pattern'] += 1
                 else:
@@ -245,11 +246,13 @@ class GroundContact:
                 shift = new_shift
                 if converged:
                     break
-            broken_lo = np.flatnonzero(finite_lo & (v < v_lo - 1e-9) & ~np.isin(np.arange(nv), lo))
-            broken_hi = np.flatnonzero(finite_hi & (v > v_hi + 1e-9) & ~np.isin(np.arange(nv), hi))
-            if not broken_lo.size and not broken_hi.size:
+            broken_lo = finite_lo & (v < v_lo - 1e-9)
+            broken_hi = finite_hi & (v > v_hi + 1e-9)
+            broken_lo[lo] = False
+            broken_hi[hi] = False
+            if not (broken_lo.any() or broken_hi.any()):
                 break
-            lo, hi = np.union1d(lo, broken_lo), np.union1d(hi, broken_hi)
+            lo, hi = np.union1d(lo, np.flatnonzero(broken_lo)), np.union1d(hi, np.flatnonzero(broken_hi))
         d.shift[0] = d.shift[1]
         d.shift[1] = 0.0
         d.shift[1, which] = shift

@@ -105,6 +105,13 @@ class Simulator:
                 self._q_of_v[iv] = iq
         self._actuated = self._q_of_v >= 0
         self._free_root = model.joint_type[0] == FREE_FLYER
+        # a free-flyer root over 1-DOF joints: the compiled integrate stage (else ``configuration.integrate``)
+        self._free_root_tree = self._free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:])
+        if self._free_root_tree:
+            from .step_data import stage_kernels
+            self._stages = stage_kernels(stages)
+            self._idx_q = np.ascontiguousarray(model.idx_q, dtype=np.int64)
+            self._idx_v = np.ascontiguousarray(model.idx_v, dtype=np.int64)
         self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
         self._upper_v = np.where(self._actuated, model.upper[np.maximum(self._q_of_v, 0)], np.inf)
         if ground is not None:
@@ -366,6 +373,10 @@ class Simulator:
         straight line dt R v_linear, as MuJoCo's free joint, not on the screw of exp(dt v) (the linearised contact
         velocity J v is then exact for points at the base origin: a rolling ball does not dip by omega |v| dt^2 / 2
         each step), and its linear velocity is re-expressed in the base frame at the end of the step, R'^T R v."""
+        if self._free_root_tree:   # the integrate stage (integrate_step.py), compiled where numba is
+            result, v_new = np.empty(self.model.nq), np.empty(self.model.nv)
+            self._stages.integrate_free_root(self._idx_q, self._idx_v, q, v, self.dt, result, v_new)
+            return result, v_new
         result = integrate(self.model, q, self.dt * v)
         if self._free_root:
             R, R_new = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(result[3:7])

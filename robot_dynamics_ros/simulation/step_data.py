@@ -7,7 +7,8 @@ rows and their Cholesky factor) and the warm start carried from step to step (ea
 De Saxce's shift of the last two steps); ``reset`` clears the warm start. The row buffers are sized for every point
 and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
 
-``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus`` and ``contact_active_set`` as numba's
+``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set`` and
+``integrate_step`` as numba's
 machine code ('numba', as ``fast`` compiles ``algorithms/``) or as the plain-Python reference ('python').
 """
 import functools
@@ -17,12 +18,13 @@ import types
 import numpy as np
 
 from ..algorithms.backends import compiled
-from . import contact_active_set, contact_rows, delassus
+from . import contact_active_set, contact_rows, delassus, integrate_step
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_rows'),
           delassus: ('delassus',),
-          contact_active_set: ('fix_pattern', 'held_rows', 'certified')}
+          contact_active_set: ('fix_pattern', 'held_rows', 'certified'),
+          integrate_step: ('integrate_free_root',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
 
