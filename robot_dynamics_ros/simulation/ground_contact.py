@@ -28,16 +28,20 @@ dt J v; nanometres at 1 kHz) is removed at the start of the next step by a posit
 (``project_out``) that changes q, not v: it adds no kinetic energy; the potential energy it returns is what the
 overshoot took.
 
-Contact-space inverse inertia: G M^-1 G^T from Saha's M = U D U^T (the compiled ``fast.udut`` kernel) and two
-triangular solves on the m columns of G^T. For the 18-DOF quadruped that is ~30 us; Jain's operator sweeps
-(``udut_solve`` on ``innovations_factors``, O(n) per column, the same numbers) run as Python loops at ~1.5 ms.
+The step's stages, each once, over one ``step_data.StepData``: kinematics and the contact candidates' rows
+(``contact_rows``), Saha's M = U D U^T (the compiled ``fast.udut`` kernel), the Delassus matrix G M^-1 G^T over one
+row set of contacts and joints (``delassus``: three sweeps per row on U and D), the solve on the last step's pattern
+with its certificate (``contact_active_set``); the kernels run compiled where numba is installed, else as plain
+Python (``step_data.stage_kernels``).
 
 Solver: Clarabel (interior point, PyPI, Apache-2.0; already the 'ident' extra), because (1) is a convex QP over
 second-order cones: it takes the true Coulomb cone and the joint boxes in one problem and returns a certified
 optimum, where a QP solver (DAQP, OSQP) would need a linearised friction pyramid (an 8-sided pyramid inscribed in
 the cone under-estimates the friction by up to 1 - cos(pi/8) = 7.6 % in the worst direction) and a home-made
 projected Gauss-Seidel would need its own convergence proof. Cost: ~0.1 ms per solve from Python (14 interior-point
-iterations for the standing quadruped), plus ~0.05 ms to set it up. Most steps do not need it: the last step's
+iterations for the standing quadruped); it is set up once per row structure and updated in place after. Its budget
+(SOLVER_ITERATIONS, SOLVER_SECONDS) bounds a step; a program it cannot solve within it is a ContactSolverError.
+A frictionless ground (mu = 0) makes each cone the normal half-line lam_n >= 0 with zero tangential impulses. Most steps do not need it: the last step's
 pattern (which contacts stick, which are apart; which joints slide, which stops push) is tried first with one
 Cholesky solve, and taken where the optimality conditions certify it (``contact_active_set``).
 """
