@@ -171,21 +171,45 @@ def certified(A, c, m, lam, free, nc, start_box, bound, mu, box_roles, y):
     return True
 
 
-def roles_of(lam, nc, n_bilateral, bound, mu):
-    """(contact roles, box roles, stop roles) of a solution: the pattern to try first on the next step. The
-    interior-point solver stops within ~1e-8 of a bound: a guess takes GUESS_TOLERANCE (the check stays strict).
-    On a frictionless ground a touching contact is STICK (its tangential impulses are zero: linear)."""
-    impulse_tolerance = IMPULSE_TOLERANCE + GUESS_TOLERANCE * np.max(np.abs(lam), initial=0.0)
-    contact = lam[:3 * nc].reshape(-1, 3)
-    tangential = np.hypot(contact[:, 0], contact[:, 1])
-    inside = tangential < mu * contact[:, 2] - impulse_tolerance if mu > 0 else np.ones(nc, dtype=bool)
-    contact_roles = np.where(contact[:, 2] <= impulse_tolerance, APART, np.where(inside, STICK, SLIDE))
+@njit()
+def remember_roles(lam, m, which, nc, n_bilateral, boxed, bound, lower, upper, mu, contact_role, box_role, lower_role,
+                   upper_role):
+    """The roles of a solution lam (the pattern to try first on the next step), written into the warm start by point
+    and joint: every point apart but the candidates ``which`` (apart, sticking inside the cone, or sliding on it), the
+    boxed joints' roles, the stops in the problem (``lower``, ``upper``) pushing or idle, the others pushing. The
+    interior-point solver stops within ~1e-8 of a bound: a guess takes GUESS_TOLERANCE (the check stays strict). On a
+    frictionless ground a touching contact is STICK (its tangential impulses are zero: linear)."""
+    largest = 0.0
+    for r in range(m):
+        largest = max(largest, abs(lam[r]))
+    impulse_tolerance = IMPULSE_TOLERANCE + GUESS_TOLERANCE * largest
+    contact_role[:] = APART
+    for i in range(nc):
+        normal = lam[3 * i + 2]
+        if normal <= impulse_tolerance:
+            contact_role[which[i]] = APART
+        elif mu == 0.0 or np.hypot(lam[3 * i], lam[3 * i + 1]) < mu * normal - impulse_tolerance:
+            contact_role[which[i]] = STICK
+        else:
+            contact_role[which[i]] = SLIDE
     start_box = 3 * nc + n_bilateral
-    box = lam[start_box:start_box + len(bound)]
-    box_roles = np.where(box >= bound - impulse_tolerance, AT_UPPER,
-                         np.where(box <= -bound + impulse_tolerance, AT_LOWER, INSIDE))
-    stop_roles = np.where(lam[start_box + len(bound):] > impulse_tolerance, PUSHING, IDLE)
-    return contact_roles, box_roles, stop_roles
+    for b in range(boxed.shape[0]):
+        value = lam[start_box + b]
+        if value >= bound[b] - impulse_tolerance:
+            box_role[boxed[b]] = AT_UPPER
+        elif value <= -bound[b] + impulse_tolerance:
+            box_role[boxed[b]] = AT_LOWER
+        else:
+            box_role[boxed[b]] = INSIDE
+    lower_role[:] = PUSHING
+    upper_role[:] = PUSHING
+    r = start_box + boxed.shape[0]
+    for j in lower:
+        lower_role[j] = PUSHING if lam[r] > impulse_tolerance else IDLE
+        r += 1
+    for j in upper:
+        upper_role[j] = PUSHING if lam[r] > impulse_tolerance else IDLE
+        r += 1
 
 
 class _Plain:

@@ -58,7 +58,7 @@ from ..errors import RobotDynamicsError
 from ..fast import udut
 from ..model.configuration import integrate
 from ..algorithms.udut import udut as plain_udut
-from .contact_active_set import APART, PUSHING, pattern_solve, roles_of
+from .contact_active_set import APART, pattern_solve
 from .step_data import StepData, stage_kernels
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
@@ -203,7 +203,7 @@ class GroundContact:
         """Problem (1) over the contact rows and the joint rows, with constraint generation for the stops."""
         d, k = self.data, self.kernels
         v_lo, v_hi, b, center = joints
-        nv, nc, mu = self.model.nv, len(which), float(self.ground.friction)
+        nc, mu = len(which), float(self.ground.friction)
         bilateral = np.flatnonzero(v_lo == v_hi)
         boxed = np.flatnonzero((b > 0) & (v_lo < v_hi))
         bound = np.ascontiguousarray(b[boxed])
@@ -261,18 +261,11 @@ class GroundContact:
         d.shift[1] = 0.0
         d.shift[1, which] = shift
         d.impulses[which] = lam[:3 * nc].reshape(-1, 3)
-        self._remember_roles(lam, which, bilateral, boxed, lo, hi, bound)
+        # the roles of this step's solution, by point and joint: the pattern the next step tries first
+        # (``contact_active_set``); points not in the problem are apart, stops not in it will push when they enter
+        k.remember_roles(d.lam, m, which, nc, len(bilateral), boxed, bound, lo, hi, mu, d.contact_role, d.box_role,
+                         d.lower_role, d.upper_role)
         return np.clip(v, v_lo, v_hi), G[:m].T @ lam
-
-    def _remember_roles(self, lam, which, bilateral, boxed, lo, hi, bound):
-        """The roles of this step's solution, by contact point and joint: the pattern the next step tries first
-        (``contact_active_set``). Points not in the problem are apart; stops not in it will push when they enter."""
-        contact, box, stop = roles_of(lam, len(which), len(bilateral), bound, self.ground.friction)
-        self.contact_role[:] = APART
-        self.contact_role[which] = contact
-        self.box_role[boxed] = box
-        self.lower_role[:] = self.upper_role[:] = PUSHING
-        self.lower_role[lo], self.upper_role[hi] = stop[:len(lo)], stop[len(lo):]
 
     def _cone_program(self, A, nc, n_bilateral, bound, n_stops):
         """A function c -> lam minimising 1/2 lam^T A lam + c^T lam over [contacts (Coulomb cones) | bilateral

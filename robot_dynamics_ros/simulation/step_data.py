@@ -23,7 +23,7 @@ from .roles import APART, INSIDE, PUSHING
 
 STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_rows'),
           delassus: ('delassus',),
-          contact_active_set: ('fix_pattern', 'held_rows', 'certified'),
+          contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'remember_roles'),
           integrate_step: ('integrate_free_root',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
