@@ -149,7 +149,12 @@ class GroundContact:
 
     def points(self, q):
         """(phi, x, R, p): each point's height above the ground, its lowest world point (the sphere's), and the body
-        poses at q: the kinematics stage (``contact_rows.body_poses``, ``point_heights``) into the step's data."""
+        poses at q (copies: the step's own buffers are overwritten by the next step)."""
+        return tuple(a.copy() for a in self._stage_points(q))
+
+    def _stage_points(self, q):
+        """``points`` as the kinematics stage of the step (``contact_rows.body_poses``, ``point_heights``): the step's
+        data buffers, valid until the next call."""
         d, k = self.data, self.kernels
         k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R_J, d.p_J, d.R, d.p)
         k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi)
@@ -164,17 +169,6 @@ class GroundContact:
         C_ang, C_lin = self.kinematics.columns(R, p)
         return self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which]).reshape(-1, self.model.nv)
 
-    def candidates(self, phi, x, R, p, w, dt):
-        """(which, J): the points that may touch during the step (height below CONTACT_MARGIN plus twice their
-        approach under w) and their Jacobians (``jacobians``). The approach needs only the vertical row of each
-        point's Jacobian; the full rows are formed for the candidates alone (a robot with box and cylinder
-        collisions has hundreds of points, a few of them near the ground)."""
-        C_ang, C_lin = self.kinematics.columns(R, p)
-        J_z = self.kinematics.vertical_rows(C_ang, C_lin, self.body, x)
-        which = np.flatnonzero(phi + 2.0 * dt * np.minimum(J_z @ w, 0.0) < CONTACT_MARGIN)
-        J = self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which])
-        return which, J.reshape(-1, self.model.nv)
-
     def solve(self, q, w, dt, joints):
         """(q, v, impulses, lam_q): the configuration to step from (q with any penetration projected out), the velocity
         after the step (None when no point is near the ground: the caller solves the joints alone), the (count, 3)
@@ -182,10 +176,10 @@ class GroundContact:
         ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate, as in ``simulation``. The stages,
         each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
         d, k = self.data, self.kernels
-        phi, x, R, p = self.points(q)
+        phi, x, R, p = self._stage_points(q)
         if phi.size and phi.min() < -PENETRATION_TOLERANCE:
             q = self.project_out(q, phi, x, R, p)
-            phi, x, R, p = self.points(q)
+            phi, x, R, p = self._stage_points(q)
         k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
         nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
                               CONTACT_MARGIN, d.which, d.G)
