@@ -19,12 +19,19 @@ robot standing or walking keeps its pattern from one step to the next, so the la
 replaces the interior-point solve on most steps. A sliding contact (lam on the cone's surface: a non-linear
 condition), or a pattern that no longer holds (or whose least-norm impulses leave a box or a cone where other
 optimal ones would not) is left to the interior-point solver.
+
+On a frictionless ground (mu = 0) the cone is the normal half-line: a touching contact's tangential impulses are
+fixed at zero and its normal row is held (y_n = 0, lam_n >= 0), an apart one has y_n >= 0; the condition is linear
+in every role, so every pattern is certifiable (STICK then means touching).
+
+The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky (``held_rows``) and the conditions
+checked (``certified``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
+only a singular A_FF takes NumPy's least-norm solution in Python.
 """
 import numpy as np
 
-STICK, APART, SLIDE = 0, 1, 2        # contact roles (SLIDE: not certifiable here)
-INSIDE, AT_UPPER, AT_LOWER = 0, 1, -1  # boxed rows: lam inside the box, at +b, at -b
-IDLE, PUSHING = 0, 1                 # stops
+from ..algorithms.backends import njit
+from .roles import APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK  # noqa: F401 (one set: roles.py)
 
 VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
 IMPULSE_TOLERANCE = 1e-12    # N s or N m s, plus 1e-9 of the largest impulse: a condition on lam holds within this
@@ -32,79 +39,182 @@ GUESS_TOLERANCE = 1e-6      # of the largest impulse: a solution this close to a
 PIVOT_RATIO = 1e-12          # smallest / largest pivot (or singular value) of A_FF below this: singular
 
 
-def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, box_roles, stop_roles):
+def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, box_roles, stop_roles, kernels=None):
     """lam, the optimum of problem (1) over the rows [contacts | bilateral | boxed | stops], if the pattern (roles
-    per contact, per boxed row, per stop) certifies it; else None."""
+    per contact, per boxed row, per stop) certifies it; else None. ``kernels``: the functions of ``KERNELS`` to run
+    (compiled ones, ``StepKernels``), default these as plain Python."""
+    k = kernels or PLAIN
     m = len(c)
-    if np.any(contact_roles == SLIDE):
-        return None
+    lam, free, y = np.zeros(m), np.zeros(m, dtype=np.bool_), np.empty(m)
+    L, F = np.empty((m, m)), np.empty(m, dtype=np.int64)
+    bound = np.ascontiguousarray(bound, dtype=float)
+    status = pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, np.asarray(contact_roles, dtype=np.int64),
+                           np.asarray(box_roles, dtype=np.int64), np.asarray(stop_roles, dtype=np.int64), lam, free,
+                           y, L, F)
+    return lam if status else None
+
+
+def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, y, L, F):
+    """True when the pattern certifies lam (written in lam); the stages of ``solve_on_pattern`` on given buffers, with
+    the kernels ``k`` (a namespace of ``fix_pattern``, ``held_rows``, ``certified``)."""
+    if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
+        return False   # a sliding contact: not certifiable here
+    n_free = k.held_rows(A, c, m, lam, free, L, F)
+    if n_free < 0:   # A_FF singular: the least-norm solution
+        F_ = np.flatnonzero(free[:m])
+        X = np.flatnonzero(~free[:m])
+        rhs = -(c[F_] + A[np.ix_(F_, X)] @ lam[X])
+        lam[F_] = np.linalg.lstsq(A[np.ix_(F_, F_)], rhs, rcond=PIVOT_RATIO)[0]
+    return k.certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, box_roles, y)
+
+
+@njit()
+def fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
+    """lam on the rows the pattern fixes (apart contacts: 0; boxes at an end: +-b; idle stops: 0; on a frictionless
+    ground the tangential rows of touching contacts: 0), free = the rows it holds at y = 0. False for a sliding
+    contact (lam on the cone's surface: not a linear condition)."""
+    for i in range(nc):
+        role = contact_roles[i]
+        if role == SLIDE and mu > 0.0:
+            return False
+        for a in range(3):
+            lam[3 * i + a] = 0.0
+            free[3 * i + a] = role != APART and (a == 2 or mu > 0.0)
     start_box = 3 * nc + n_bilateral
-    start_stop = start_box + len(bound)
-    lam, fixed = np.zeros(m), np.zeros(m, dtype=bool)
-    apart = np.flatnonzero(contact_roles == APART)
-    fixed[(3 * apart[:, None] + np.arange(3)).reshape(-1)] = True
-    at_bound = np.flatnonzero(box_roles != INSIDE)
-    lam[start_box + at_bound] = box_roles[at_bound] * bound[at_bound]
-    fixed[start_box + at_bound] = True
-    fixed[start_stop + np.flatnonzero(stop_roles == IDLE)] = True
-    if fixed.any():
-        F = np.flatnonzero(~fixed)
-        A_FF, rhs = A[np.ix_(F, F)], -(c[F] + A[np.ix_(F, np.flatnonzero(fixed))] @ lam[fixed])
-    else:   # every row held: the common case of a robot standing on its feet
-        F, A_FF, rhs = slice(None), A, -c
-    if A_FF.size:
-        lam[F] = _solve_held_rows(A_FF, rhs)
-    y = A @ lam + c
-    return lam if _optimal(lam, y, ~fixed, nc, start_box, start_stop, bound, mu, box_roles) else None
+    for r in range(3 * nc, start_box):
+        lam[r], free[r] = 0.0, True
+    for b in range(bound.shape[0]):
+        lam[start_box + b] = box_roles[b] * bound[b]
+        free[start_box + b] = box_roles[b] == INSIDE
+    start_stop = start_box + bound.shape[0]
+    for s in range(stop_roles.shape[0]):
+        lam[start_stop + s] = 0.0
+        free[start_stop + s] = stop_roles[s] != IDLE
+    return True
 
 
-def _solve_held_rows(A_FF, rhs):
-    """A solution of A_FF lam_F = rhs: by Cholesky, or, where A_FF is singular (more held rows than the robot has
-    freedoms: feet and joints all sticking), the least-norm one; whether it solves the system is checked after."""
-    try:
-        pivots = np.diagonal(np.linalg.cholesky(A_FF)) ** 2
-        if pivots.min() >= PIVOT_RATIO * pivots.max():
-            return np.linalg.solve(A_FF, rhs)
-    except np.linalg.LinAlgError:
-        pass
-    return np.linalg.lstsq(A_FF, rhs, rcond=PIVOT_RATIO)[0]
+@njit()
+def held_rows(A, c, m, lam, free, L, F):
+    """lam_F solving A_FF lam_F = -(c_F + A_FX lam_X) by Cholesky A_FF = L L^T (in L): the number of held rows, or -1
+    where A_FF is singular (a pivot <= 0 or below PIVOT_RATIO of the largest: more held rows than freedoms)."""
+    n = 0
+    for r in range(m):
+        if free[r]:
+            F[n] = r
+            n += 1
+    for a in range(n):                        # the right-hand side, in lam_F
+        r = F[a]
+        rhs = -c[r]
+        for s in range(m):
+            if not free[s]:
+                rhs -= A[r, s] * lam[s]
+        lam[r] = rhs
+    largest, smallest = 0.0, np.inf
+    for j in range(n):                        # A_FF = L L^T, column by column
+        d = A[F[j], F[j]]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return -1
+        largest, smallest = max(largest, d), min(smallest, d)
+        L[j, j] = np.sqrt(d)
+        for i in range(j + 1, n):
+            e = A[F[i], F[j]]
+            for k in range(j):
+                e -= L[i, k] * L[j, k]
+            L[i, j] = e / L[j, j]
+    if n and smallest < PIVOT_RATIO * largest:
+        return -1
+    for i in range(n):                        # L z = rhs
+        z = lam[F[i]]
+        for k in range(i):
+            z -= L[i, k] * lam[F[k]]
+        lam[F[i]] = z / L[i, i]
+    for i in range(n - 1, -1, -1):            # L^T lam_F = z
+        z = lam[F[i]]
+        for k in range(i + 1, n):
+            z -= L[k, i] * lam[F[k]]
+        lam[F[i]] = z / L[i, i]
+    return n
 
 
-def _optimal(lam, y, free, nc, start_box, start_stop, bound, mu, box_roles):
-    """The KKT conditions above, within the tolerances."""
-    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * np.max(np.abs(lam), initial=0.0)
-    if np.any(np.abs(y[free]) > VELOCITY_TOLERANCE):
-        return False
-    contact_lam, contact_y = lam[:3 * nc].reshape(-1, 3), y[:3 * nc].reshape(-1, 3)
-    touching = free[:3 * nc:3]
-    tangential = np.hypot(contact_lam[:, 0], contact_lam[:, 1])
-    if np.any(tangential[touching] > mu * contact_lam[touching, 2] + impulse_tolerance):
-        return False
-    apart_y = contact_y[~touching]
-    if np.any(mu * np.hypot(apart_y[:, 0], apart_y[:, 1]) > apart_y[:, 2] + VELOCITY_TOLERANCE):
-        return False
-    box_lam, box_y = lam[start_box:start_stop], y[start_box:start_stop]
-    if np.any(np.abs(box_lam[box_roles == INSIDE]) > bound[box_roles == INSIDE] + impulse_tolerance):
-        return False
-    if np.any(box_y[box_roles == AT_UPPER] > VELOCITY_TOLERANCE) or \
-            np.any(box_y[box_roles == AT_LOWER] < -VELOCITY_TOLERANCE):
-        return False
-    stop_lam, stop_y, stop_free = lam[start_stop:], y[start_stop:], free[start_stop:]
-    return not (np.any(stop_lam[stop_free] < -impulse_tolerance)
-                or np.any(stop_y[~stop_free] < -VELOCITY_TOLERANCE))
+@njit()
+def certified(A, c, m, lam, free, nc, start_box, bound, mu, box_roles, y):
+    """The KKT conditions of the module's docstring, within the tolerances; y = A lam + c on the way."""
+    largest = 0.0
+    for r in range(m):
+        largest = max(largest, abs(lam[r]))
+        v = c[r]
+        for s in range(m):
+            v += A[r, s] * lam[s]
+        y[r] = v
+        if free[r] and abs(v) > VELOCITY_TOLERANCE:
+            return False
+    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * largest
+    for i in range(nc):
+        n = 3 * i + 2
+        if free[n]:    # touching: lam in the cone
+            if np.hypot(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance or lam[n] < -impulse_tolerance:
+                return False
+        elif mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + VELOCITY_TOLERANCE:   # apart: y in the dual cone
+            return False
+    start_stop = start_box + bound.shape[0]
+    for b in range(bound.shape[0]):
+        r, role = start_box + b, box_roles[b]
+        if role == INSIDE and abs(lam[r]) > bound[b] + impulse_tolerance:
+            return False
+        if (role == AT_UPPER and y[r] > VELOCITY_TOLERANCE) or (role == AT_LOWER and y[r] < -VELOCITY_TOLERANCE):
+            return False
+    for r in range(start_stop, m):
+        if (free[r] and lam[r] < -impulse_tolerance) or (not free[r] and y[r] < -VELOCITY_TOLERANCE):
+            return False
+    return True
 
 
-def roles_of(lam, nc, n_bilateral, bound, mu):
-    """(contact roles, box roles, stop roles) of a solution: the pattern to try first on the next step. The
-    interior-point solver stops within ~1e-8 of a bound: a guess takes GUESS_TOLERANCE (the check stays strict)."""
-    impulse_tolerance = IMPULSE_TOLERANCE + GUESS_TOLERANCE * np.max(np.abs(lam), initial=0.0)
-    contact = lam[:3 * nc].reshape(-1, 3)
-    tangential = np.hypot(contact[:, 0], contact[:, 1])
-    contact_roles = np.where(contact[:, 2] <= impulse_tolerance, APART,
-                             np.where(tangential < mu * contact[:, 2] - impulse_tolerance, STICK, SLIDE))
+@njit()
+def remember_roles(lam, m, which, nc, n_bilateral, boxed, bound, lower, upper, mu, contact_role, box_role, lower_role,
+                   upper_role):
+    """The roles of a solution lam (the pattern to try first on the next step), written into the warm start by point
+    and joint: every point apart but the candidates ``which`` (apart, sticking inside the cone, or sliding on it), the
+    boxed joints' roles, the stops in the problem (``lower``, ``upper``) pushing or idle, the others pushing. The
+    interior-point solver stops within ~1e-8 of a bound: a guess takes GUESS_TOLERANCE (the check stays strict). On a
+    frictionless ground a touching contact is STICK (its tangential impulses are zero: linear)."""
+    largest = 0.0
+    for r in range(m):
+        largest = max(largest, abs(lam[r]))
+    impulse_tolerance = IMPULSE_TOLERANCE + GUESS_TOLERANCE * largest
+    contact_role[:] = APART
+    for i in range(nc):
+        normal = lam[3 * i + 2]
+        if normal <= impulse_tolerance:
+            contact_role[which[i]] = APART
+        elif mu == 0.0 or np.hypot(lam[3 * i], lam[3 * i + 1]) < mu * normal - impulse_tolerance:
+            contact_role[which[i]] = STICK
+        else:
+            contact_role[which[i]] = SLIDE
     start_box = 3 * nc + n_bilateral
-    box = lam[start_box:start_box + len(bound)]
-    box_roles = np.where(box >= bound - impulse_tolerance, AT_UPPER,
-                         np.where(box <= -bound + impulse_tolerance, AT_LOWER, INSIDE))
-    stop_roles = np.where(lam[start_box + len(bound):] > impulse_tolerance, PUSHING, IDLE)
-    return contact_roles, box_roles, stop_roles
+    for b in range(boxed.shape[0]):
+        value = lam[start_box + b]
+        if value >= bound[b] - impulse_tolerance:
+            box_role[boxed[b]] = AT_UPPER
+        elif value <= -bound[b] + impulse_tolerance:
+            box_role[boxed[b]] = AT_LOWER
+        else:
+            box_role[boxed[b]] = INSIDE
+    lower_role[:] = PUSHING
+    upper_role[:] = PUSHING
+    r = start_box + boxed.shape[0]
+    for j in lower:
+        lower_role[j] = PUSHING if lam[r] > impulse_tolerance else IDLE
+        r += 1
+    for j in upper:
+        upper_role[j] = PUSHING if lam[r] > impulse_tolerance else IDLE
+        r += 1
+
+
+class _Plain:
+    """The kernels as plain Python (the reference)."""
+    fix_pattern, held_rows, certified = staticmethod(fix_pattern), staticmethod(held_rows), staticmethod(certified)
+
+
+PLAIN = _Plain()

@@ -28,16 +28,20 @@ dt J v; nanometres at 1 kHz) is removed at the start of the next step by a posit
 (``project_out``) that changes q, not v: it adds no kinetic energy; the potential energy it returns is what the
 overshoot took.
 
-Contact-space inverse inertia: G M^-1 G^T from Saha's M = U D U^T (the compiled ``fast.udut`` kernel) and two
-triangular solves on the m columns of G^T. For the 18-DOF quadruped that is ~30 us; Jain's operator sweeps
-(``udut_solve`` on ``innovations_factors``, O(n) per column, the same numbers) run as Python loops at ~1.5 ms.
+The step's stages, each once, over one ``step_data.StepData``: kinematics and the contact candidates' rows
+(``contact_rows``), Saha's M = U D U^T (the compiled ``fast.udut`` kernel), the Delassus matrix G M^-1 G^T over one
+row set of contacts and joints (``delassus``: three sweeps per row on U and D), the solve on the last step's pattern
+with its certificate (``contact_active_set``); the kernels run compiled where numba is installed, else as plain
+Python (``step_data.stage_kernels``).
 
 Solver: Clarabel (interior point, PyPI, Apache-2.0; already the 'ident' extra), because (1) is a convex QP over
 second-order cones: it takes the true Coulomb cone and the joint boxes in one problem and returns a certified
 optimum, where a QP solver (DAQP, OSQP) would need a linearised friction pyramid (an 8-sided pyramid inscribed in
 the cone under-estimates the friction by up to 1 - cos(pi/8) = 7.6 % in the worst direction) and a home-made
 projected Gauss-Seidel would need its own convergence proof. Cost: ~0.1 ms per solve from Python (14 interior-point
-iterations for the standing quadruped), plus ~0.05 ms to set it up. Most steps do not need it: the last step's
+iterations for the standing quadruped); it is set up once per row structure and updated in place after. Its budget
+(SOLVER_ITERATIONS, SOLVER_SECONDS) bounds a step; a program it cannot solve within it is a ContactSolverError.
+A frictionless ground (mu = 0) makes each cone the normal half-line lam_n >= 0 with zero tangential impulses. Most steps do not need it: the last step's
 pattern (which contacts stick, which are apart; which joints slide, which stops push) is tried first with one
 Cholesky solve, and taken where the optimality conditions certify it (``contact_active_set``).
 """
@@ -50,9 +54,12 @@ from scipy.linalg import solve_triangular
 
 from .. import spatial
 from ..algorithms.point_kinematics import PointKinematics
+from ..errors import RobotDynamicsError
 from ..fast import udut
 from ..model.configuration import integrate
-from .contact_active_set import APART, INSIDE, PUSHING, roles_of, solve_on_pattern
+from ..algorithms.udut import udut as plain_udut
+from .contact_active_set import APART, pattern_solve
+from .step_data import StepData, stage_kernels
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
 # by FIXED_POINT_TOLERANCE dt per step (1 nm at 1 kHz), which the gap term max(phi, 0) / dt takes back the next step.
@@ -60,6 +67,11 @@ FIXED_POINT_TOLERANCE = 1e-6
 MAX_FIXED_POINT = 30
 CONTACT_MARGIN = 5e-3          # m: points this high (plus twice the step's approach) enter the problem
 PENETRATION_TOLERANCE = 1e-9   # m: deeper is projected out at the start of the next step
+# The interior-point solver's budget per cone program, so that a step always ends: the standing quadruped takes ~14
+# iterations (~0.1 ms); Clarabel's default is 200 iterations and no time limit. The time limit is wall-clock, so it
+# is a last resort well above what a loaded machine needs (a first solve took 0.6 s at a load of 16 on 2 cores).
+SOLVER_ITERATIONS = 100
+SOLVER_SECONDS = 5.0
 
 
 class Ground(NamedTuple):
@@ -68,8 +80,9 @@ class Ground(NamedTuple):
     friction: float = 1.0
 
 
-class ContactSolverError(ValueError):
-    """The contact problem of a step had no solution the solver could certify."""
+class ContactSolverError(RobotDynamicsError, ValueError):
+    """The contact problem of a step had no solution the solver could certify within its budget (SOLVER_ITERATIONS,
+    SOLVER_SECONDS); the simulator keeps the state before the step."""
 
 
 def _clarabel():
@@ -85,7 +98,7 @@ class GroundContact:
     """The contact points of one model on one ground: their geometry, and ``solve`` for one step's velocity."""
     try_pattern = True   # try the last step's pattern before the interior-point solver (False: always the latter)
 
-    def __init__(self, model, points, ground):
+    def __init__(self, model, points, ground, backend=None):
         if not (np.isfinite(ground.height) and np.isfinite(ground.friction) and ground.friction >= 0):
             raise ValueError(f'ground height must be finite and friction >= 0, got {ground}')
         self.clarabel = _clarabel()
@@ -106,13 +119,29 @@ class GroundContact:
             links.append(point.link)
         self.body, self.centre = np.array(body, dtype=int), np.array(centre).reshape(-1, 3)
         self.radius, self.links = np.array(radius), tuple(links)
-        self.shift = np.zeros((2, len(body)))   # De Saxce's s of each point in the last two steps
-        # the last step's roles (contact_active_set): per point, per boxed joint, per lower and upper stop
-        self.contact_role = np.full(len(body), APART)
-        self.box_role = np.full(model.nv, INSIDE)
-        self.lower_role, self.upper_role = np.full(model.nv, PUSHING), np.full(model.nv, PUSHING)
         self.solves = {'pattern': 0, 'interior point': 0}   # how each cone program of the steps was solved
-        self.refused_pattern = None   # the rows and roles of the last pattern refused
+        # the step's buffers and warm start (step_data.StepData), the stage kernels (compiled or plain Python)
+        self.data, self.kernels = StepData(model, len(body)), stage_kernels(backend)
+        k = self.kinematics
+        self._tree = (np.ascontiguousarray(model.parent, dtype=np.int64), np.ascontiguousarray(model.joint_type,
+                      dtype=np.int64), np.ascontiguousarray(model.idx_q, dtype=np.int64),
+                      np.ascontiguousarray(model.axis, dtype=float), np.ascontiguousarray(k.E_T), np.ascontiguousarray(k.r))
+        self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
+                         np.ascontiguousarray(k.S_lin))
+        self._udut = udut if self.kernels.backend == 'numba' else plain_udut
+        self._solver = None   # (structure, Clarabel solver) of the last interior-point solve: set up once per structure
+
+    def reset(self):
+        """Forget the warm start (the last steps' roles and shifts): ``Simulator.reset`` calls it."""
+        self.data.reset()
+        self._solver = None
+
+    # the warm start lives in the step's data
+    contact_role = property(lambda self: self.data.contact_role)
+    box_role = property(lambda self: self.data.box_role)
+    lower_role = property(lambda self: self.data.lower_role)
+    upper_role = property(lambda self: self.data.upper_role)
+    shift = property(lambda self: self.data.shift)
 
     @property
     def count(self):
@@ -120,11 +149,16 @@ class GroundContact:
 
     def points(self, q):
         """(phi, x, R, p): each point's height above the ground, its lowest world point (the sphere's), and the body
-        poses at q."""
-        R, p = self.kinematics.poses(q)
-        centres = p[self.body] + np.einsum('kij,kj->ki', R[self.body], self.centre)
-        x = centres - np.outer(self.radius, [0.0, 0.0, 1.0])
-        return x[:, 2] - self.ground.height, x, R, p
+        poses at q (copies: the step's own buffers are overwritten by the next step)."""
+        return tuple(a.copy() for a in self._stage_points(q))
+
+    def _stage_points(self, q):
+        """``points`` as the kinematics stage of the step (``contact_rows.body_poses``, ``point_heights``): the step's
+        data buffers, valid until the next call."""
+        d, k = self.data, self.kernels
+        k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R_J, d.p_J, d.R, d.p)
+        k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi)
+        return d.phi, d.x, d.R, d.p
 
     def lowest_height(self, q):
         """The height of the lowest contact point above the ground (inf without points)."""
@@ -135,153 +169,175 @@ class GroundContact:
         C_ang, C_lin = self.kinematics.columns(R, p)
         return self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which]).reshape(-1, self.model.nv)
 
-    def candidates(self, phi, x, R, p, w, dt):
-        """(which, J): the points that may touch during the step (height below CONTACT_MARGIN plus twice their
-        approach under w) and their Jacobians (``jacobians``). The approach needs only the vertical row of each
-        point's Jacobian; the full rows are formed for the candidates alone (a robot with box and cylinder
-        collisions has hundreds of points, a few of them near the ground)."""
-        C_ang, C_lin = self.kinematics.columns(R, p)
-        J_z = self.kinematics.vertical_rows(C_ang, C_lin, self.body, x)
-        which = np.flatnonzero(phi + 2.0 * dt * np.minimum(J_z @ w, 0.0) < CONTACT_MARGIN)
-        J = self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which])
-        return which, J.reshape(-1, self.model.nv)
-
     def solve(self, q, w, dt, joints):
-        """(q, v, impulses): the configuration to step from (q with any penetration projected out), the velocity
-        after the step (None when no point is near the ground: the caller solves the joints alone) and the
-        (count, 3) world contact impulses. ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate,
-        as in ``simulation``."""
-        phi, x, R, p = self.points(q)
-        if np.any(phi < -PENETRATION_TOLERANCE):
+        """(q, v, impulses, lam_q): the configuration to step from (q with any penetration projected out), the velocity
+        after the step (None when no point is near the ground: the caller solves the joints alone), the (count, 3)
+        world contact impulses, and the generalized impulse G^T lam of every row (contacts, friction, stops, drives).
+        ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate, as in ``simulation``. The stages,
+        each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
+        d, k = self.data, self.kernels
+        phi, x, R, p = self._stage_points(q)
+        if phi.size and phi.min() < -PENETRATION_TOLERANCE:
             q = self.project_out(q, phi, x, R, p)
-            phi, x, R, p = self.points(q)
-        which, J = self.candidates(phi, x, R, p, w, dt)
-        impulses = np.zeros((self.count, 3))
-        if not which.size:
-            self.shift[:] = 0.0
-            self.contact_role[:] = APART
-            return q, None, impulses
-        U, D = udut(self.model, q)
-        v, lam_c = self._solve_rows(U, D, J, phi[which], w, dt, joints, which)
-        impulses[which] = lam_c.reshape(-1, 3)
-        return q, v, impulses
+            phi, x, R, p = self._stage_points(q)
+        k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
+        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
+                              CONTACT_MARGIN, d.which, d.G)
+        d.impulses[:] = 0.0
+        if not nc:
+            d.shift[:] = 0.0
+            d.contact_role[:] = APART
+            return q, None, d.impulses, None
+        U, D = self._udut(self.model, q)
+        which = d.which[:nc]
+        v, lam_q = self._solve_rows(U, D, phi[which], w, dt, joints, which)
+        return q, v, d.impulses, lam_q
 
-    def _solve_rows(self, U, D, J, phi, w, dt, joints, which):
-        """Problem (1) over the contact rows J and the joint rows, with constraint generation for the stops."""
+    def _solve_rows(self, U, D, phi, w, dt, joints, which):
+        """Problem (1) over the contact rows and the joint rows, with constraint generation for the stops."""
+        d, k = self.data, self.kernels
         v_lo, v_hi, b, center = joints
-        nv, nc = self.model.nv, len(which)
+        nc, mu = len(which), float(self.ground.friction)
         bilateral = np.flatnonzero(v_lo == v_hi)
         boxed = np.flatnonzero((b > 0) & (v_lo < v_hi))
-        lower = set(np.flatnonzero(np.isfinite(v_lo) & (v_lo < v_hi) & (w <= v_lo)))
-        upper = set(np.flatnonzero(np.isfinite(v_hi) & (v_lo < v_hi) & (w >= v_hi)))
+        bound = np.ascontiguousarray(b[boxed])
+        finite_lo, finite_hi = np.isfinite(v_lo) & (v_lo < v_hi), np.isfinite(v_hi) & (v_lo < v_hi)
+        lo = np.flatnonzero(finite_lo & (w <= v_lo))
+        hi = np.flatnonzero(finite_hi & (w >= v_hi))
         # First guess of s: extrapolated from the last two steps (exact for a constant sliding acceleration).
-        shift = np.maximum(2.0 * self.shift[1, which] - self.shift[0, which], 0.0)
+        shift = np.maximum(2.0 * d.shift[1, which] - d.shift[0, which], 0.0)
         while True:
-            lo, hi = np.array(sorted(lower), dtype=int), np.array(sorted(upper), dtype=int)
-            eye = np.eye(nv)
-            G = np.vstack([J, eye[bilateral], eye[boxed], eye[lo], -eye[hi]])
-            Y = _inverse_mass_times(U, D, G.T)          # M^-1 G^T
-            A = G @ Y                                   # the contact-space inverse inertia G M^-1 G^T
+            m = k.joint_rows(bilateral, boxed, lo, hi, 3 * nc, d.G)
+            d.reserve(m)
+            G, A, Y, c = d.G, d.A, d.Y, d.c
+            k.delassus(U, D, G, m, Y, A)                # Y = M^-1 G^T, A = G M^-1 G^T
             beta_joints = np.concatenate([-v_lo[bilateral], -center[boxed], -v_lo[lo], v_hi[hi]])
             program = None
-            stop_roles = np.concatenate([self.lower_role[lo], self.upper_role[hi]])
-            roles = (self.contact_role[which], self.box_role[boxed], stop_roles)
+            stop_roles = np.concatenate([d.lower_role[lo], d.upper_role[hi]])
+            roles = (d.contact_role[which], d.box_role[boxed], stop_roles)
             # a pattern refused on the last try is not tried again until the roles or rows change (a robot whose
             # feet and joints all stick holds more rows than it has freedoms: its least-norm impulses may leave
             # a box every step, and the interior-point solver takes those steps anyway)
-            key = b''.join(np.ascontiguousarray(x).tobytes() for x in (which, boxed, lo, hi, *roles))
+            def key():
+                return b''.join(np.ascontiguousarray(x).tobytes() for x in (which, boxed, lo, hi, *roles))
             for _ in range(MAX_FIXED_POINT):
-                beta_n = np.maximum(phi, 0.0) / dt + shift
-                beta = np.concatenate([np.column_stack([np.zeros(nc), np.zeros(nc), beta_n]).reshape(-1), beta_joints])
-                c = G @ w + beta
-                lam = None
-                if self.try_pattern and key != self.refused_pattern:
-                    lam = solve_on_pattern(A, c, nc, len(bilateral), b[boxed], len(stop_roles), self.ground.friction,
-                                           *roles)
-                    self.refused_pattern = key if lam is None else None
-                if lam is None:
-                    if program is None:
-                        program = self._cone_program(A, nc, len(bilateral), b[boxed], len(lo) + len(hi))
-                    lam = program(c)
-                    self.solves['interior point'] += 1
-                else:
+                c[:m] = G[:m] @ w
+                c[3 * nc:m] += beta_joints
+                c[2:3 * nc:3] += np.maximum(phi, 0.0) / dt + shift
+                certified = False
+                if self.try_pattern and (d.refused_pattern is None or key() != d.refused_pattern):
+                    certified = pattern_solve(k, A, c, m, nc, len(bilateral), bound, mu, *roles, d.lam, d.free,
+                                              d.y, d.L, d.F)
+                    d.refused_pattern = None if certified else key()
+                if certified:
                     self.solves['pattern'] += 1
-                v = w + Y @ lam
-                u = (J @ v).reshape(-1, 3)
-                new_shift = self.ground.friction * np.hypot(u[:, 0], u[:, 1])
+                else:
+                    if program is None:
+                        program = self._cone_program(A[:m, :m], nc, len(bilateral), bound, len(lo) + len(hi))
+                    d.lam[:m] = program(c[:m])
+                    self.solves['interior point'] += 1
+                lam = d.lam[:m]
+                v = w + Y[:, :m] @ lam
+                u = (G[:3 * nc] @ v).reshape(-1, 3)
+                new_shift = mu * np.hypot(u[:, 0], u[:, 1])
                 converged = np.all(np.abs(new_shift - shift) <= FIXED_POINT_TOLERANCE)
                 shift = new_shift
                 if converged:
                     break
-            broken_lo = set(np.flatnonzero(v < v_lo - 1e-9)) - lower
-            broken_hi = set(np.flatnonzero(v > v_hi + 1e-9)) - upper
-            if not broken_lo and not broken_hi:
+            broken_lo = finite_lo & (v < v_lo - 1e-9)
+            broken_hi = finite_hi & (v > v_hi + 1e-9)
+            broken_lo[lo] = False
+            broken_hi[hi] = False
+            if not (broken_lo.any() or broken_hi.any()):
                 break
-            lower |= broken_lo
-            upper |= broken_hi
-        self.shift[0] = self.shift[1]
-        self.shift[1] = 0.0
-        self.shift[1, which] = shift
-        self._remember_roles(lam, which, bilateral, boxed, lo, hi, b)
-        return np.clip(v, v_lo, v_hi), lam[:3 * nc]
-
-    def _remember_roles(self, lam, which, bilateral, boxed, lo, hi, b):
-        """The roles of this step's solution, by contact point and joint: the pattern the next step tries first
-        (``contact_active_set``). Points not in the problem are apart; stops not in it will push when they enter."""
-        contact, box, stop = roles_of(lam, len(which), len(bilateral), b[boxed], self.ground.friction)
-        self.contact_role[:] = APART
-        self.contact_role[which] = contact
-        self.box_role[boxed] = box
-        self.lower_role[:] = self.upper_role[:] = PUSHING
-        self.lower_role[lo], self.upper_role[hi] = stop[:len(lo)], stop[len(lo):]
+            lo, hi = np.union1d(lo, np.flatnonzero(broken_lo)), np.union1d(hi, np.flatnonzero(broken_hi))
+        d.shift[0] = d.shift[1]
+        d.shift[1] = 0.0
+        d.shift[1, which] = shift
+        d.impulses[which] = lam[:3 * nc].reshape(-1, 3)
+        # the roles of this step's solution, by point and joint: the pattern the next step tries first
+        # (``contact_active_set``); points not in the problem are apart, stops not in it will push when they enter
+        k.remember_roles(d.lam, m, which, nc, len(bilateral), boxed, bound, lo, hi, mu, d.contact_role, d.box_role,
+                         d.lower_role, d.upper_role)
+        return np.clip(v, v_lo, v_hi), G[:m].T @ lam
 
     def _cone_program(self, A, nc, n_bilateral, bound, n_stops):
         """A function c -> lam minimising 1/2 lam^T A lam + c^T lam over [contacts (Coulomb cones) | bilateral
         (free) | boxed |lam| <= bound | stops lam >= 0]: Clarabel with constraints A_c lam + s = b_c, s in the cones,
-        set up once (the fixed point on s changes c only)."""
+        set up once per structure (the rows' kinds and counts) and kept from step to step: a step of the same
+        structure updates its data in place (the fixed point on s changes c only)."""
         clarabel = self.clarabel
         m = A.shape[0]
         n_box, start_box = len(bound), 3 * nc + n_bilateral
         n_rows = 2 * n_box + n_stops + 3 * nc
         if n_rows == 0:
             return lambda c: np.linalg.lstsq(A, -c, rcond=None)[0]
-        # A_c column by column (CSC): contact i's columns (x, y, n) hold -1 (row of s_x), -1 (s_y), -mu (s_0) in the
-        # cone rows; a boxed column +1 and -1 in its two rows; a stop column -1; bilateral columns are empty.
-        first_cone = 2 * n_box + n_stops
-        rows, values, counts = [], [], np.zeros(m, dtype=int)
-        for i in range(nc):
-            r = first_cone + 3 * i
-            rows += [r + 1, r + 2, r]
-            values += [-1.0, -1.0, -self.ground.friction]
-            counts[3 * i:3 * i + 3] = 1
-        for k in range(n_box):
-            rows += [k, n_box + k]
-            values += [1.0, -1.0]
-            counts[start_box + k] = 2
-        for k in range(n_stops):
-            rows.append(2 * n_box + k)
-            values.append(-1.0)
-            counts[start_box + n_box + k] = 1
-        A_c = _csc(np.array(values), np.array(rows, dtype=np.int64), np.concatenate([[0], np.cumsum(counts)]),
-                   (n_rows, m))
+        mu = float(self.ground.friction)
         row, column, indptr = _upper_triangle(m)
-        P = _csc(A[row, column], row, indptr, (m, m))
-        b_c = np.concatenate([bound, bound, np.zeros(n_stops), np.zeros(3 * nc)])
-        cones = ([clarabel.NonnegativeConeT(2 * n_box + n_stops)] if first_cone else []) \
-            + [clarabel.SecondOrderConeT(3)] * nc
+        P_data = A[row, column]   # the upper triangle of A, column by column (CSC)
+        b_c = np.concatenate([np.zeros(2 * nc), bound, bound, np.zeros(n_stops), np.zeros(nc)]) if mu == 0 else \
+            np.concatenate([bound, bound, np.zeros(n_stops), np.zeros(3 * nc)])
+
+        def setup(c):
+            """A new Clarabel solver for this structure."""
+            # A_c column by column (CSC): contact i's columns (x, y, n) hold -1 (row of s_x), -1 (s_y), -mu (s_0) in the
+            # cone rows; a boxed column +1 and -1 in its two rows; a stop column -1; bilateral columns are empty.
+            # Frictionless (mu = 0) the cone is the half-line lam_n >= 0: rows -lam_x, -lam_y in the zero cone (first),
+            # -lam_n in the nonnegative one.
+            first_cone = 2 * n_box + n_stops
+            shift = 2 * nc if mu == 0 else 0   # the zero cone's rows come first
+            rows, values, counts = [], [], np.zeros(m, dtype=int)
+            for i in range(nc):
+                if mu == 0:
+                    rows += [2 * i, 2 * i + 1, shift + first_cone + i]
+                    values += [-1.0, -1.0, -1.0]
+                else:
+                    r = first_cone + 3 * i
+                    rows += [r + 1, r + 2, r]
+                    values += [-1.0, -1.0, -mu]
+                counts[3 * i:3 * i + 3] = 1
+            for k in range(n_box):
+                rows += [shift + k, shift + n_box + k]
+                values += [1.0, -1.0]
+                counts[start_box + k] = 2
+            for k in range(n_stops):
+                rows.append(shift + 2 * n_box + k)
+                values.append(-1.0)
+                counts[start_box + n_box + k] = 1
+            A_c = _csc(np.array(values), np.array(rows, dtype=np.int64), np.concatenate([[0], np.cumsum(counts)]),
+                       (n_rows, m))
+            P = _csc(P_data, row, indptr, (m, m))
+            if mu == 0:
+                cones = ([clarabel.ZeroConeT(2 * nc)] if nc else []) + [clarabel.NonnegativeConeT(first_cone + nc)]
+            else:
+                cones = ([clarabel.NonnegativeConeT(2 * n_box + n_stops)] if first_cone else []) \
+                    + [clarabel.SecondOrderConeT(3)] * nc
+            return clarabel.DefaultSolver(P, c, A_c, b_c, cones, settings)
+
         settings = clarabel.DefaultSettings()
         settings.verbose = False
+        settings.max_iter = SOLVER_ITERATIONS
+        settings.time_limit = SOLVER_SECONDS
+        structure = (nc, n_bilateral, n_box, n_stops, mu)   # what A_c and the cones depend on
         solver = None
 
         def solve(c):
             nonlocal solver
-            if solver is None:
-                solver = clarabel.DefaultSolver(P, c, A_c, b_c, cones, settings)
+            if solver is None and self._solver is not None and self._solver[0] == structure:
+                solver = self._solver[1]   # the last step's solver: its data updated in place
+                solver.update(P=P_data, q=c, b=b_c)
+            elif solver is None:
+                solver = setup(c)
+                self._solver = (structure, solver)
             else:
                 solver.update(q=c)
             solution = solver.solve()
             if str(solution.status) not in ('Solved', 'AlmostSolved'):
-                raise ContactSolverError(f'the contact problem was not solved: Clarabel says {solution.status}')
+                raise ContactSolverError(
+                    f'the contact problem of the step ({nc} contact points, {m - 3 * nc} joint rows, mu = {mu:g}) '
+                    f'was not solved: Clarabel says {solution.status} after {solution.iterations} iterations, '
+                    f'{solution.solve_time * 1e3:.3g} ms (budget {SOLVER_ITERATIONS} iterations, '
+                    f'{SOLVER_SECONDS * 1e3:g} ms)')
             return np.asarray(solution.x)
         return solve
 

@@ -21,7 +21,7 @@ minimiser) guesses the pattern; the guess is checked exactly after every sweep.
 """
 import numpy as np
 
-SLIDING, STICKING, AT_LOWER, AT_UPPER = 0, 1, 2, 3
+from .roles import AT_LOWER, AT_UPPER, SLIDE as SLIDING, STICK as STICKING   # one set of codes (roles.py)
 MAX_PIVOTS = 50
 MAX_SWEEPS = 200
 
@@ -37,7 +37,7 @@ def solve_velocity_step(M, w, impulse_bound, v_lo, v_hi, guess=None):
     last descent iterate, which lies within the bounds. Always finite for finite M and w.
     """
     b = impulse_bound
-    if guess is not None and not guess.any():
+    if guess is not None and np.all(guess == SLIDING):
         v = _all_sliding(M, w, b, v_lo, v_hi)
         if v is not None:
             return v, guess

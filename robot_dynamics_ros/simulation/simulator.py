@@ -73,13 +73,15 @@ class Simulator:
     spheres, box corners and cylinder rims; add your own for mesh-only robots). Contact is hard, perfectly
     inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
     brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
+    The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as
+    plain Python (the reference, ``step_data.stage_kernels``).
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
                  gravity: ArrayLike | None = None, initial_positions: ArrayLike | None = None,
                  apply_damping: bool = True, apply_friction: bool = True, command_timeout: float | None = None,
                  on_command_timeout: str = 'brake', limit_velocity: bool = True, ground: 'Ground | None' = None,
-                 contact_points: Sequence['ContactPoint'] = ()) -> None:
+                 contact_points: Sequence['ContactPoint'] = (), stages: str | None = None) -> None:
         if not (np.isfinite(dt) and dt > 0):
             raise ValueError(f'time step dt must be positive and finite, got {dt}')
         if integrator not in INTEGRATORS:
@@ -103,11 +105,18 @@ class Simulator:
                 self._q_of_v[iv] = iq
         self._actuated = self._q_of_v >= 0
         self._free_root = model.joint_type[0] == FREE_FLYER
+        # a free-flyer root over 1-DOF joints: the compiled integrate stage (else ``configuration.integrate``)
+        self._free_root_tree = self._free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:])
+        if self._free_root_tree:
+            from .step_data import stage_kernels
+            self._stages = stage_kernels(stages)
+            self._idx_q = np.ascontiguousarray(model.idx_q, dtype=np.int64)
+            self._idx_v = np.ascontiguousarray(model.idx_v, dtype=np.int64)
         self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
         self._upper_v = np.where(self._actuated, model.upper[np.maximum(self._q_of_v, 0)], np.inf)
         if ground is not None:
             from .ground_contact import GroundContact
-            self.contact = GroundContact(model, contact_points, ground)
+            self.contact = GroundContact(model, contact_points, ground, stages)
         else:
             self.contact = None
         self.integrator = integrator
@@ -168,6 +177,8 @@ class Simulator:
         self.qd = np.zeros(self.model.nv)
         self.t = 0.0
         self.contact_forces = np.zeros((self.contact.count if self.contact else 0, 3))
+        if self.contact is not None:
+            self.contact.reset()   # no warm start from before the reset
         self.set_command(np.zeros(self.model.nv), t=0.0)
         self.applied_effort = np.zeros(self.model.nv)
         self.constraint_effort = np.zeros(self.model.nv)
@@ -362,6 +373,10 @@ class Simulator:
         straight line dt R v_linear, as MuJoCo's free joint, not on the screw of exp(dt v) (the linearised contact
         velocity J v is then exact for points at the base origin: a rolling ball does not dip by omega |v| dt^2 / 2
         each step), and its linear velocity is re-expressed in the base frame at the end of the step, R'^T R v."""
+        if self._free_root_tree:   # the integrate stage (integrate_step.py), compiled where numba is
+            result, v_new = np.empty(self.model.nq), np.empty(self.model.nv)
+            self._stages.integrate_free_root(self._idx_q, self._idx_v, q, v, self.dt, result, v_new)
+            return result, v_new
         result = integrate(self.model, q, self.dt * v)
         if self._free_root:
             R, R_new = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(result[3:7])
@@ -451,12 +466,12 @@ class Simulator:
         a point near the ground, the joints alone as ``_friction_and_stops``. Sets ``contact_forces`` (world, N) and
         ``constraint_effort``."""
         v_lo, v_hi, impulse_bound, driven, center = self._joint_rows(q)
-        q, v, impulses = self.contact.solve(q, free_velocity, self.dt, (v_lo, v_hi, impulse_bound, center))
+        q, v, impulses, generalized = self.contact.solve(q, free_velocity, self.dt,
+                                                         (v_lo, v_hi, impulse_bound, center))
         self.contact_forces = impulses / self.dt
         if v is None:   # no point near the ground: the joints' exact pivoting solver
             return q, self._friction_and_stops(q, free_velocity)
-        M = crba(self.model, q)
-        self.constraint_effort = M @ (v - free_velocity) / self.dt
+        self.constraint_effort = generalized / self.dt   # G^T lam / dt = M (v - w) / dt
         self._pattern = np.full(self.model.nv, SLIDING)
         limit = self.model.effort_limit
         self.applied_effort = np.clip(self.applied_effort + np.where(driven, self.constraint_effort, 0.0), -limit, limit)

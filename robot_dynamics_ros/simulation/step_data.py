@@ -1,0 +1,88 @@
+"""The data of one simulator's step, allocated once, and the stage kernels that fill it (no ROS import).
+
+As MuJoCo's mjData next to mjModel: ``StepData`` holds every buffer the contact step writes (body poses, the world
+columns of the motion subspace, point positions and heights, the candidates, the row set G of contacts and joints,
+U and D of M = U D U^T, Y = M^-1 G^T, the Delassus matrix A = G Y, the right-hand side c, impulses lam, the held
+rows and their Cholesky factor) and the warm start carried from step to step (each contact's and joint row's role,
+De Saxce's shift of the last two steps); ``reset`` clears the warm start. The row buffers are sized for every point
+and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
+
+``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set`` and
+``integrate_step`` as numba's
+machine code ('numba', as ``fast`` compiles ``algorithms/``) or as the plain-Python reference ('python').
+"""
+import functools
+import importlib.util
+import types
+
+import numpy as np
+
+from ..algorithms.backends import compiled
+from . import contact_active_set, contact_rows, delassus, integrate_step
+from .roles import APART, INSIDE, PUSHING
+
+STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_rows'),
+          delassus: ('delassus',),
+          contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'remember_roles'),
+          integrate_step: ('integrate_free_root',)}
+BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
+
+
+@functools.cache
+def stage_kernels(backend=None):
+    """A namespace of the stage kernels, compiled ('numba', the default where numba is installed) or as plain
+    Python ('python')."""
+    backend = backend or BACKEND
+    kernels = {name: getattr(module, name) for module, names in STAGES.items() for name in names}
+    if backend == 'numba':
+        kernels = {name: compiled(kernel) for name, kernel in kernels.items()}
+    elif backend != 'python':
+        raise ValueError(f"stage backend must be 'numba' or 'python', got {backend!r}")
+    return types.SimpleNamespace(backend=backend, **kernels)
+
+
+class StepData:
+    """The buffers of one simulator's contact step (see the module's docstring); ``reset`` clears the warm start."""
+
+    def __init__(self, model, count):
+        nb, nv = model.nb, model.nv
+        self.R, self.p = np.zeros((nb, 3, 3)), np.zeros((nb, 3))        # body poses (kinematics)
+        self.R_J, self.p_J = np.zeros((3, 3)), np.zeros(3)                 # one joint's pose (scratch)
+        self.C_ang, self.C_lin = np.zeros((3, nv)), np.zeros((3, nv))     # world columns of S
+        self.x, self.phi = np.zeros((count, 3)), np.zeros(count)          # contact points, heights
+        self.which = np.zeros(count, dtype=np.int64)                      # candidates
+        self.rows = 3 * count + 3 * nv                                     # at most: 3 per point, 3 per joint
+        self.G = np.zeros((self.rows, nv))                                # the row set: contacts, then joints
+        self.impulses = np.zeros((count, 3))                              # each point's world impulse
+        self._size(min(self.rows, 64))
+        # the warm start: roles of the last step (contact_active_set) and De Saxce's shift of the last two steps
+        self.contact_role = np.full(count, APART)
+        self.box_role = np.full(nv, INSIDE)
+        self.lower_role, self.upper_role = np.full(nv, PUSHING), np.full(nv, PUSHING)
+        self.shift = np.zeros((2, count))
+        self.refused_pattern = None   # the rows and roles of the last pattern refused
+        self.reset()
+
+    def _size(self, m):
+        """The m x m buffers (and those of length m) for up to m rows."""
+        nv = self.G.shape[1]
+        self.capacity = m
+        self.Y, self.A, self.L = np.zeros((nv, m)), np.zeros((m, m)), np.zeros((m, m))
+        self.c, self.lam, self.y = np.zeros(m), np.zeros(m), np.zeros(m)
+        self.free, self.F = np.zeros(m, dtype=np.bool_), np.zeros(m, dtype=np.int64)
+
+    def reserve(self, m):
+        """Room for m rows (the m x m buffers doubled until they hold them)."""
+        if m > self.capacity:
+            self._size(max(m, 2 * self.capacity))
+
+    def reset(self):
+        """Forget the warm start: the next step starts from every point apart, every box inside, every stop pushing,
+        no shift."""
+        self.contact_role[:] = APART
+        self.box_role[:] = INSIDE
+        self.lower_role[:] = PUSHING
+        self.upper_role[:] = PUSHING
+        self.shift[:] = 0.0
+        self.impulses[:] = 0.0
+        self.refused_pattern = None

@@ -1,0 +1,169 @@
+"""The simulator's contact step as stages over one data object (issue 30): the compiled stages equal the plain-Python
+reference step by step, the Delassus stage equals G M^-1 G^T, ``reset`` forgets the warm start, a frictionless
+ground (the cone degenerates to the normal) keeps a sliding box's speed and carries its weight, and a failed solve
+is one clear exception class."""
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, example_robot_data
+from robot_dynamics_ros import load_urdf
+from robot_dynamics_ros.errors import RobotDynamicsError
+from robot_dynamics_ros.fast import crba
+from robot_dynamics_ros.model.collision import contact_points_from_urdf
+from robot_dynamics_ros.model.srdf import load_srdf, stance_configuration
+from robot_dynamics_ros.model.urdf import URDFWarning
+from robot_dynamics_ros.simulation.simulator import Simulator
+
+pytest.importorskip('clarabel')
+from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
+from robot_dynamics_ros.simulation.roles import APART  # noqa: E402
+
+QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
+STAND = np.tile([0.0, 0.8, -1.5], 4)
+DT, G = 1e-3, 9.81
+BOX = '''<robot name="box"><link name="box">
+  <inertial><mass value="2.0"/><inertia ixx="0.00833" iyy="0.00833" izz="0.01333" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><box size="0.2 0.2 0.1"/></geometry></collision></link></robot>'''
+
+
+def standing(urdf, stance, mu=0.8, **options):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore', URDFWarning)
+        model = load_urdf(urdf, root_joint='floating')
+    return Simulator(model, DT, ground=Ground(0.0, mu), contact_points=contact_points_from_urdf(urdf),
+                     initial_positions=stance, **options)
+
+
+def pd_step(sim, stance, kp=100.0, kd=2.0):
+    sim.set_command(np.concatenate([np.zeros(6), kp * (stance - sim.q[7:]) - kd * sim.qd[6:]]))
+    sim.step()
+
+
+def go1():
+    urdf = example_robot_data('go1_description/urdf/go1.urdf')
+    model = load_urdf(urdf, root_joint='floating')
+    stance = stance_configuration(model, load_srdf(example_robot_data('go1_description/srdf/go1.srdf')))[1]
+    return urdf, stance[model.joint_q_index]
+
+
+@pytest.mark.parametrize('robot', ['quadruped', 'go1'])
+def test_compiled_stages_equal_the_plain_python_reference_step_by_step(robot):
+    """From the spawn (feet touching), through the landing and the PD settling: the state and the contact forces of
+    the compiled step equal those of the same kernels run as plain Python at every step, within 1e-9 (the kernels
+    do the same floating-point operations; the solver's own tolerances are 1e-6 m/s and up)."""
+    pytest.importorskip('numba')
+    urdf, stance = (QUADRUPED, STAND) if robot == 'quadruped' else go1()
+    steps = 200 if robot == 'quadruped' else 60
+    compiled, plain = (standing(urdf, stance, stages=stages) for stages in ('numba', 'python'))
+    assert compiled.contact.kernels.backend == 'numba' and plain.contact.kernels.backend == 'python'
+    for k in range(steps):
+        pd_step(compiled, stance)
+        pd_step(plain, stance)
+        np.testing.assert_allclose(compiled.q, plain.q, rtol=0, atol=1e-9, err_msg=f'q at step {k}')
+        np.testing.assert_allclose(compiled.qd, plain.qd, rtol=0, atol=1e-9, err_msg=f'qd at step {k}')
+        np.testing.assert_allclose(compiled.contact_forces, plain.contact_forces, rtol=0, atol=1e-6,
+                                   err_msg=f'contact forces (N) at step {k}')
+    assert np.sum(compiled.contact_forces[:, 2] > 0) >= 4   # it stands on its feet
+    assert compiled.contact.solves == plain.contact.solves
+
+
+def test_delassus_stage_equals_g_minv_gt():
+    """A = G M^-1 G^T and Y = M^-1 G^T from U D U^T (Saha's three sweeps), against a dense solve with CRBA's M."""
+    sim = standing(QUADRUPED, STAND)
+    for _ in range(50):
+        pd_step(sim, STAND)
+    rng = np.random.default_rng(0)
+    q = sim.q.copy()
+    q[7:] += 0.1 * rng.standard_normal(12)
+    from robot_dynamics_ros.fast import udut
+    U, D = udut(sim.model, q)
+    k, m, nv = sim.contact.kernels, 30, sim.model.nv
+    G = rng.standard_normal((m, nv))
+    Y, A = np.zeros((nv, m)), np.zeros((m, m))
+    k.delassus(U, D, G, m, Y, A)
+    M = crba(sim.model, q)
+    np.testing.assert_allclose(Y, np.linalg.solve(M, G.T), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(A, G @ np.linalg.solve(M, G.T), rtol=1e-9, atol=1e-9)
+
+
+def test_reset_forgets_the_warm_start():
+    """After standing for a while (feet sticking: the warm start holds their roles), ``reset`` clears roles and
+    shifts, and the steps after it are those of a new simulator, bit for bit."""
+    sim = standing(QUADRUPED, STAND)
+    for _ in range(300):
+        pd_step(sim, STAND)
+    assert np.any(sim.contact.contact_role != APART)
+    sim.reset()
+    assert np.all(sim.contact.contact_role == APART) and not np.any(sim.contact.shift)
+    fresh = standing(QUADRUPED, STAND)
+    for _ in range(50):
+        pd_step(sim, STAND)
+        pd_step(fresh, STAND)
+    np.testing.assert_array_equal(sim.q, fresh.q)
+    np.testing.assert_array_equal(sim.qd, fresh.qd)
+
+
+def test_a_box_on_a_frictionless_ground_keeps_its_horizontal_speed_and_the_ground_carries_its_weight():
+    """mu = 0: the Coulomb cone is the normal half-line. A box resting on its face, given 1 m/s along x and 0.5 m/s
+    along y, slides on for 1 s without losing speed (no friction), without rising or sinking, and the four corners'
+    normal forces add up to its weight m g with no tangential force."""
+    model = load_urdf(BOX, root_joint='floating')
+    sim = Simulator(model, DT, ground=Ground(0.0, 0.0), contact_points=contact_points_from_urdf(BOX))
+    sim.qd[:2] = [1.0, 0.5]
+    start = sim.q.copy()
+    for _ in range(1000):
+        sim.step()
+    np.testing.assert_allclose(sim.qd, [1.0, 0.5, 0.0, 0.0, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(sim.q[:3], start[:3] + [1.0, 0.5, 0.0], atol=1e-6)
+    np.testing.assert_allclose(sim.q[3:7], start[3:7], atol=1e-9)
+    forces = sim.contact_forces
+    np.testing.assert_allclose(forces[:, :2], 0.0, atol=1e-9)
+    np.testing.assert_allclose(forces[:, 2].sum(), 2.0 * G, rtol=1e-9)
+
+
+def test_a_quadruped_on_a_frictionless_ground_keeps_stepping():
+    """The issue's case: the quadruped under its PD on mu = 0 (the interior-point solver said DualInfeasible at 0.35 s
+    and the simulation froze). It keeps stepping for 1 s; nothing pushes it sideways, so its centre's horizontal
+    momentum stays zero: the base drifts by less than a millimetre while the ground carries the weight."""
+    sim = standing(QUADRUPED, STAND, mu=0.0)
+    start = sim.q[:2].copy()
+    for _ in range(1000):
+        pd_step(sim, STAND)
+    assert np.isfinite(sim.q).all()
+    np.testing.assert_allclose(sim.contact_forces[:, :2], 0.0, atol=1e-9)
+    mass = sum(inertia[5, 5] for inertia in sim.model.inertia)
+    assert abs(sim.contact_forces[:, 2].sum() - mass * G) < 0.05 * mass * G   # standing still within 5 % of mg
+    assert np.abs(sim.q[:2] - start).max() < 1e-3
+
+
+def test_contact_solver_error_is_one_clear_class():
+    assert issubclass(ContactSolverError, RobotDynamicsError) and issubclass(ContactSolverError, ValueError)
+
+
+def test_point_bias_acceleration_is_the_derivative_of_the_point_velocity_at_constant_qd():
+    """PointKinematics.bias_accelerations (J-dot qd by the scatter with qdd = 0) equals d/dt (J(q(t)) qd) along
+    q(t) = q (+) t qd, by a central difference of step 1e-6 (its error ~1e-12 |qd|^3 relative: within 1e-6)."""
+    from robot_dynamics_ros.algorithms.point_kinematics import PointKinematics
+    from robot_dynamics_ros.model.configuration import integrate
+    sim = standing(QUADRUPED, STAND)
+    kin, model = PointKinematics(sim.model), sim.model
+    rng = np.random.default_rng(1)
+    q, qd = sim.q.copy(), rng.standard_normal(model.nv)
+    q[7:] += 0.3 * rng.standard_normal(12)
+    bodies = sim.contact.body
+    centre = sim.contact.centre
+
+    def velocity_and_points(q):
+        R, p = kin.poses(q)
+        x = p[bodies] + np.einsum('kij,kj->ki', R[bodies], centre)
+        C_ang, C_lin = kin.columns(R, p)
+        return kin.jacobians(C_ang, C_lin, bodies, x) @ qd, x, C_ang, C_lin
+    _, x, C_ang, C_lin = velocity_and_points(q)
+    h = 1e-6
+    ahead, behind = (velocity_and_points(integrate(model, q, s * h * qd))[0] for s in (1.0, -1.0))
+    expected = (ahead - behind) / (2 * h)
+    ours = kin.bias_accelerations(C_ang, C_lin, qd, bodies, x)
+    np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-6 * np.abs(expected).max())
