@@ -138,7 +138,7 @@ def any_exited(processes):
 @dataclass
 class Run:
     """A recording run: wall times of its window (start == end: it never started recording), how the nodes
-    exited, whether the user interrupted it, the nodes that had exited before it started."""
+    exited, whether the user interrupted it, the nodes that had exited before the loop was ready."""
     start: float
     end: float
     codes: dict = field(default_factory=dict)
@@ -153,8 +153,10 @@ def record(recorder, processes, startup, duration, sim_time_since, message):
     nodes are always stopped and the recorder closed. Returns the ``Run``."""
     now = time.monotonic()
     run = Run(now, now)
+    ready = False
     try:
-        if startup() and not any_exited(processes):
+        ready = startup()
+        if ready and not any_exited(processes):
             run.start, first = time.monotonic(), len(recorder.states)
             print(message)
             spin_or_stop(recorder, lambda: any_exited(processes) or sim_time_since(first) >= duration,
@@ -164,7 +166,9 @@ def record(recorder, processes, startup, duration, sim_time_since, message):
         run.interrupted = True
         run.end = time.monotonic()
     finally:
-        run.failed_to_start = [name for name, p in processes.items() if p.poll() is not None and run.end == run.start]
+        # a node that exits once the loop is ready (its first step, say) failed while running, not at its start
+        run.failed_to_start = [name for name, p in processes.items() if p.poll() is not None
+                               and not ready and not run.interrupted]
         run.codes = {name: stop_node(process) for name, process in processes.items()}
         recorder.close()
     return run

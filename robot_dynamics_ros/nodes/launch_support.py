@@ -14,6 +14,9 @@ from ..model.urdf import read_xml
 from ..resources import parameter_files
 
 
+LAUNCH_STACK_NEEDED = "needs the ROS 2 launch stack ({}): source a ROS 2 installation"
+
+
 class LaunchCheckError(RuntimeError):
     """Something a launch file needs is missing or invalid; nothing was started."""
 
@@ -31,7 +34,7 @@ def stop_launch_on_failure(node):
         from launch.actions import RegisterEventHandler
         from launch.event_handlers import OnProcessExit
     except ImportError as e:
-        raise LaunchCheckError(f"needs the ROS 2 launch stack ({e}): source a ROS 2 installation") from None
+        raise LaunchCheckError(LAUNCH_STACK_NEEDED.format(e)) from None
 
     def on_exit(event, context):
         if event.returncode:
@@ -137,8 +140,11 @@ def controller_nodes(context, names, common):
     """Inside an OpaqueFunction: the nodes ``names`` of this package (executable and node name alike) in the launch's
     ``namespace``, each with its section of the closed-loop parameters (``urdf_file``, ``config_file``) and then
     ``common``; each ends the launch if it fails (``stop_launch_on_failure``)."""
-    from launch.substitutions import LaunchConfiguration
-    from launch_ros.actions import Node
+    try:
+        from launch.substitutions import LaunchConfiguration
+        from launch_ros.actions import Node
+    except ImportError as e:
+        raise LaunchCheckError(LAUNCH_STACK_NEEDED.format(e)) from None
 
     def argument(name):
         return LaunchConfiguration(name).perform(context)
@@ -151,9 +157,12 @@ def controller_nodes(context, names, common):
 def robot_arguments(config_description):
     """The launch arguments of a launch file that runs controllers for one robot: urdf_file (default: the bundled
     arm), config_file, use_sim_time, namespace, prefix."""
-    from launch.actions import DeclareLaunchArgument
-    from launch.substitutions import PathJoinSubstitution
-    from launch_ros.substitutions import FindPackageShare
+    try:
+        from launch.actions import DeclareLaunchArgument
+        from launch.substitutions import PathJoinSubstitution
+        from launch_ros.substitutions import FindPackageShare
+    except ImportError as e:
+        raise LaunchCheckError(LAUNCH_STACK_NEEDED.format(e)) from None
     return [
         DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'urdf',
                                                                               'arm7.urdf']),
