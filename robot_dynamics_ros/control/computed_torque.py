@@ -195,10 +195,8 @@ class ControlStep:
     path for its error. Build a new one when the mapper or controller changes (gains, mode): they are read once.
     """
 
-    def __init__(self, mapper: 'JointStateMapper', controller: ComputedTorqueController,
+    def __init__(self, mapper: JointStateMapper, controller: ComputedTorqueController,
                  output_order: Sequence[int] | None = None) -> None:
-        from ..algorithms.backends import compiled
-        from ..algorithms.packing import packed
         model = controller.model
         n = model.nv
         self.mapper, self.controller = mapper, controller
