@@ -41,7 +41,7 @@ def trajectory():
     return msg
 
 
-def run_loop(probe, start, slow_states=0, depth=1000, pause_at_time=0.0):
+def run_loop(probe, start, depth, slow_states=0, pause_at_time=0.0):
     """One lockstep run. The simulator starts paused (once the probe hears it, so that no state is
     missed), the controller gets the trajectory, then the simulator resumes. The probe takes its first
     `slow_states` moving states SLOW_READER s apart (a recorder falling behind); both ends of joint_states keep
@@ -99,10 +99,19 @@ def run_loop(probe, start, slow_states=0, depth=1000, pause_at_time=0.0):
     return {stamp: values for stamp, values in states.items() if stamp <= limit}, speed, moving
 
 
+def history_for_the_run():
+    """A joint_states depth that holds every state of a run: its SIM_SECONDS at PUBLISH_RATE, and those sent again
+    (one per LOCKSTEP_REPUBLISH s) while it waits or is paused. With a shorter history a probe starved of CPU falls
+    behind and the publisher drops states it has not acknowledged (seen in CI with two copies of the suite: 53 of
+    1251 lost at depth 1000)."""
+    from robot_dynamics_ros.nodes.simulator import LOCKSTEP_REPUBLISH
+    return int(SIM_SECONDS * PUBLISH_RATE) + 1 + int(4 * STARTUP / LOCKSTEP_REPUBLISH)
+
+
 def test_two_lockstep_runs_give_bit_identical_joint_states(ros_domain, start):
     _, probe = ros_domain
-    first, speed1, _ = run_loop(probe, start)
-    second, speed2, _ = run_loop(probe, start)
+    first, speed1, _ = run_loop(probe, start, depth=history_for_the_run())
+    second, speed2, _ = run_loop(probe, start, depth=history_for_the_run())
     print(f"lockstep: {speed1:.2f} and {speed2:.2f} s of sim time per wall second")
     expected = int(SIM_SECONDS * PUBLISH_RATE) + 1
     assert len(first) == expected, f"{len(first)} distinct joint states, expected every one of {expected}"
@@ -122,11 +131,9 @@ def test_a_subscriber_that_falls_behind_loses_no_state_when_the_history_holds_th
     per LOCKSTEP_REPUBLISH s). The probe spends SLOW_READER s on each of its first 150 states (3 s: the loop runs
     on) and must still get every state. Without the pause the loop runs on past the end and pushes unread
     states out of the history (checked: 70 of 1251 lost)."""
-    from robot_dynamics_ros.nodes.simulator import LOCKSTEP_REPUBLISH
     _, probe = ros_domain
     expected = int(SIM_SECONDS * PUBLISH_RATE) + 1
-    resent = int(4 * STARTUP / LOCKSTEP_REPUBLISH)
-    states, speed, moving = run_loop(probe, start, slow_states=150, depth=expected + resent,
+    states, speed, moving = run_loop(probe, start, slow_states=150, depth=history_for_the_run(),
                                      pause_at_time=SIM_SECONDS + 0.5 / PUBLISH_RATE)
     later = [wall for wall, _ in moving if 150e9 / PUBLISH_RATE < _ <= 250e9 / PUBLISH_RATE]
     print(f"lockstep with a slow subscriber: {speed:.2f} s of sim time per wall second; after its slow states "
