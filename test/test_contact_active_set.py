@@ -1,9 +1,11 @@
 """The certified pattern solve of the contact cone program (contact_active_set) against cvxpy (another modelling of
 the same problem) on random programs: the true optimum's pattern is certified and gives the optimum; a pattern
-with one block's role changed is refused; a singular program is left to the interior-point solver."""
+with one block's role changed is refused by the certificate, and revised to the optimum by the active-set steps; a
+singular program is left to the interior-point solver where its held rows are inconsistent."""
 import numpy as np
 import pytest
 
+from robot_dynamics_ros.simulation import contact_active_set
 from robot_dynamics_ros.simulation.contact_active_set import (APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE,
                                                               STICK, solve_on_pattern)
 
@@ -79,14 +81,13 @@ def test_the_optimums_pattern_is_certified_and_gives_the_optimum():
     assert len(sliding) >= 10 and all(result is None for result in sliding)
 
 
-def test_a_pattern_with_one_role_changed_is_refused():
-    """A is positive definite, so the optimum is unique and a different pattern cannot certify it: every role
-    changed (a sticking contact set apart, an apart one made to stick, a box row moved, a stop toggled) is refused."""
-    rng = np.random.default_rng(2)
-    refused = 0
-    for _ in range(40):
+def one_role_changed(rng, programs=40):
+    """(A, c, bound, optimum, roles) for every pattern with one role of the optimum's pattern changed (a sticking
+    contact set apart, an apart one made to stick, a box row moved, a stop toggled)."""
+    for _ in range(programs):
         A, c, bound = random_program(rng)
-        roles = pattern(reference(A, c, bound), bound)
+        lam = reference(A, c, bound)
+        roles = pattern(lam, bound)
         if roles is None or np.any(roles[0] == SLIDE):
             continue
         for block in range(3):
@@ -98,9 +99,30 @@ def test_a_pattern_with_one_role_changed_is_refused():
                     changed[1][k] = INSIDE if roles[1][k] != INSIDE else AT_UPPER
                 else:
                     changed[2][k] = IDLE if roles[2][k] == PUSHING else PUSHING
-                assert solve(A, c, bound, changed) is None
-                refused += 1
-    assert refused >= 50
+                yield A, c, bound, lam, changed
+
+
+def test_a_pattern_with_one_role_changed_is_refused_without_revisions(monkeypatch):
+    """A is positive definite, so the optimum is unique and a different pattern cannot certify it: the certificate
+    alone (no revision) refuses every pattern with one role changed."""
+    monkeypatch.setattr(contact_active_set, 'PATTERN_REVISIONS', 0)
+    cases = list(one_role_changed(np.random.default_rng(2)))
+    assert len(cases) >= 50
+    for A, c, bound, _, roles in cases:
+        assert solve(A, c, bound, roles) is None
+
+
+def test_a_pattern_with_one_role_changed_is_revised_to_the_optimum_or_refused():
+    """With the revisions, what the solve returns is certified, so it is the unique optimum; the revisions find it
+    from most patterns one role off (each revision fixes the roles whose conditions fail)."""
+    cases = list(one_role_changed(np.random.default_rng(2)))
+    found = 0
+    for A, c, bound, lam, roles in cases:
+        ours = solve(A, c, bound, roles)
+        if ours is not None:
+            np.testing.assert_allclose(ours, lam, atol=1e-6)
+            found += 1
+    assert found > len(cases) / 2, (found, len(cases))
 
 
 def test_a_singular_program_is_certified_where_its_held_rows_are_consistent():
@@ -118,7 +140,8 @@ def test_a_singular_program_is_certified_where_its_held_rows_are_consistent():
     c = -A @ inside
     ours = solve(A, c, bound, roles)
     assert ours is not None
-    np.testing.assert_allclose(ours, inside, atol=1e-9)    # the least-norm solution: inside is in A's range
+    np.testing.assert_allclose(ours, inside, atol=1e-9)    # the least-norm solution (closest to no previous
+                                                           # impulses): inside is in A's range
 
     def objective(lam):
         return 0.5 * lam @ A @ lam + c @ lam

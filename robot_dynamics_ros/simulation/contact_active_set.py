@@ -12,20 +12,27 @@ conditions are, block by block:
 
 A pattern gives each block one of these roles. It fixes lam on the rows whose role fixes it and asks y = 0 on the
 others (F): one linear solve A_FF lam_F = -(c_F + A_FX lam_X), by Cholesky, or, where A_FF is singular (more held
-rows than freedoms: a box on four corners, a robot whose feet and joints all stick), the least-norm solution. When
+rows than freedoms: a box on four corners, a robot whose feet and joints all stick), the solution closest to the
+last solve's impulses (the impulses are then not unique, and a robot standing keeps the last ones best). When
 the result meets every condition above it is the optimum: the problem is convex, so the KKT conditions are
 sufficient (where A_FF is singular the optimal impulses are not unique: this is one of them, the velocity is). A
 robot standing or walking keeps its pattern from one step to the next, so the last step's pattern, certified,
-replaces the interior-point solve on most steps. A sliding contact (lam on the cone's surface: a non-linear
-condition), or a pattern that no longer holds (or whose least-norm impulses leave a box or a cone where other
-optimal ones would not) is left to the interior-point solver.
+replaces the interior-point solve on most steps. A pattern the conditions refuse is revised where they fail (a
+primal-dual active-set step, Hintermueller, Ito and Kunisch, SIAM J. Optim. 13(3), 2002): a row whose impulse broke
+its bound is fixed at it, a fixed row whose velocity pulls it off its bound is held, a held contact that pulls is
+apart and an apart one that approaches is held; the revised pattern is solved and checked again, at most
+PATTERN_REVISIONS times. The certificate alone decides: a pattern is taken only where the conditions hold. A sliding
+contact (lam on the cone's surface: a non-linear condition), or a pattern the revisions do not certify, is left to
+the interior-point solver. (The revisions matter where the feet and the joints' friction all hold: more held rows
+than freedoms, least-norm impulses that leave a box, and an interior-point answer whose boxes near their bounds read
+as inside.)
 
 On a frictionless ground (mu = 0) the cone is the normal half-line: a touching contact's tangential impulses are
 fixed at zero and its normal row is held (y_n = 0, lam_n >= 0), an apart one has y_n >= 0; the condition is linear
 in every role, so every pattern is certifiable (STICK then means touching).
 
-The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky (``held_rows``) and the conditions
-checked (``certified``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
+The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky (``held_rows``), the conditions
+checked (``certified``) and a refused pattern revised (``revise_roles``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
 only a singular A_FF takes NumPy's least-norm solution in Python.
 """
 import numpy as np
@@ -37,6 +44,7 @@ VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
 IMPULSE_TOLERANCE = 1e-12    # N s or N m s, plus 1e-9 of the largest impulse: a condition on lam holds within this
 GUESS_TOLERANCE = 1e-6      # of the largest impulse: a solution this close to a bound is taken to be on it
 PIVOT_RATIO = 1e-12          # smallest / largest pivot (or singular value) of A_FF below this: singular
+PATTERN_REVISIONS = 4        # revisions of a refused pattern before the interior-point solver takes the problem
 
 
 def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, box_roles, stop_roles, kernels=None):
@@ -48,24 +56,33 @@ def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, b
     lam, free, y = np.zeros(m), np.zeros(m, dtype=np.bool_), np.empty(m)
     L, F = np.empty((m, m)), np.empty(m, dtype=np.int64)
     bound = np.ascontiguousarray(bound, dtype=float)
-    status = pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, np.asarray(contact_roles, dtype=np.int64),
-                           np.asarray(box_roles, dtype=np.int64), np.asarray(stop_roles, dtype=np.int64), lam, free,
+    status = pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, np.array(contact_roles, dtype=np.int64),
+                           np.array(box_roles, dtype=np.int64), np.array(stop_roles, dtype=np.int64), lam, free,
                            y, L, F)
     return lam if status else None
 
 
 def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, y, L, F):
-    """True when the pattern certifies lam (written in lam); the stages of ``solve_on_pattern`` on given buffers, with
-    the kernels ``k`` (a namespace of ``fix_pattern``, ``held_rows``, ``certified``)."""
-    if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
-        return False   # a sliding contact: not certifiable here
-    n_free = k.held_rows(A, c, m, lam, free, L, F)
-    if n_free < 0:   # A_FF singular: the least-norm solution
-        F_ = np.flatnonzero(free[:m])
-        X = np.flatnonzero(~free[:m])
-        rhs = -(c[F_] + A[np.ix_(F_, X)] @ lam[X])
-        lam[F_] = np.linalg.lstsq(A[np.ix_(F_, F_)], rhs, rcond=PIVOT_RATIO)[0]
-    return k.certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, box_roles, y)
+    """True when the pattern, or one of its revisions, certifies lam (written in lam); the stages of
+    ``solve_on_pattern`` on given buffers, with the kernels ``k`` (a namespace of ``fix_pattern``, ``held_rows``,
+    ``certified``, ``revise_roles``). The role arrays are revised in place."""
+    previous = lam[:m].copy()   # the last solve's impulses (of this step's fixed point, or of the last step)
+    for revision in range(PATTERN_REVISIONS + 1):
+        if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
+            return False   # a sliding contact: not certifiable here
+        n_free = k.held_rows(A, c, m, lam, free, L, F)
+        if n_free < 0:   # A_FF singular: of the solutions, the one closest to the previous impulses
+            F_ = np.flatnonzero(free[:m])
+            X = np.flatnonzero(~free[:m])
+            A_FF = A[np.ix_(F_, F_)]
+            rhs = -(c[F_] + A[np.ix_(F_, X)] @ lam[X])
+            lam[F_] = previous[F_] + np.linalg.lstsq(A_FF, rhs - A_FF @ previous[F_], rcond=PIVOT_RATIO)[0]
+        if k.certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, box_roles, y):
+            return True
+        if revision == PATTERN_REVISIONS or not k.revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu,
+                                                               contact_roles, box_roles, stop_roles, y):
+            return False
+    return False
 
 
 @njit()
@@ -172,6 +189,52 @@ def certified(A, c, m, lam, free, nc, start_box, bound, mu, box_roles, y):
 
 
 @njit()
+def revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, y):
+    """The roles of a refused solution lam revised where the conditions fail (a primal-dual active-set step): a held
+    contact whose normal impulse pulls is apart, an apart one whose velocity leaves the dual cone is held; a box
+    broken at +b (-b) is fixed there, one fixed at an end whose velocity pulls it inside is inside; a pushing stop that
+    pulls is idle, an idle one that is crossed pushes. A held contact outside its cone slides (fix_pattern then
+    refuses it). True when some role changed."""
+    largest = 0.0
+    for r in range(m):
+        largest = max(largest, abs(lam[r]))
+        v = c[r]
+        for s in range(m):
+            v += A[r, s] * lam[s]
+        y[r] = v
+    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * largest
+    changed = False
+    for i in range(nc):
+        n, role = 3 * i + 2, contact_roles[i]
+        if role == APART and mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + VELOCITY_TOLERANCE:
+            contact_roles[i] = STICK
+        elif role == STICK and lam[n] < -impulse_tolerance:
+            contact_roles[i] = APART
+        elif role == STICK and np.hypot(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance:
+            contact_roles[i] = SLIDE
+        changed = changed or contact_roles[i] != role
+    start_box = 3 * nc + n_bilateral
+    for b in range(bound.shape[0]):
+        r, role = start_box + b, box_roles[b]
+        if role == INSIDE and lam[r] > bound[b] + impulse_tolerance:
+            box_roles[b] = AT_UPPER
+        elif role == INSIDE and lam[r] < -bound[b] - impulse_tolerance:
+            box_roles[b] = AT_LOWER
+        elif (role == AT_UPPER and y[r] > VELOCITY_TOLERANCE) or (role == AT_LOWER and y[r] < -VELOCITY_TOLERANCE):
+            box_roles[b] = INSIDE
+        changed = changed or box_roles[b] != role
+    start_stop = start_box + bound.shape[0]
+    for s in range(stop_roles.shape[0]):
+        r, role = start_stop + s, stop_roles[s]
+        if role == PUSHING and lam[r] < -impulse_tolerance:
+            stop_roles[s] = IDLE
+        elif role == IDLE and y[r] < -VELOCITY_TOLERANCE:
+            stop_roles[s] = PUSHING
+        changed = changed or stop_roles[s] != role
+    return changed
+
+
+@njit()
 def remember_roles(lam, m, which, nc, n_bilateral, boxed, bound, lower, upper, mu, contact_role, box_role, lower_role,
                    upper_role):
     """The roles of a solution lam (the pattern to try first on the next step), written into the warm start by point
@@ -215,6 +278,7 @@ def remember_roles(lam, m, which, nc, n_bilateral, boxed, bound, lower, upper, m
 class _Plain:
     """The kernels as plain Python (the reference)."""
     fix_pattern, held_rows, certified = staticmethod(fix_pattern), staticmethod(held_rows), staticmethod(certified)
+    revise_roles = staticmethod(revise_roles)
 
 
 PLAIN = _Plain()

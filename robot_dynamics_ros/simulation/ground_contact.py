@@ -214,21 +214,15 @@ class GroundContact:
             beta_joints = np.concatenate([-v_lo[bilateral], -center[boxed], -v_lo[lo], v_hi[hi]])
             program = None
             stop_roles = np.concatenate([d.lower_role[lo], d.upper_role[hi]])
-            roles = (d.contact_role[which], d.box_role[boxed], stop_roles)
-            # a pattern refused on the last try is not tried again until the roles or rows change (a robot whose
-            # feet and joints all stick holds more rows than it has freedoms: its least-norm impulses may leave
-            # a box every step, and the interior-point solver takes those steps anyway)
-            def key():
-                return b''.join(np.ascontiguousarray(x).tobytes() for x in (which, boxed, lo, hi, *roles))
+            roles = (d.contact_role[which], d.box_role[boxed], stop_roles)   # copies: revised in place
+            try_pattern = self.try_pattern   # until a pattern and its revisions are refused in this step
             for _ in range(MAX_FIXED_POINT):
                 c[:m] = G[:m] @ w
                 c[3 * nc:m] += beta_joints
                 c[2:3 * nc:3] += np.maximum(phi, 0.0) / dt + shift
-                certified = False
-                if self.try_pattern and (d.refused_pattern is None or key() != d.refused_pattern):
-                    certified = pattern_solve(k, A, c, m, nc, len(bilateral), bound, mu, *roles, d.lam, d.free,
-                                              d.y, d.L, d.F)
-                    d.refused_pattern = None if certified else key()
+                certified = try_pattern and pattern_solve(k, A, c, m, nc, len(bilateral), bound, mu, *roles, d.lam,
+                                                          d.free, d.y, d.L, d.F)
+                try_pattern = certified
                 if certified:
                     self.solves['pattern'] += 1
                 else:

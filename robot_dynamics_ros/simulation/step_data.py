@@ -23,7 +23,7 @@ from .roles import APART, INSIDE, PUSHING
 
 STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_rows'),
           delassus: ('delassus',),
-          contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'remember_roles'),
+          contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
           integrate_step: ('integrate_free_root',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
@@ -60,7 +60,6 @@ class StepData:
         self.box_role = np.full(nv, INSIDE)
         self.lower_role, self.upper_role = np.full(nv, PUSHING), np.full(nv, PUSHING)
         self.shift = np.zeros((2, count))
-        self.refused_pattern = None   # the rows and roles of the last pattern refused
         self.reset()
 
     def _size(self, m):
@@ -85,4 +84,3 @@ class StepData:
         self.upper_role[:] = PUSHING
         self.shift[:] = 0.0
         self.impulses[:] = 0.0
-        self.refused_pattern = None
