@@ -206,38 +206,25 @@ class GroundContact:
         hi = np.flatnonzero(finite_hi & (w >= v_hi))
         # First guess of s: extrapolated from the last two steps (exact for a constant sliding acceleration).
         shift = np.maximum(2.0 * d.shift[1, which] - d.shift[0, which], 0.0)
+        gap_velocity = np.maximum(phi, 0.0) / dt
         while True:
             m = k.joint_rows(bilateral, boxed, lo, hi, 3 * nc, d.G)
             d.reserve(m)
-            G, A, Y, c = d.G, d.A, d.Y, d.c
+            G, A, Y = d.G, d.A, d.Y
             k.delassus(U, D, G, m, Y, A)                # Y = M^-1 G^T, A = G M^-1 G^T
             beta_joints = np.concatenate([-v_lo[bilateral], -center[boxed], -v_lo[lo], v_hi[hi]])
-            program = None
             stop_roles = np.concatenate([d.lower_role[lo], d.upper_role[hi]])
             roles = (d.contact_role[which], d.box_role[boxed], stop_roles)   # copies: revised in place
-            try_pattern = self.try_pattern   # until a pattern and its revisions are refused in this step
-            for _ in range(MAX_FIXED_POINT):
-                c[:m] = G[:m] @ w
-                c[3 * nc:m] += beta_joints
-                c[2:3 * nc:3] += np.maximum(phi, 0.0) / dt + shift
-                certified = try_pattern and pattern_solve(k, A, c, m, nc, len(bilateral), bound, mu, *roles, d.lam,
-                                                          d.free, d.y, d.L, d.F)
-                try_pattern = certified
-                if certified:
-                    self.solves['pattern'] += 1
-                else:
-                    if program is None:
-                        program = self._cone_program(A[:m, :m], nc, len(bilateral), bound, len(lo) + len(hi))
-                    d.lam[:m] = program(c[:m])
-                    self.solves['interior point'] += 1
-                lam = d.lam[:m]
-                v = w + Y[:, :m] @ lam
-                u = (G[:3 * nc] @ v).reshape(-1, 3)
-                new_shift = mu * np.hypot(u[:, 0], u[:, 1])
-                converged = np.all(np.abs(new_shift - shift) <= FIXED_POINT_TOLERANCE)
-                shift = new_shift
-                if converged:
-                    break
+            rows = (A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu, *roles)
+            previous, trial = d.lam[:m].copy(), shift.copy()
+            iterations = self.try_pattern and k.pattern_fixed_point(*rows, trial, d.lam, d.free, d.y, d.L, d.F, d.c,
+                                                                    d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE)
+            if iterations:   # every iteration certified, compiled
+                self.solves['pattern'] += iterations
+                lam, v, shift = d.lam[:m], d.v.copy(), trial
+            else:            # a refused or singular pattern: least squares or the interior-point solver, in Python
+                d.lam[:m] = previous
+                lam, v, shift = self._fixed_point(*rows, shift, lo, hi)
             broken_lo = finite_lo & (v < v_lo - 1e-9)
             broken_hi = finite_hi & (v > v_hi + 1e-9)
             broken_lo[lo] = False
@@ -254,6 +241,38 @@ class GroundContact:
         k.remember_roles(d.lam, m, which, nc, len(bilateral), boxed, bound, lo, hi, mu, d.contact_role, d.box_role,
                          d.lower_role, d.upper_role)
         return np.clip(v, v_lo, v_hi), G[:m].T @ lam
+
+    def _fixed_point(self, A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
+                     box_roles, stop_roles, shift, lo, hi):
+        """(lam, v, shift): ``pattern_fixed_point`` in Python, where a pattern is singular (least squares) or refused
+        (then the interior-point solver takes the rest of the step's iterations)."""
+        d, k = self.data, self.kernels
+        c = d.c
+        program = None
+        try_pattern = self.try_pattern   # until a pattern and its revisions are refused in this step
+        for _ in range(MAX_FIXED_POINT):
+            c[:m] = G[:m] @ w
+            c[3 * nc:m] += beta_joints
+            c[2:3 * nc:3] += gap_velocity + shift
+            certified = try_pattern and pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles,
+                                                      box_roles, stop_roles, d.lam, d.free, d.y, d.L, d.F)
+            try_pattern = certified
+            if certified:
+                self.solves['pattern'] += 1
+            else:
+                if program is None:
+                    program = self._cone_program(A[:m, :m], nc, n_bilateral, bound, len(lo) + len(hi))
+                d.lam[:m] = program(c[:m])
+                self.solves['interior point'] += 1
+            lam = d.lam[:m]
+            v = w + Y[:, :m] @ lam
+            u = (G[:3 * nc] @ v).reshape(-1, 3)
+            new_shift = mu * np.hypot(u[:, 0], u[:, 1])
+            converged = np.all(np.abs(new_shift - shift) <= FIXED_POINT_TOLERANCE)
+            shift = new_shift
+            if converged:
+                break
+        return lam, v, shift
 
     def _cone_program(self, A, nc, n_bilateral, bound, n_stops):
         """A function c -> lam minimising 1/2 lam^T A lam + c^T lam over [contacts (Coulomb cones) | bilateral

@@ -353,8 +353,9 @@ class Simulator:
         else:
             w = self._finite(self.qd + self.dt * self._acceleration(self.q, self.qd))
             self._step_inertia = None
-        if self._free_root:
-            w[:3] += self.dt * np.cross(self.qd[3:6], self.qd[:3])
+        if self._free_root:   # omega x v, written out (np.cross costs ~30 us on 3-vectors)
+            (wx, wy, wz), (vx, vy, vz) = self.qd[3:6], self.qd[:3]
+            w[:3] += self.dt * np.array([wy * vz - wz * vy, wz * vx - wx * vz, wx * vy - wy * vx])
         return w
 
     def _implicitly_damped_acceleration(self, q, qd):

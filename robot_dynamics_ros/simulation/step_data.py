@@ -18,12 +18,13 @@ import types
 import numpy as np
 
 from ..algorithms.backends import compiled
-from . import contact_active_set, contact_rows, delassus, integrate_step
+from . import contact_active_set, contact_rows, delassus, integrate_step, pattern_fixed_point
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_rows'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
+          pattern_fixed_point: ('pattern_fixed_point',),
           integrate_step: ('integrate_free_root',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
@@ -54,6 +55,7 @@ class StepData:
         self.rows = 3 * count + 3 * nv                                     # at most: 3 per point, 3 per joint
         self.G = np.zeros((self.rows, nv))                                # the row set: contacts, then joints
         self.impulses = np.zeros((count, 3))                              # each point's world impulse
+        self.v = np.zeros(nv)                                             # the velocity after the step
         self._size(min(self.rows, 64))
         # the warm start: roles of the last step (contact_active_set) and De Saxce's shift of the last two steps
         self.contact_role = np.full(count, APART)

@@ -1,0 +1,60 @@
+"""The step's fixed point on De Saxce's shift over certified patterns, as one loop (no ROS import).
+
+Problem (1) of ``ground_contact`` with the shift s: each iteration forms c = G w + beta (beta_n = max(phi, 0) / dt + s
+on the contacts' normal rows), solves on the pattern (revised where its conditions fail: ``contact_active_set``),
+takes v = w + Y lam and the new shift s_i = mu |u_t,i| from the contact velocities u = G v, until s changes by less
+than the tolerance. Written as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it:
+a standing or walking robot's step then runs its solve without a NumPy call. It stops where a pattern is refused or
+its held rows are singular, and the step goes on in Python (a least-squares solve or the interior-point solver).
+"""
+import numpy as np
+
+from ..algorithms.backends import njit
+from .contact_active_set import PATTERN_REVISIONS, certified, fix_pattern, held_rows, revise_roles
+
+
+@njit()
+def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
+                        box_roles, stop_roles, shift, lam, free, y, L, F, c, v, max_iterations, tolerance):
+    """The fixed point over certified patterns from the shift ``shift`` (written back): the iterations it took, with
+    lam and v written, or 0 where an iteration's pattern was refused or singular (lam and v are then not a solution).
+    Not converged within max_iterations: the last iterate (Anitescu's relaxation with a lagged shift)."""
+    nv = w.shape[0]
+    for iteration in range(max_iterations):
+        for r in range(m):                              # c = G w + beta
+            value = 0.0
+            for j in range(nv):
+                value += G[r, j] * w[j]
+            c[r] = value + (beta_joints[r - 3 * nc] if r >= 3 * nc else 0.0)
+        for i in range(nc):
+            c[3 * i + 2] += gap_velocity[i] + shift[i]
+        taken = False
+        for revision in range(PATTERN_REVISIONS + 1):
+            if not fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
+                return 0
+            if held_rows(A, c, m, lam, free, L, F) < 0:
+                return 0
+            if certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, box_roles, y):
+                taken = True
+                break
+            if not revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, y):
+                return 0
+        if not taken:
+            return 0
+        for j in range(nv):                             # v = w + Y lam
+            value = w[j]
+            for r in range(m):
+                value += Y[j, r] * lam[r]
+            v[j] = value
+        converged = True
+        for i in range(nc):                             # s_i = mu |u_t,i|, u = G v
+            ux, uy = 0.0, 0.0
+            for j in range(nv):
+                ux += G[3 * i, j] * v[j]
+                uy += G[3 * i + 1, j] * v[j]
+            new_shift = mu * np.hypot(ux, uy)
+            converged = converged and abs(new_shift - shift[i]) <= tolerance
+            shift[i] = new_shift
+        if converged:
+            return iteration + 1
+    return max_iterations
