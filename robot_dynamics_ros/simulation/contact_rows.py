@@ -142,6 +142,45 @@ def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G):
 
 
 @njit()
+def joint_row_sets(v_lo, v_hi, bound, w, sets):
+    """The joints with a row in the step, by kind, in the rows of ``sets`` (4 x nv): braked (v_lo = v_hi: bilateral);
+    where v_lo < v_hi, boxed (impulse bound > 0), on a finite lower stop the free velocity w reaches (w <= v_lo), on a
+    finite upper one (w >= v_hi). Returns the four counts."""
+    n_bilateral = n_boxed = n_lower = n_upper = 0
+    for j in range(w.shape[0]):
+        if v_lo[j] == v_hi[j]:
+            sets[0, n_bilateral] = j
+            n_bilateral += 1
+        if not v_lo[j] < v_hi[j]:
+            continue
+        if bound[j] > 0.0:
+            sets[1, n_boxed] = j
+            n_boxed += 1
+        if np.isfinite(v_lo[j]) and w[j] <= v_lo[j]:
+            sets[2, n_lower] = j
+            n_lower += 1
+        if np.isfinite(v_hi[j]) and w[j] >= v_hi[j]:
+            sets[3, n_upper] = j
+            n_upper += 1
+    return n_bilateral, n_boxed, n_lower, n_upper
+
+
+@njit()
+def broken_stops(v, v_lo, v_hi, lower, upper, sets):
+    """The stops the velocity v crosses (beyond 1e-9) that are not rows yet (``lower``, ``upper``), in rows 2 and 3
+    of ``sets``; returns their counts (constraint generation: they enter the problem and it is solved again)."""
+    n_lower = n_upper = 0
+    for j in range(v.shape[0]):
+        if v_lo[j] < v_hi[j] and np.isfinite(v_lo[j]) and v[j] < v_lo[j] - 1e-9 and not np.any(lower == j):
+            sets[2, n_lower] = j
+            n_lower += 1
+        if v_lo[j] < v_hi[j] and np.isfinite(v_hi[j]) and v[j] > v_hi[j] + 1e-9 and not np.any(upper == j):
+            sets[3, n_upper] = j
+            n_upper += 1
+    return n_lower, n_upper
+
+
+@njit()
 def joint_rows(bilateral, boxed, lower, upper, start, G):
     """The joints' rows of G from row ``start``: e_j for a braked (bilateral), boxed (friction, drive) or lower stop
     row, -e_j for an upper stop (lam >= 0 pushes the velocity down). Returns the row after the last."""

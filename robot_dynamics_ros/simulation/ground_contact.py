@@ -198,12 +198,10 @@ class GroundContact:
         d, k = self.data, self.kernels
         v_lo, v_hi, b, center = joints
         nc, mu = len(which), float(self.ground.friction)
-        bilateral = np.flatnonzero(v_lo == v_hi)
-        boxed = np.flatnonzero((b > 0) & (v_lo < v_hi))
-        bound = np.ascontiguousarray(b[boxed])
-        finite_lo, finite_hi = np.isfinite(v_lo) & (v_lo < v_hi), np.isfinite(v_hi) & (v_lo < v_hi)
-        lo = np.flatnonzero(finite_lo & (w <= v_lo))
-        hi = np.flatnonzero(finite_hi & (w >= v_hi))
+        n_bilateral, n_boxed, n_lo, n_hi = k.joint_row_sets(v_lo, v_hi, b, w, d.sets)
+        bilateral, boxed = d.sets[0, :n_bilateral].copy(), d.sets[1, :n_boxed].copy()
+        lo, hi = d.sets[2, :n_lo].copy(), d.sets[3, :n_hi].copy()
+        bound = b[boxed]
         # First guess of s: extrapolated from the last two steps (exact for a constant sliding acceleration).
         shift = np.maximum(2.0 * d.shift[1, which] - d.shift[0, which], 0.0)
         gap_velocity = np.maximum(phi, 0.0) / dt
@@ -225,13 +223,10 @@ class GroundContact:
             else:            # a refused or singular pattern: least squares or the interior-point solver, in Python
                 d.lam[:m] = previous
                 lam, v, shift = self._fixed_point(*rows, shift, lo, hi)
-            broken_lo = finite_lo & (v < v_lo - 1e-9)
-            broken_hi = finite_hi & (v > v_hi + 1e-9)
-            broken_lo[lo] = False
-            broken_hi[hi] = False
-            if not (broken_lo.any() or broken_hi.any()):
+            n_lo, n_hi = k.broken_stops(v, v_lo, v_hi, lo, hi, d.sets)
+            if not (n_lo or n_hi):
                 break
-            lo, hi = np.union1d(lo, np.flatnonzero(broken_lo)), np.union1d(hi, np.flatnonzero(broken_hi))
+            lo, hi = np.union1d(lo, d.sets[2, :n_lo]), np.union1d(hi, d.sets[3, :n_hi])
         d.shift[0] = d.shift[1]
         d.shift[1] = 0.0
         d.shift[1, which] = shift

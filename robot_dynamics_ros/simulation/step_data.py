@@ -21,7 +21,8 @@ from ..algorithms.backends import compiled
 from . import contact_active_set, contact_rows, delassus, integrate_step, pattern_fixed_point
 from .roles import APART, INSIDE, PUSHING
 
-STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_rows'),
+STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_row_sets',
+                         'joint_rows', 'broken_stops'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
@@ -56,6 +57,7 @@ class StepData:
         self.G = np.zeros((self.rows, nv))                                # the row set: contacts, then joints
         self.impulses = np.zeros((count, 3))                              # each point's world impulse
         self.v = np.zeros(nv)                                             # the velocity after the step
+        self.sets = np.zeros((4, nv), dtype=np.int64)                    # joints with rows, by kind
         self._size(min(self.rows, 64))
         # the warm start: roles of the last step (contact_active_set) and De Saxce's shift of the last two steps
         self.contact_role = np.full(count, APART)
