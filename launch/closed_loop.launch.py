@@ -8,14 +8,12 @@ ros2 launch robot_dynamics_ros closed_loop.launch.py [urdf_file:=...] [config_fi
 `namespace`, `prefix` and `description_source` as in simulator.launch.py: two_arms.launch.py runs two of these loops in one graph.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.actions import IncludeLaunchDescription
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import DESCRIPTION_SOURCES
-
-PACKAGE = 'robot_dynamics_ros'
+from robot_dynamics_ros.nodes.launch_support import PACKAGE, launch_argument, robot_arguments
 
 
 def generate_launch_description():
@@ -28,19 +26,11 @@ def generate_launch_description():
         return IncludeLaunchDescription(source, launch_arguments=arguments.items())
 
     return LaunchDescription([
-        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-                              description='URDF (or xacro) of the robot'),
-        DeclareLaunchArgument('config_file', default_value='',
-                              description='ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml '
-                                          'for the bundled arm); default: none, per-joint parameters from the URDF'),
-        DeclareLaunchArgument('use_sim_time', default_value='true',
-                              description='simulator publishes /clock and the other nodes use it'),
-        DeclareLaunchArgument('sync', default_value='realtime',
-                              description="simulator: 'realtime' or 'lockstep' (step when the controller has answered)"),
-        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
-        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
-        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
-                              description="'topic': the nodes take the URDF from the robot_description topic"),
+        *robot_arguments('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
+                         'arm); default: none, per-joint parameters from the URDF',
+                         'simulator publishes /clock and the other nodes use it'),
+        launch_argument('sync'),
+        launch_argument('description_source'),
         include('simulator.launch.py'),
         include('computed_torque.launch.py'),
     ])

@@ -9,15 +9,12 @@ prefixed and checked before any node starts. `description_source:=topic`: the no
 robot_description topic instead of the parameter.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch.actions import OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.parameter_descriptions import ParameterValue
 
-from robot_dynamics_ros.nodes.launch_support import (DESCRIPTION_SOURCES, controller_nodes, description_parameter,
-                                                     robot_arguments, robot_description)
-
-CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
-                      'arm); default: none, every per-joint parameter from the URDF')
+from robot_dynamics_ros.nodes.launch_support import (CONFIG_DESCRIPTION, controller_nodes, description_parameter,
+                                                     launch_argument, robot_arguments, robot_description)
 
 
 def start_nodes(context):
@@ -32,7 +29,6 @@ def start_nodes(context):
 def generate_launch_description():
     return LaunchDescription([
         *robot_arguments(CONFIG_DESCRIPTION),
-        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
-                              description="'topic': take the URDF from the robot_description topic"),
+        launch_argument('description_source', "'topic': take the URDF from the robot_description topic"),
         OpaqueFunction(function=start_nodes),
     ])

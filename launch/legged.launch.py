@@ -14,12 +14,10 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters,
-                                                     description_parameter, is_installed, robot_description,
+from robot_dynamics_ros.nodes.launch_support import (PACKAGE, closed_loop_parameters, description_parameter,
+                                                     is_installed, launch_argument, robot_description,
                                                      stop_launch_on_failure)
 from robot_dynamics_ros.resources import legged_parameter_files
-
-PACKAGE = 'robot_dynamics_ros'
 
 
 def start_nodes(context):
@@ -57,9 +55,7 @@ def generate_launch_description():
                                           'for the bundled quadruped)'),
         DeclareLaunchArgument('controller', default_value='true',
                               description="'false': the simulator alone, zero effort"),
-        DeclareLaunchArgument('sync', default_value='realtime',
-                              description="simulator: 'realtime' or 'lockstep' (step when the controller has answered)"),
-        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
-                              description="'topic': the nodes take the URDF from the robot_description topic"),
+        launch_argument('sync'),
+        launch_argument('description_source'),
         OpaqueFunction(function=start_nodes),
     ])

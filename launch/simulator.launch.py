@@ -12,19 +12,14 @@ takes the latest URDF on the robot_description topic (robot_state_publisher publ
 may replace it) instead of the parameter.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.actions import OpaqueFunction
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import (DESCRIPTION_SOURCES, closed_loop_parameters,
-                                                     description_parameter, is_installed, robot_description,
-                                                     stop_launch_on_failure)
-
-PACKAGE = 'robot_dynamics_ros'
-CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
-                      'arm); default: none, every per-joint parameter from the URDF')
+from robot_dynamics_ros.nodes.launch_support import (CONFIG_DESCRIPTION, PACKAGE, closed_loop_parameters,
+                                                     description_parameter, is_installed, launch_argument,
+                                                     robot_arguments, robot_description, stop_launch_on_failure)
 
 
 def start_nodes(context):
@@ -46,20 +41,10 @@ def start_nodes(context):
     return actions
 
 
-
 def generate_launch_description():
-    share = FindPackageShare(PACKAGE)
     return LaunchDescription([
-        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-                              description='URDF (or xacro) of the robot'),
-        DeclareLaunchArgument('config_file', default_value='', description=CONFIG_DESCRIPTION),
-        DeclareLaunchArgument('use_sim_time', default_value='true',
-                              description='publish /clock; robot_state_publisher follows it'),
-        DeclareLaunchArgument('sync', default_value='realtime',
-                              description="'realtime' or 'lockstep' (step when the controller has answered)"),
-        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
-        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
-        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
-                              description="'topic': take the URDF from the robot_description topic"),
+        *robot_arguments(CONFIG_DESCRIPTION, 'publish /clock; robot_state_publisher follows it'),
+        launch_argument('sync', "'realtime' or 'lockstep' (step when the controller has answered)"),
+        launch_argument('description_source', "'topic': take the URDF from the robot_description topic"),
         OpaqueFunction(function=start_nodes),
     ])

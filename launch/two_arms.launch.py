@@ -13,9 +13,8 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import DESCRIPTION_SOURCES
+from robot_dynamics_ros.nodes.launch_support import PACKAGE, launch_argument
 
-PACKAGE = 'robot_dynamics_ros'
 ARMS = ('arm1', 'arm2')
 
 
@@ -29,13 +28,11 @@ def generate_launch_description():
         return GroupAction([IncludeLaunchDescription(closed_loop, launch_arguments=arguments.items())], scoped=True)
 
     return LaunchDescription([
-        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-                              description='URDF (or xacro) of both robots'),
+        launch_argument('urdf_file', 'URDF (or xacro) of both robots'),
         DeclareLaunchArgument('config_file', default_value='',
                               description='ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml '
                                           'for the bundled arm); default: none, per-joint parameters from the URDF'),
-        DeclareLaunchArgument('sync', default_value='realtime', description="'realtime' or 'lockstep'"),
-        DeclareLaunchArgument('description_source', default_value='parameter', choices=list(DESCRIPTION_SOURCES),
-                              description="'topic': each loop's nodes take its robot_description topic"),
+        launch_argument('sync', "'realtime' or 'lockstep'"),
+        launch_argument('description_source', "'topic': each loop's nodes take its robot_description topic"),
         *(arm(name) for name in ARMS),
     ])

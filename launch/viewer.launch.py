@@ -7,14 +7,11 @@ ros2 launch robot_dynamics_ros viewer.launch.py [urdf_file:=...] [port:=8080] [r
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import robot_description
-
-PACKAGE = 'robot_dynamics_ros'
+from robot_dynamics_ros.nodes.launch_support import PACKAGE, launch_argument, robot_description
 
 
 def start_nodes(context):
@@ -28,14 +25,12 @@ def start_nodes(context):
 
 
 def generate_launch_description():
-    share = FindPackageShare(PACKAGE)
     return LaunchDescription([
-        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([share, 'urdf', 'arm7.urdf']),
-                              description='URDF (or xacro) of the robot; its folder resolves relative mesh names'),
+        launch_argument('urdf_file', 'URDF (or xacro) of the robot; its folder resolves relative mesh names'),
         DeclareLaunchArgument('port', default_value='8080', description='port of the page'),
         DeclareLaunchArgument('root_joint', default_value='',
                               description="'floating' for a robot on the ground (its base pose from /simulator/odom)"),
-        DeclareLaunchArgument('namespace', default_value='', description='namespace of the robot'),
-        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
+        launch_argument('namespace', 'namespace of the robot'),
+        launch_argument('prefix'),
         OpaqueFunction(function=start_nodes),
     ])

@@ -234,3 +234,28 @@ def test_a_stream_of_one_fault_with_changing_values_is_warned_once_per_period():
         throttle.warn(Throttle.reason(error), f"rejected joint state: {error}")
     throttle.warn(Throttle.reason(ValueError("3 positions for 7 joints")), "rejected: 3 positions for 7 joints")
     assert len(logger.lines) == 2, logger.lines
+
+
+def test_publish_finite_refuses_a_non_finite_command_with_a_throttled_warning():
+    """The last check before every controller command (computed-torque and Cartesian controllers): a NaN or an
+    infinity anywhere is not published but warned about, once per period; finite values are published as they are."""
+    from robot_dynamics_ros.nodes.common import Throttle, publish_finite
+
+    class Recorder:
+        def __init__(self):
+            self.lines, self.published = [], []
+
+        def warning(self, line):
+            self.lines.append(line)
+
+        def publish(self, msg):
+            self.published.append(list(msg.data))
+    recorder = Recorder()
+    throttle = Throttle(recorder, period=60.0)
+    msg = Float64MultiArray()
+    for bad in (np.array([1.0, math.nan, 2.0]), np.array([math.inf, 0.0, 0.0]), np.array([1e308, 1e308, -math.inf])):
+        assert not publish_finite(recorder, msg, bad, throttle)
+    assert recorder.published == []
+    assert len(recorder.lines) == 1 and 'non-finite command' in recorder.lines[0], recorder.lines
+    assert publish_finite(recorder, msg, np.array([1e308, 1e308, -2.5]), throttle)   # its sum overflows; each is finite
+    assert recorder.published == [[1e308, 1e308, -2.5]]

@@ -127,3 +127,21 @@ def test_each_launch_file_takes_description_source_and_sync(name):
                  load_launch_file(name).generate_launch_description().get_launch_arguments()}
     assert arguments['description_source'].choices == ['parameter', 'topic']
     assert ('sync' in arguments) == (name != 'computed_torque.launch.py')   # wherever a simulator starts
+
+
+def test_a_shared_launch_argument_keeps_its_default_and_choices_where_a_launch_file_says_more():
+    pytest.importorskip('launch.actions')
+    pytest.importorskip('launch_ros')
+    from launch import LaunchContext
+    from robot_dynamics_ros.nodes.launch_support import launch_argument, robot_arguments
+
+    def default(argument):
+        return ''.join(part.perform(LaunchContext()) for part in argument.default_value)
+    usual, told = launch_argument('description_source'), launch_argument('description_source', "'topic': each loop's")
+    assert usual.choices == told.choices == ['parameter', 'topic']
+    assert default(usual) == default(told) == 'parameter'
+    assert told.description.startswith("'topic': each loop's") and usual.description != told.description
+    assert [argument.name for argument in robot_arguments('yaml')] == ['urdf_file', 'config_file', 'use_sim_time',
+                                                                       'namespace', 'prefix']
+    assert robot_arguments('yaml', 'publish /clock')[2].description == 'publish /clock'
+    assert robot_arguments('yaml')[2].description == 'follow /clock'

@@ -30,6 +30,7 @@ from ..algorithms.rnea import STANDARD_GRAVITY
 from ..errors import SRDFError
 from ..model import URDFError, load_urdf
 from ..model.collision import ContactPoint
+from ..model.joints import all_finite
 from ..model.srdf import load_srdf, stance_configuration
 from ..model.urdf import parse_urdf
 
@@ -606,15 +607,20 @@ class JointGains:
 
 
 def stamp_seconds(stamp) -> float:
-    """A builtin_interfaces/Time in seconds."""
+    """A builtin_interfaces/Time (or Duration) in seconds."""
     return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def stamp_nanoseconds(stamp) -> int:
+    """A builtin_interfaces/Time in integer nanoseconds (exact, where seconds as a float round)."""
+    return stamp.sec * 1_000_000_000 + stamp.nanosec
 
 
 def publish_finite(publisher, msg, values, throttle) -> bool:
     """Publish ``values`` (a float64 NumPy array) as ``msg.data`` (Float64MultiArray) unless one is not finite: the
     last check before every command, whatever produced it (a throttled warning instead). Returns whether it was
     published."""
-    if not np.all(np.isfinite(values)):
+    if not all_finite(values):
         throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
         return False
     msg.data = array('d', values.tobytes())

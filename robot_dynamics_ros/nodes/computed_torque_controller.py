@@ -40,9 +40,9 @@ from ..control.joint_states import MAX_MAGNITUDE, JointStateMapper, plausibility
 from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from ..model.joints import all_finite
 from .common import (STEADY_CLOCK, ConfigurationError, JointGains, ModelSource, Param, Throttle, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run)
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, publish_finite, run,
+                     stamp_nanoseconds, stamp_seconds)
 from .trajectory_cdr import FIELDS, read_joint_trajectory
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many
@@ -253,7 +253,7 @@ class ControllerNode(Node):
             self.rejected += 1
             self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return None
-        self.state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
+        self.state_time = stamp_nanoseconds(stamp)
         if self.reference is None:   # nothing to track yet: hold where the robot is
             self.reference = TrajectoryReference.hold(q)
             self.reference_start = self.state_time
@@ -277,7 +277,7 @@ class ControllerNode(Node):
         step = self.step
         if step.controller is not self.controller:   # new gains or mode (_apply_settings)
             step = self.step = ControlStep(self.mapper, self.controller, self.index)
-        state_time = stamp.sec * 1_000_000_000 + stamp.nanosec
+        state_time = stamp_nanoseconds(stamp)
         reference, reference_start, applied = self._newest_reference(state_time)
         if not step(msg.name, msg.position, msg.velocity, reference, (state_time - reference_start) * 1e-9,
                     state_time * 1e-9):
@@ -302,12 +302,7 @@ class ControllerNode(Node):
     def _publish_efforts(self, values):
         """Publish efforts in `joints` order, unless they are not finite: the last check before every command,
         whatever produced it. Returns whether they were published."""
-        if not all_finite(values):
-            self.throttle.warn('non-finite', f"not publishing a non-finite command {values.tolist()}")
-            return False
-        self.command_msg.data = array('d', values.tobytes())
-        self.command_pub.publish(self.command_msg)
-        return True
+        return publish_finite(self.command_pub, self.command_msg, values, self.throttle)
 
     def _on_trajectory(self, raw):
         """A serialized JointTrajectory: hand it to the worker (a newer one supersedes those queued)."""
@@ -374,8 +369,8 @@ def trajectory_fields(raw):
             return None
         return np.frombuffer(b''.join(rows), dtype=float).reshape(len(rows), n)   # rows are array('d')
 
-    times = np.array([point.time_from_start.sec + 1e-9 * point.time_from_start.nanosec for point in points])
-    stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+    times = np.array([stamp_seconds(point.time_from_start) for point in points])
+    stamp = stamp_nanoseconds(msg.header.stamp)
     return stamp, list(msg.joint_names), times, {field: column(field) for field in FIELDS}
 
 

@@ -1,6 +1,7 @@
 """What the launch files (launch/*.launch.py) do before they start any node, without the launch stack itself:
 check the packages they need, build the robot description (xacro expanded, joint and link names prefixed,
-checked by the loader), and read a node's section of a parameters file whatever its namespace.
+checked by the loader), read a node's section of a parameters file whatever its namespace, and declare the launch
+arguments they share.
 
 A launch file that raises LaunchCheckError from these stops with that one line, before any process runs.
 """
@@ -154,21 +155,46 @@ def controller_nodes(context, names, common):
     return nodes + [stop_launch_on_failure(node) for node in nodes]
 
 
-def robot_arguments(config_description):
-    """The launch arguments of a launch file that runs controllers for one robot: urdf_file (default: the bundled
-    arm), config_file, use_sim_time, namespace, prefix."""
+CONFIG_DESCRIPTION = ('ROS 2 parameters YAML over config/closed_loop.yaml (and config/arm7.yaml for the bundled '
+                      'arm); default: none, every per-joint parameter from the URDF')
+
+# The launch arguments several launch files take: name -> (default, description, choices); urdf_file's default is the
+# bundled arm (see launch_argument).
+ARGUMENTS = {
+    'urdf_file': (None, 'URDF (or xacro) of the robot', None),
+    'use_sim_time': ('true', 'follow /clock', None),
+    'namespace': ('', 'namespace of the nodes and their topics', None),
+    'prefix': ('', 'prefix of every joint and link name', None),
+    'sync': ('realtime', "simulator: 'realtime' or 'lockstep' (step when the controller has answered)", None),
+    'description_source': ('parameter', "'topic': the nodes take the URDF from the robot_description topic",
+                           list(DESCRIPTION_SOURCES)),
+}
+
+
+def launch_argument(name, description=None):
+    """The DeclareLaunchArgument of ``name``, one of ARGUMENTS, with its default and choices; ``description``
+    replaces the usual one where a launch file says more."""
     try:
         from launch.actions import DeclareLaunchArgument
         from launch.substitutions import PathJoinSubstitution
         from launch_ros.substitutions import FindPackageShare
     except ImportError as e:
         raise LaunchCheckError(LAUNCH_STACK_NEEDED.format(e)) from None
-    return [
-        DeclareLaunchArgument('urdf_file', default_value=PathJoinSubstitution([FindPackageShare(PACKAGE), 'urdf',
-                                                                              'arm7.urdf']),
-                              description='URDF (or xacro) of the robot'),
-        DeclareLaunchArgument('config_file', default_value='', description=config_description),
-        DeclareLaunchArgument('use_sim_time', default_value='true', description='follow /clock'),
-        DeclareLaunchArgument('namespace', default_value='', description='namespace of the nodes and their topics'),
-        DeclareLaunchArgument('prefix', default_value='', description='prefix of every joint and link name'),
-    ]
+    default, usual, choices = ARGUMENTS[name]
+    if name == 'urdf_file':
+        default = PathJoinSubstitution([FindPackageShare(PACKAGE), 'urdf', 'arm7.urdf'])
+    return DeclareLaunchArgument(name, default_value=default, description=description or usual, choices=choices)
+
+
+def robot_arguments(config_description, use_sim_time_description=None):
+    """The launch arguments of a launch file that runs nodes for one robot: urdf_file (default: the bundled arm),
+    config_file, use_sim_time, namespace, prefix."""
+    try:
+        from launch.actions import DeclareLaunchArgument
+    except ImportError as e:
+        raise LaunchCheckError(LAUNCH_STACK_NEEDED.format(e)) from None
+    return [launch_argument('urdf_file'),
+            DeclareLaunchArgument('config_file', default_value='', description=config_description),
+            launch_argument('use_sim_time', use_sim_time_description),
+            launch_argument('namespace'),
+            launch_argument('prefix')]

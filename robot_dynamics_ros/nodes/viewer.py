@@ -26,7 +26,8 @@ from ..model.collision import contact_points_from_urdf
 from ..viewer import require
 from ..viewer.geometry import robot_geometry
 from ..viewer.scene import RobotScene, look_at_robot, robot_size
-from .common import STEADY_CLOCK, ConfigurationError, ModelSource, Param, declare_parameters, positive, run
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, declare_parameters, positive, run,
+                     stamp_seconds)
 
 GHOST_COLOR = (80, 200, 120)
 FORCE_COLOR = (220, 40, 40)
@@ -118,7 +119,7 @@ class ViewerNode(Node):
     def _on_state(self, msg):
         self.state = msg
         self.received += 1
-        self.stamps.append((time.monotonic(), msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec))
+        self.stamps.append((time.monotonic(), stamp_seconds(msg.header.stamp)))
 
     def _draw(self):
         """Draw the newest joint state (and base pose, forces, reference) if one came since the last frame."""
