@@ -31,7 +31,7 @@ overshoot took.
 The step's stages, each once, over one ``step_data.StepData``: kinematics and the contact candidates' rows
 (``contact_rows``), Saha's M = U D U^T (the compiled ``fast.udut`` kernel), the Delassus matrix G M^-1 G^T over one
 row set of contacts and joints (``delassus``: three sweeps per row on U and D), the solve on the last step's pattern
-with its certificate (``contact_active_set``); the kernels run compiled where numba is installed, else as plain
+with its certificate (``contact_active_set``), iterated on the shift s (``pattern_fixed_point``); the kernels run compiled where numba is installed, else as plain
 Python (``step_data.stage_kernels``).
 
 Solver: Clarabel (interior point, PyPI, Apache-2.0; already the 'ident' extra), because (1) is a convex QP over
