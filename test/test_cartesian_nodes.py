@@ -18,11 +18,11 @@ from conftest import ROOT
 from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.control.cartesian import dexterous_posture
+from robot_dynamics_ros.nodes.launch_support import LOCKSTEP_STATE_TIMEOUT
 
 REAL = os.path.join(ROOT, 'test', 'urdf', 'real')
 UR5 = os.path.join(REAL, 'ur5.urdf')
 STARTUP = 120.0   # s: the first start compiles the law's kernel (once per source version)
-LOCKSTEP_STATE_TIMEOUT = 30.0   # wall s: as the Cartesian bringup gives the controller in lockstep
 
 
 def stamp_of(msg):

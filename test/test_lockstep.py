@@ -16,6 +16,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from robot_dynamics_ros.nodes.common import LATCHED_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.launch_support import LOCKSTEP_STATE_TIMEOUT  # noqa: E402
 
 CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
 with open(CONFIG) as f:
@@ -25,6 +26,7 @@ PUBLISH_RATE = 250.0      # joint states per sim second (1250 exchanges per run 
 STARTUP = 30.0
 TIME_LIMIT = 120.0        # s wall for one run on a loaded machine
 SLOW_READER = 0.02        # s a slow subscriber spends on each state
+FREEZE = 0.5              # s wall the simulator is stopped (SIGSTOP) in one run: longer than config's state_timeout
 
 
 def node_args(*params):
@@ -41,15 +43,17 @@ def trajectory():
     return msg
 
 
-def run_loop(probe, start, depth, slow_states=0, pause_at_time=0.0):
+def run_loop(probe, start, depth, slow_states=0, pause_at_time=0.0, freeze_at=None):
     """One lockstep run. The simulator starts paused (once the probe hears it, so that no state is
     missed), the controller gets the trajectory, then the simulator resumes. The probe takes its first
     `slow_states` moving states SLOW_READER s apart (a recorder falling behind); both ends of joint_states keep
-    `depth` states; the simulator pauses at `pause_at_time` (0: never). Returns {stamp ns: (position, velocity, effort)} up to SIM_SECONDS, the sim seconds per
+    `depth` states; the simulator pauses at `pause_at_time` (0: never) and is stopped for FREEZE s of wall time at the
+    first state from `freeze_at` s of sim time on (a machine too busy to run it). Returns {stamp ns: (position, velocity, effort)} up to SIM_SECONDS, the sim seconds per
     wall second, and the arrivals (wall s, stamp ns)."""
     from std_srvs.srv import SetBool
     states = {}
     arrivals = []
+    frozen = []
 
     def on_state(msg):
         stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
@@ -57,6 +61,11 @@ def run_loop(probe, start, depth, slow_states=0, pause_at_time=0.0):
         arrivals.append((time.monotonic(), stamp))
         if 0 < stamp <= slow_states * 1e9 / PUBLISH_RATE:
             time.sleep(SLOW_READER)
+        if freeze_at is not None and stamp >= freeze_at * 1e9 and not frozen:
+            frozen.append(stamp)
+            os.kill(sim.process.pid, signal.SIGSTOP)
+            time.sleep(FREEZE)
+            os.kill(sim.process.pid, signal.SIGCONT)
 
     subscription = probe.node.create_subscription(JointState, 'joint_states', on_state, depth)
     sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE),
@@ -78,7 +87,7 @@ def run_loop(probe, start, depth, slow_states=0, pause_at_time=0.0):
         raise AssertionError(f"no answer from /simulator/pause within {STARTUP} s")
 
     set_paused(True)
-    controller = start('computed_torque_controller', **node_args())
+    controller = start('computed_torque_controller', **node_args(('state_timeout', LOCKSTEP_STATE_TIMEOUT)))
     publisher = probe.node.create_publisher(JointTrajectory, 'computed_torque_controller/joint_trajectory',
                                             LATCHED_QOS)
     assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, STARTUP), controller.log()
@@ -109,9 +118,12 @@ def history_for_the_run():
 
 
 def test_two_lockstep_runs_give_bit_identical_joint_states(ros_domain, start):
+    """The second run's simulator is stopped for FREEZE s of wall time (a busy machine): with the controller's state
+    timeout of a lockstep loop (LOCKSTEP_STATE_TIMEOUT, as bringup, record and the launch files give it) nothing else
+    answers the waiting step (with config's 0.2 s the gravity-compensation command sent on the stale state did)."""
     _, probe = ros_domain
     first, speed1, _ = run_loop(probe, start, depth=history_for_the_run())
-    second, speed2, _ = run_loop(probe, start, depth=history_for_the_run())
+    second, speed2, _ = run_loop(probe, start, depth=history_for_the_run(), freeze_at=2.0)
     print(f"lockstep: {speed1:.2f} and {speed2:.2f} s of sim time per wall second")
     expected = int(SIM_SECONDS * PUBLISH_RATE) + 1
     assert len(first) == expected, f"{len(first)} distinct joint states, expected every one of {expected}"

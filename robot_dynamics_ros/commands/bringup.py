@@ -237,6 +237,7 @@ def run(args: argparse.Namespace) -> int:
         return cartesian_bringup.run(args, model, urdf, parameter_files(urdf, args.config), env)
     try:
         from .monitor import Recorder  # rclpy and the message packages
+        from ..nodes.launch_support import LOCKSTEP_STATE_TIMEOUT
     except ImportError as e:
         raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
                                  "(from the package source) or source a ROS 2 installation") from None
@@ -255,6 +256,8 @@ def run(args: argparse.Namespace) -> int:
         ros_args += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: ros_args for name in NODES}
     node_args['simulator'] = ros_args + ['-p', f'sync:={args.sync}']
+    if args.sync == 'lockstep':   # (see LOCKSTEP_STATE_TIMEOUT)
+        node_args['computed_torque_controller'] = ros_args + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']
     node_args['viewer'] = ros_args + view.viewer_node_args(args)
     processes = {}
 

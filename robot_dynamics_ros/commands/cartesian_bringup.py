@@ -20,7 +20,6 @@ from .node_runs import (NO_MATPLOTLIB, any_exited, compute_time, loop_lines, fin
 from .processes import describe_domain, start_node, use_environment
 
 NODES = ('simulator', 'cartesian_controller', 'cartesian_target_publisher')
-LOCKSTEP_STATE_TIMEOUT = 30.0   # wall s without a joint state before the controller calls them stale, in lockstep
 
 
 def summary(recorder, model, start, end, sim_log):
@@ -95,6 +94,7 @@ def write_plot(recorder, model, path):
 def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dict) -> int:
     try:
         from .monitor import CartesianRecorder  # rclpy and the message packages
+        from ..nodes.launch_support import LOCKSTEP_STATE_TIMEOUT
     except ImportError as e:
         raise RobotDynamicsError(f"needs rclpy and the ROS 2 message packages ({e}): pip install '.[ros]' "
                                  "(from the package source) or source a ROS 2 installation") from None
@@ -110,8 +110,7 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     if args.gravity is not None:
         common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: common for name in NODES}
-    if args.sync == 'lockstep':   # sim time stops while a busy machine delays a state: that is no stale state, and
-        # the zero command the controller sends on one would answer the simulator's waiting step (load in the result)
+    if args.sync == 'lockstep':   # (see LOCKSTEP_STATE_TIMEOUT)
         node_args['cartesian_controller'] = common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']
     node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
                                        '-p', f'initial_positions:={start_posture.tolist()}']

@@ -98,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         from .bag_recorder import JointStateBagRecorder  # rclpy and the message packages
         from ..nodes.simulator import LOCKSTEP_REPUBLISH
+        from ..nodes.launch_support import LOCKSTEP_STATE_TIMEOUT
     except ImportError as e:
         print(f"robot-dynamics record needs rclpy and the ROS 2 message packages ({e}): "
               "pip install 'robot_dynamics_ros[ros]' or source a ROS 2 installation", file=sys.stderr)
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
                                        '-p', 'sync:=lockstep', '-p', 'rate:=1000.0', '-p', 'publish_rate:=1000.0',
                                        '-p', 'integrator:=semi_implicit_euler',
                                        '-p', f'joint_states_depth:={depth}', '-p', f'pause_at_time:={end}'],
-                'computed_torque_controller': common,
+                'computed_torque_controller': common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}'],
                 'trajectory_publisher': common + ['--params-file', os.path.abspath(args.trajectory),
                                                   '-p', 'loop:=false']}
     store = get_typestore(Stores.ROS2_HUMBLE)

@@ -14,6 +14,12 @@ from ..model import URDFError, load_urdf
 from ..model.urdf import read_xml
 from ..resources import parameter_files
 
+# wall s without a joint state before a controller calls them stale, where the loop runs in lockstep: sim time stops
+# while a busy machine delays a state, which is no stale state, and the command a controller sends on a stale state
+# would answer the simulator's waiting step (seen under two copies of the test suite: a gravity-compensation command
+# answered a step, and two lockstep runs differed). Bringup, record and the launch files give it in lockstep.
+LOCKSTEP_STATE_TIMEOUT = 30.0
+
 
 LAUNCH_STACK_NEEDED = "needs the ROS 2 launch stack ({}): source a ROS 2 installation"
 
@@ -140,7 +146,8 @@ PACKAGE = 'robot_dynamics_ros'
 def controller_nodes(context, names, common):
     """Inside an OpaqueFunction: the nodes ``names`` of this package (executable and node name alike) in the launch's
     ``namespace``, each with its section of the closed-loop parameters (``urdf_file``, ``config_file``) and then
-    ``common``; each ends the launch if it fails (``stop_launch_on_failure``)."""
+    ``common`` (and, where the launch's ``sync`` is lockstep, a controller's LOCKSTEP_STATE_TIMEOUT); each ends the
+    launch if it fails (``stop_launch_on_failure``)."""
     try:
         from launch.substitutions import LaunchConfiguration
         from launch_ros.actions import Node
@@ -149,9 +156,13 @@ def controller_nodes(context, names, common):
 
     def argument(name):
         return LaunchConfiguration(name).perform(context)
+    lockstep = context.launch_configurations.get('sync') == 'lockstep'   # (given by closed_loop.launch.py)
+
+    def parameters(name):
+        own = [{'state_timeout': LOCKSTEP_STATE_TIMEOUT}] if lockstep and name.endswith('_controller') else []
+        return [closed_loop_parameters(argument('urdf_file'), argument('config_file'), name), common, *own]
     nodes = [Node(package=PACKAGE, executable=name, name=name, namespace=argument('namespace'), output='screen',
-                  parameters=[closed_loop_parameters(argument('urdf_file'), argument('config_file'), name), common])
-             for name in names]
+                  parameters=parameters(name)) for name in names]
     return nodes + [stop_launch_on_failure(node) for node in nodes]
 
 
