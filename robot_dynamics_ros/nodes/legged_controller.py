@@ -21,14 +21,15 @@ kp or kd, and the node says so once; at run time the latest set wins: kp or kd s
 gains.* parameters always show the joints' gains in use). The law has no integral term: a ``gains.<joint>.i`` is
 ignored with a warning.
 
-It runs on a timer at `rate` (1 kHz by default; benchmarks/bench_legged_controller.py measures an update), from
-the newest joint state and odometry (and contact forces); all must be younger than `state_timeout` (wall time of
-receipt), else it does not command. Each state is answered once: a tick without a joint state and an odometry
-received since the last update commands nothing (the command stands), so a lockstep simulator, which steps on every
-command, steps once per state it published. Reference times are the joint states' stamps (a trajectory stamped zero
-starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages are rejected
-with a throttled warning and the last command stands; an infeasible contact problem is warned about and the last command
-stands too.
+It answers each state once, in the callback of the message that completes it: a joint state and an odometry (and,
+with `contact_topics`, every foot's contact force) each received since the last update (benchmarks/
+bench_legged_controller.py measures an update). A command therefore depends only on the state it answers, not on
+which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
+per state it published and two lockstep runs are bit-identical. All inputs must be younger than `state_timeout`
+(wall time of receipt), else it does not command. Reference times are the joint states' stamps (a trajectory
+stamped zero starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages
+are rejected with a throttled warning and the last command stands; an infeasible contact problem is warned about
+and the last command stands too.
 """
 import sys
 import time
@@ -86,8 +87,6 @@ PARAMETERS = (
     Param('kd', 40.0, 'velocity gain of base and joints, 1/s', _non_negative, runtime=True),
     Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
           choice(*MODES), runtime=True),
-    Param('rate', 1000.0, 'control updates per second at most (one cone program each; a state is answered once)',
-          positive),
     Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
     Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
     Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, "joint positions to stand at (joints order); "
@@ -98,6 +97,19 @@ PARAMETERS = (
 
 class StaleState(Exception):
     """An input the update needs is missing or older than `state_timeout`."""
+
+
+def warm_up(controller):
+    """One update of a controller made for this (then dropped), standing upright on all its feet: the first update
+    in a process imports and sets up the solver, ~10x an update's time, and a lockstep simulator republishing its
+    first state counts a slow first answer twice (docs/timing_and_lockstep.md)."""
+    model = controller.model
+    q = model.neutral()
+    q[2] = controller.standing_height(q[controller.joints_q])
+    try:
+        controller.update(q, np.zeros(model.nv), 0.0, {foot.link for foot in controller.feet})
+    except (ContactForceError, ValueError):
+        pass   # a posture the feet cannot hold: the solver was set up all the same
 
 
 class LeggedControllerNode(Node):
@@ -159,12 +171,16 @@ class LeggedControllerNode(Node):
             points = ([contact_point(entry) for entry in p['contact_points']] if p['contact_points']
                       else contact_points_from_urdf(urdf))
             feet = list(p['feet']) or (self.srdf.feet if self.srdf is not None else []) or None
-            controller = StandingController(
-                model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet,
-                default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
-                self.settings['mode'])
+
+            def make():
+                return StandingController(
+                    model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet,
+                    default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
+                    self.settings['mode'])
+            controller = make()
         except (ValueError, ImportError, URDFError) as e:
             raise ConfigurationError(f"cannot control {model.name!r}: {e}") from None
+        warm_up(make())
         if len(p['reference_positions']):
             reference = as_vector('reference_positions', p['reference_positions'], len(index), allow_scalar=False)
             controller.set_joint_reference(reference[np.argsort(index)])
@@ -185,9 +201,9 @@ class LeggedControllerNode(Node):
         self.applied = None        # the worker's hand-over the controller follows
         self.joint_state = None   # (monotonic receipt time, stamp ns, q joints, v joints)
         self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
-        self.answered = None      # (joint state, odometry) of the last update: each state is answered once
         feet = sorted({foot.link for foot in controller.feet})
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, normal force N)
+        self.answered = None      # the inputs of the last update (_inputs): each state is answered once
         self.reference_start = None   # ns: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.touched_down = False   # contact_topics: a foot has reported contact
@@ -199,7 +215,6 @@ class LeggedControllerNode(Node):
             self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
-            self.create_timer(1.0 / p['rate'], self._control)
         if p['contact_topics']:
             for link in feet:
                 if link not in self.contact_subscribed:
@@ -207,7 +222,7 @@ class LeggedControllerNode(Node):
                                              lambda msg, link=link: self._on_contact(link, msg), 10)
                     self.contact_subscribed.add(link)
         self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({len(joint_names)} joints) at "
-                               f"{p['rate']:g} Hz, feet {feet}, friction {p['friction']:g}")
+                               f"each state once, feet {feet}, friction {p['friction']:g}")
 
     def _on_joint_state(self, msg):
         try:
@@ -218,6 +233,7 @@ class LeggedControllerNode(Node):
             return
         stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
         self.joint_state = (time.monotonic(), stamp, q.copy(), v.copy())
+        self._answer()
 
     def _on_odometry(self, msg):
         pose, twist = msg.pose.pose, msg.twist.twist
@@ -233,6 +249,7 @@ class LeggedControllerNode(Node):
             return
         q[3:7] /= norm
         self.odometry = (time.monotonic(), q, v)
+        self._answer()
 
     def _on_contact(self, link, msg):
         if link not in self.contact_forces:   # a foot of an earlier model
@@ -243,6 +260,7 @@ class LeggedControllerNode(Node):
             self.throttle.warn('contact', f"rejected contact force on {link}: {force}")
             return
         self.contact_forces[link] = (time.monotonic(), force)
+        self._answer()
 
     def _feet_in_contact(self, now):
         """The feet whose contact force exceeds `contact_force`; None without `contact_topics` (contact by the
@@ -296,11 +314,19 @@ class LeggedControllerNode(Node):
             return 0.0
         return (self.joint_state[1] - self.reference_start) * 1e-9
 
-    def _control(self):
-        """One update from the newest joint state and odometry, both fresh."""
+    def _inputs(self):
+        """(joint state, odometry, contact force of each foot with `contact_topics`): the entries an update reads."""
+        if not self.params['contact_topics']:
+            return self.joint_state, self.odometry
+        return (self.joint_state, self.odometry, *self.contact_forces.values())
+
+    def _answer(self):
+        """One update once every input has been received since the last update (each message makes a new entry),
+        from those alone, all fresh; until then the last command stands."""
         if self.joint_state is None or self.odometry is None:
             return
-        if self.answered is not None and (self.joint_state is self.answered[0] or self.odometry is self.answered[1]):
+        inputs = self._inputs()
+        if self.answered is not None and (inputs[0] is self.answered[0] or inputs[1] is self.answered[1]):
             return   # no new state: the last command stands
         now = time.monotonic()
         try:
@@ -311,8 +337,10 @@ class LeggedControllerNode(Node):
         except StaleState as e:
             self.throttle.warn('stale', f"{e}: not commanding")
             return
+        if self.answered is not None and any(new is old for new, old in zip(inputs[2:], self.answered[2:])):
+            return   # a foot's contact force of this state is still to come
         started = time.perf_counter()
-        self.answered = (self.joint_state, self.odometry)
+        self.answered = inputs
         self._take_newest_trajectory()
         q = np.concatenate([self.odometry[1], np.zeros(self.model.nq - 7)])
         v = np.concatenate([self.odometry[2], np.zeros(self.model.nv - 6)])
