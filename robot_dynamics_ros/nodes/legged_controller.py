@@ -33,7 +33,6 @@ and the last command stands too.
 """
 import sys
 import time
-from array import array
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -50,11 +49,10 @@ from ..control.references import TrajectoryReference
 from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from ..model.joints import all_finite
 from .common import (ConfigurationError, JointGains, ModelSource, Param, Throttle, as_float, as_vector, choice,
                      contact_point,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
-                     semantic_description, stance)
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, publish_finite,
+                     run, semantic_description, stamp_seconds, stance)
 from .computed_torque_controller import TrajectoryWorker, checked_columns
 
 
@@ -199,12 +197,12 @@ class LeggedControllerNode(Node):
         self.mapper = JointStateMapper(model.joint_names, bounds=self.bounds)
         self.trajectories.drop()   # a trajectory in the worker is for the old model
         self.applied = None        # the worker's hand-over the controller follows
-        self.joint_state = None   # (monotonic receipt time, stamp ns, q joints, v joints)
+        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints)
         self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
         feet = sorted({foot.link for foot in controller.feet})
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, normal force N)
         self.answered = None      # the inputs of the last update (_inputs): each state is answered once
-        self.reference_start = None   # ns: the joint-state stamp at which the reference's t = 0
+        self.reference_start = None   # s: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.touched_down = False   # contact_topics: a foot has reported contact
         self.command_msg = Float64MultiArray()
@@ -231,8 +229,7 @@ class LeggedControllerNode(Node):
             self.rejected += 1
             self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        self.joint_state = (time.monotonic(), stamp, q.copy(), v.copy())
+        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy())
         self._answer()
 
     def _on_odometry(self, msg):
@@ -306,13 +303,13 @@ class LeggedControllerNode(Node):
             return
         reference, stamp = incoming
         self.controller.set_trajectory(reference)
-        self.reference_start = stamp or self.joint_state[1]
+        self.reference_start = stamp * 1e-9 if stamp else self.joint_state[1]   # stamp: ns
         self.applied = incoming
 
     def _reference_time(self):
         if self.reference_start is None:
             return 0.0
-        return (self.joint_state[1] - self.reference_start) * 1e-9
+        return self.joint_state[1] - self.reference_start
 
     def _inputs(self):
         """(joint state, odometry, contact force of each foot with `contact_topics`): the entries an update reads."""
@@ -347,16 +344,12 @@ class LeggedControllerNode(Node):
         q[np.asarray(self.model.joint_q_index)] = self.joint_state[2]
         v[np.asarray(self.model.joint_v_index)] = self.joint_state[3]
         try:
-            tau = self.controller.update(q, v, self._reference_time(), feet_in_contact, now=self.joint_state[1] * 1e-9)
+            tau = self.controller.update(q, v, self._reference_time(), feet_in_contact, now=self.joint_state[1])
         except (ContactForceError, ValueError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             return
-        efforts = tau[self.index]
-        if not all_finite(efforts):   # the last check before publishing, whatever produced them
-            self.throttle.warn('non-finite', f"not publishing a non-finite command {efforts.tolist()}")
+        if not publish_finite(self.command_pub, self.command_msg, tau[self.index], self.throttle):
             return
-        self.command_msg.data = array('d', efforts.tobytes())
-        self.command_pub.publish(self.command_msg)
         self.commands += 1
         if not self.started:
             self.started = True
