@@ -31,9 +31,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..model.collision import ContactPoint, leaf_links
-from ..model.configuration import difference
+from ..model.configuration import _log6
 from ..model.model import Model
-from ..spatial import pose_from_plucker
+from ..spatial import pose_from_plucker, quaternion_to_matrix
 from .contact_inverse_dynamics import ContactForceError, ContactInverseDynamics
 from .governor import ReferenceGovernor
 from .references import TrajectoryReference
@@ -202,13 +202,21 @@ class StandingController:
             joints, joint_velocities, joint_accelerations = self.joint_reference
             v_ref, a_ref = np.zeros(self.model.nv), np.zeros(self.model.nv)
             v_ref[self.joints_v], a_ref[self.joints_v] = joint_velocities, joint_accelerations
-            desired = (a_ref + self.kp * difference(self.model, q, self.base_reference(joints))
-                       + self.kd * (v_ref - v))
+            desired = a_ref + self.kp * self.error(q, self.base_reference(joints)) + self.kd * (v_ref - v)
         tau, _, self.forces = self.inverse_dynamics(q, v, desired, self.contacts, poses,
                                                     (self.foot_body[bearing], in_body[bearing]))
         if not np.all(np.isfinite(tau)):
             raise ContactForceError(f"the contact program gave non-finite torques {tau.tolist()}")
         return tau
+
+    def error(self, q: ArrayLike, q_ref: ArrayLike) -> NDArray[np.float64]:
+        """configuration.difference(model, q, q_ref) for this model, a free-flying base (q[:7], v[:6]) and 1-DOF
+        joints (q[7:], v[6:]), without its generic per-joint loop and checks (q is normalised by update)."""
+        error = np.empty(self.model.nv)
+        R, R_ref = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(q_ref[3:7])
+        error[:6] = _log6(R.T @ R_ref, R.T @ (q_ref[:3] - q[:3]))
+        error[6:] = q_ref[7:] - q[7:]
+        return error
 
     def _joint_vector(self, positions):
         positions = np.asarray(positions, dtype=float)
