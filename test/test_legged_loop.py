@@ -193,7 +193,7 @@ def lockstep_run(probe, start):
     limit = int(LOCKSTEP_SECONDS * 1e9)
     assert probe.spin_until(lambda: max(states) >= limit, 600.0), simulator.log() + controller.log()
     assert simulator.stop() == 0 and controller.stop() == 0
-    assert 'no command within' not in simulator.log(), simulator.log()
+    assert 'no command within' not in simulator.log(), simulator.log() + controller.log()
     probe.node.destroy_subscription(subscription)
     return {stamp: values for stamp, values in states.items() if stamp <= limit}
 

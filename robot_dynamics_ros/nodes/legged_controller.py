@@ -198,9 +198,9 @@ class LeggedControllerNode(Node):
         self.trajectories.drop()   # a trajectory in the worker is for the old model
         self.applied = None        # the worker's hand-over the controller follows
         self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints)
-        self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
+        self.odometry = None      # (monotonic receipt time, stamp s, q base (7), v base (6))
         feet = sorted({foot.link for foot in controller.feet})
-        self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, normal force N)
+        self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, stamp s, normal force N)
         self.answered = None      # the inputs of the last update (_inputs): each state is answered once
         self.reference_start = None   # s: the joint-state stamp at which the reference's t = 0
         self.started = False
@@ -245,7 +245,7 @@ class LeggedControllerNode(Node):
                                            f"(pose {q.tolist()}, twist {v.tolist()})")
             return
         q[3:7] /= norm
-        self.odometry = (time.monotonic(), q, v)
+        self.odometry = (time.monotonic(), stamp_seconds(msg.header.stamp), q, v)
         self._answer()
 
     def _on_contact(self, link, msg):
@@ -256,18 +256,18 @@ class LeggedControllerNode(Node):
             self.rejected += 1
             self.throttle.warn('contact', f"rejected contact force on {link}: {force}")
             return
-        self.contact_forces[link] = (time.monotonic(), force)
+        self.contact_forces[link] = (time.monotonic(), stamp_seconds(msg.header.stamp), force)
         self._answer()
 
     def _feet_in_contact(self, now):
         """The feet whose contact force exceeds `contact_force`; None without `contact_topics` (contact by the
-        controller's kinematics). StaleState where a foot's force is missing or older than `state_timeout`."""
+        controller's kinematics). StaleState where a foot's force is missing or stale (_stale)."""
         if not self.params['contact_topics']:
             return None
-        timeout = self.params['state_timeout']
-        if any(entry is None or now - entry[0] > timeout for entry in self.contact_forces.values()):
+        if any(entry is None or self._stale(entry, now) for entry in self.contact_forces.values()):
             raise StaleState("contact forces are missing or stale")
-        in_contact = {link for link, (_, force) in self.contact_forces.items() if force > self.params['contact_force']}
+        in_contact = {link for link, (_, _, force) in self.contact_forces.items()
+                      if force > self.params['contact_force']}
         if not (self.touched_down or in_contact):
             raise StaleState("no foot has reported contact yet (waiting for the first contact forces)")
         self.touched_down = True
@@ -317,6 +317,17 @@ class LeggedControllerNode(Node):
             return self.joint_state, self.odometry
         return (self.joint_state, self.odometry, *self.contact_forces.values())
 
+    def _stale(self, entry, now):
+        """Whether an input (receipt time, stamp, ...) is older than `state_timeout`; those stamped as the joint
+        state are one measurement, received when the last of them was (a pause between their callbacks, e.g. the
+        garbage collector's, does not make a lockstep state stale)."""
+        stamp = self.joint_state[1]
+        if entry[1] == stamp:
+            received = max(e[0] for e in self._inputs() if e is not None and e[1] == stamp)
+        else:
+            received = entry[0]
+        return now - received > self.params['state_timeout']
+
     def _answer(self):
         """One update once every input has been received since the last update (each message makes a new entry),
         from those alone, all fresh; until then the last command stands."""
@@ -327,8 +338,7 @@ class LeggedControllerNode(Node):
             return   # no new state: the last command stands
         now = time.monotonic()
         try:
-            if now - self.joint_state[0] > self.params['state_timeout'] or \
-                    now - self.odometry[0] > self.params['state_timeout']:
+            if self._stale(self.joint_state, now) or self._stale(self.odometry, now):
                 raise StaleState("joint states or odometry are stale")
             feet_in_contact = self._feet_in_contact(now)
         except StaleState as e:
@@ -339,8 +349,8 @@ class LeggedControllerNode(Node):
         started = time.perf_counter()
         self.answered = inputs
         self._take_newest_trajectory()
-        q = np.concatenate([self.odometry[1], np.zeros(self.model.nq - 7)])
-        v = np.concatenate([self.odometry[2], np.zeros(self.model.nv - 6)])
+        q = np.concatenate([self.odometry[2], np.zeros(self.model.nq - 7)])
+        v = np.concatenate([self.odometry[3], np.zeros(self.model.nv - 6)])
         q[np.asarray(self.model.joint_q_index)] = self.joint_state[2]
         v[np.asarray(self.model.joint_v_index)] = self.joint_state[3]
         try:
