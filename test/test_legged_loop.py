@@ -142,8 +142,8 @@ def test_the_controller_takes_the_feet_in_contact_from_the_simulators_contact_to
 
 
 def test_the_controller_at_1_khz_in_lockstep_holds_the_quadruped_standing(ros_domain, start, odom):
-    """The simulator in lockstep at 1 kHz, publishing every step; the controller at its default rate (1 kHz): every
-    step waits for the command that answers the state before it (none is taken by the lockstep timeout), so the
+    """The simulator in lockstep at 1 kHz, publishing every step; the controller answers each state: every step
+    waits for the command that answers the state before it (none is taken by the lockstep timeout), so the
     controller commands once per simulated millisecond. After 2 s the trunk stands at the height where its feet
     touch the ground, within 2 mm (the controller's contact tolerance, as the tests above) and 0.5 deg."""
     _, probe = ros_domain
@@ -153,7 +153,7 @@ def test_the_controller_at_1_khz_in_lockstep_holds_the_quadruped_standing(ros_do
                        extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
     assert probe.spin_until(lambda: controller.wait_for_log('standing', 0.0) and len(odom) > 0, STARTUP), \
         simulator.log() + controller.log()
-    assert 'at 1000 Hz' in controller.log(), controller.log()
+    assert 'each state once' in controller.log(), controller.log()
 
     def stamp(msg):
         return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
@@ -167,6 +167,50 @@ def test_the_controller_at_1_khz_in_lockstep_holds_the_quadruped_standing(ros_do
     print(f"lockstep at 1 kHz: {steps} steps, {commands} commands; height error "
           f"{pose.position.z - standing_height(STAND):.2e} m")
     assert steps >= 2000 and commands >= steps
+
+
+LOCKSTEP_SECONDS = 1.0   # sim s per bit-identity run: 1001 states at 1 kHz, the stand settling
+
+
+def lockstep_run(probe, start):
+    """One lockstep run at 1 kHz (a state every step) from the spawn, as bringup --sync lockstep starts it (no pause:
+    the simulator waits for the first command, republishing its first state): {stamp ns: (position, velocity,
+    effort)} of every joint state up to LOCKSTEP_SECONDS."""
+    from robot_dynamics_ros.nodes.simulator import LOCKSTEP_REPUBLISH
+    depth = int(LOCKSTEP_SECONDS * 1000) + 1 + int(2 * STARTUP / LOCKSTEP_REPUBLISH)   # the run and republished ones
+    states = {}
+
+    def on_state(msg):
+        stamp = msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+        states.setdefault(stamp, (tuple(msg.position), tuple(msg.velocity), tuple(msg.effort)))
+    subscription = probe.node.create_subscription(JointState, '/joint_states', on_state, depth)
+    simulator = start('simulator', params=[('urdf_file', URDF), ('sync', 'lockstep'), ('rate', 1000.0),
+                                           ('publish_rate', 1000.0), ('joint_states_depth', depth)],
+                      extra_args=params_args())
+    assert probe.spin_until(lambda: states, STARTUP), simulator.log()
+    controller = start('legged_controller', params=[('urdf_file', URDF)],
+                       extra_args=params_args() + ['-r', 'odom:=/simulator/odom'])
+    limit = int(LOCKSTEP_SECONDS * 1e9)
+    assert probe.spin_until(lambda: max(states) >= limit, 600.0), simulator.log() + controller.log()
+    assert simulator.stop() == 0 and controller.stop() == 0
+    assert 'no command within' not in simulator.log(), simulator.log() + controller.log()
+    probe.node.destroy_subscription(subscription)
+    return {stamp: values for stamp, values in states.items() if stamp <= limit}
+
+
+def test_two_lockstep_runs_of_the_legged_loop_give_bit_identical_joint_states(ros_domain, start):
+    """The controller answers each state from that state alone (not from whichever of joint state and odometry
+    came first, nor on a timer's phase), so the lockstep loop is deterministic: two runs from the spawn give the
+    same joint states to the last bit. The trunk settles meanwhile (a loop that did nothing would be identical
+    too): its joints move."""
+    _, probe = ros_domain
+    first = lockstep_run(probe, start)
+    second = lockstep_run(probe, start)
+    expected = int(LOCKSTEP_SECONDS * 1000) + 1
+    assert len(first) == expected and sorted(first) == sorted(second), (len(first), len(second))
+    differing = [stamp for stamp in first if first[stamp] != second[stamp]]
+    assert not differing, f"{len(differing)} joint states differ, the first at {min(differing) * 1e-9:.3f} s"
+    assert np.max(np.abs(np.array(first[max(first)][2]))) > 1.0   # the joints carry the trunk: N m of effort
 
 
 def test_without_a_controller_the_quadruped_falls(ros_domain, start, odom):

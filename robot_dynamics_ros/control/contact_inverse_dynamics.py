@@ -114,41 +114,48 @@ class ContactInverseDynamics:
         # takes the same iterations as a new one on the same data (the same solution, to the last bit), and fewer
         # here (7-8 against 11 on the bundled quadruped)
         self.settings.equilibrate_enable = False
+        # Without iterative refinement of each KKT solve a solve takes half the time (the bundled quadruped: 7
+        # iterations in ~210 us against 8 in ~400 us); the result meets the same tolerances (Clarabel's status
+        # checks the residuals of the data, not of the factorisation)
+        self.settings.iterative_refinement_enable = False
         self.solver, self.shape, self.pattern = None, None, None
         self.setups = self.updates = 0
         self.solve_time = 0.0
 
     def __call__(self, q: ArrayLike, v: ArrayLike, desired_acceleration: ArrayLike,
-                 contacts: Sequence[tuple[str, ArrayLike]], poses=None):
+                 contacts: Sequence[tuple[str, ArrayLike]], poses=None, points=None):
         """(tau for model.joint_names, qdd, f: (len(contacts), 3) contact forces in world coordinates) of (1)-(4);
-        contacts: (link, offset in the link frame) of each foot in contact; poses: PointKinematics.poses(q) where
-        the caller has them. ContactForceError when the problem has no solution."""
+        contacts: (link, offset in the link frame) of each foot in contact; poses: PointKinematics.poses(q) and
+        points: contact_points_on_bodies(contacts), where the caller has them. ContactForceError when the problem
+        has no solution. The program's matrices are kept per shape and filled in place."""
         model, nv = self.model, self.model.nv
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         k = len(contacts)
         M = crba(model, q)
         h = bias_torques(model, q, v) if self.gravity is None else bias_torques(model, q, v, self.gravity)
-        _, Jc, bias = point_motion(self.kinematics, q, v, *contact_points_on_bodies(model, contacts), poses)
+        bodies, offsets = contact_points_on_bodies(model, contacts) if points is None else points
+        _, Jc, bias = point_motion(self.kinematics, q, v, bodies, offsets, poses)
         held = independent_rows(Jc)                      # (2), on a basis of its rows (several points of one foot)
-        n, zero_rows, torque_rows = nv + 3 * k, len(self.base) + len(held), len(self.limited)
-        dynamics = np.hstack([M, -Jc.T])                 # rows of (1): dynamics @ x + h = S^T tau; x = [qdd; f]
-        A = np.zeros((zero_rows + 2 * torque_rows + 3 * k, n))
-        A[:len(self.base)] = dynamics[self.base]                                  # (1), base rows: = -h_base
-        A[len(self.base):zero_rows, :nv] = held @ Jc                              # (2): = -held Jdot_c v
-        actuated = dynamics[self.joints[self.limited]]
-        A[zero_rows:zero_rows + torque_rows] = actuated                           # (4): tau_j = dynamics_j x + h_j
-        A[zero_rows + torque_rows:zero_rows + 2 * torque_rows] = -actuated       # within +-limit
-        cones = np.arange(k)                                                      # (3): (mu f_z, f_x, f_y) in SOC
-        first = zero_rows + 2 * torque_rows + 3 * cones
-        A[first, nv + 3 * cones + 2], A[first + 1, nv + 3 * cones], A[first + 2, nv + 3 * cones + 1] = \
-            -self.friction, -1.0, -1.0
-        h_limited = h[self.joints[self.limited]]
-        b = np.concatenate([-h[self.base], -held @ bias, self.limit - h_limited, self.limit + h_limited,
-                            np.zeros(3 * k)])
-        objective = -np.concatenate([np.asarray(desired_acceleration, dtype=float), np.zeros(3 * k)])
         shape = (k, len(held))
         if shape != self.shape:
-            self._set_up(A, b, objective, shape, zero_rows, torque_rows, contacts)
+            self._allocate(shape)
+        A, b, objective = self.A, self.b, self.objective
+        base, rows = self.base, self.joints[self.limited]
+        nb, torque_rows = len(base), len(rows)
+        zero_rows = nb + len(held)
+        # rows of (1): [M, -Jc^T] @ x + h = S^T tau, x = [qdd; f]
+        A[:nb, :nv], A[:nb, nv:] = M[base], -Jc[:, base].T                          # (1), base rows: = -h_base
+        A[nb:zero_rows, :nv] = held @ Jc                                            # (2): = -held Jdot_c v
+        actuated = A[zero_rows:zero_rows + torque_rows]                             # (4): tau_j = (1)_j x + h_j
+        actuated[:, :nv], actuated[:, nv:] = M[rows], -Jc[:, rows].T
+        np.negative(actuated, out=A[zero_rows + torque_rows:zero_rows + 2 * torque_rows])   # within +-limit
+        h_limited = h[rows]                                                         # (3): the cones, set up once
+        b[:nb], b[nb:zero_rows] = -h[base], -held @ bias
+        b[zero_rows:zero_rows + torque_rows] = self.limit - h_limited
+        b[zero_rows + torque_rows:zero_rows + 2 * torque_rows] = self.limit + h_limited
+        np.negative(desired_acceleration, out=objective[:nv])
+        if self.solver is None or shape != self.shape:
+            self._set_up(A, b, objective, shape, zero_rows, torque_rows, bodies)
         else:
             self.solver.update(q=objective, A=A.T.ravel()[self.pattern], b=b)   # column-major: CSC's order
             self.updates += 1
@@ -160,10 +167,24 @@ class ContactInverseDynamics:
                                     f"limits ({solution.status})")
         x = np.asarray(solution.x)
         qdd, f = x[:nv], x[nv:].reshape(k, 3)
-        tau = dynamics[self.joints] @ x + h[self.joints]
+        joints = self.joints
+        tau = M[joints] @ qdd - Jc[:, joints].T @ x[nv:] + h[joints]
         return tau, qdd, f
 
-    def _set_up(self, A, b, objective, shape, zero_rows, torque_rows, contacts):
+    def _allocate(self, shape):
+        """The program's A (with the cones' constant entries), b and objective for `shape` (feet, held rows)."""
+        nv, (k, held) = self.model.nv, shape
+        zero_rows, torque_rows = len(self.base) + held, len(self.limited)
+        self.A = np.zeros((zero_rows + 2 * torque_rows + 3 * k, nv + 3 * k))
+        cones = np.arange(k)                                                      # (3): (mu f_z, f_x, f_y) in SOC
+        first = zero_rows + 2 * torque_rows + 3 * cones
+        self.A[first, nv + 3 * cones + 2], self.A[first + 1, nv + 3 * cones], self.A[first + 2, nv + 3 * cones + 1] = \
+            -self.friction, -1.0, -1.0
+        self.b = np.zeros(len(self.A))
+        self.objective = np.zeros(nv + 3 * k)
+        self.solver = None
+
+    def _set_up(self, A, b, objective, shape, zero_rows, torque_rows, bodies):
         """A new solver for this shape. The pattern: every entry the tree lets be non-zero (M_ij where joint i
         is an ancestor of joint j or j of i; J_c's columns of the joints that move the point; the combined rows of
         (2) whole; the cones' three entries), kept as explicit zeros where a value is zero now."""
@@ -171,7 +192,6 @@ class ContactInverseDynamics:
         clarabel, nv, k = self.clarabel, self.model.nv, shape[0]
         moves, column_body = self.kinematics.moves, self.kinematics.column_body
         related = moves[column_body].T | moves[column_body]               # M's structure: related[i, j]
-        bodies = contact_points_on_bodies(self.model, contacts)[0]
         dynamics = np.hstack([related, np.repeat(moves[bodies], 3, axis=0).T])   # [M, -J_c^T]
         structure = np.zeros(A.shape, dtype=bool)
         structure[:len(self.base)] = dynamics[self.base]

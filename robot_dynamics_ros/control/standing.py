@@ -31,9 +31,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ..model.collision import ContactPoint, leaf_links
-from ..model.configuration import difference
+from ..model.configuration import _log6
 from ..model.model import Model
-from ..spatial import pose_from_plucker
+from ..spatial import pose_from_plucker, quaternion_to_matrix
 from .contact_inverse_dynamics import ContactForceError, ContactInverseDynamics
 from .governor import ReferenceGovernor
 from .references import TrajectoryReference
@@ -127,13 +127,19 @@ class StandingController:
     def feet_points(self, q: ArrayLike, poses=None) -> tuple[NDArray[np.float64], list[tuple[str, NDArray]]]:
         """(heights above the ground of the feet's lowest points, [(link, that point in the link frame)]); poses:
         PointKinematics.poses(q) where the caller has them."""
+        heights, lowest_in_link, _ = self._lowest_points(q, poses)
+        return heights, [(foot.link, point) for foot, point in zip(self.feet, lowest_in_link)]
+
+    def _lowest_points(self, q, poses=None):
+        """(heights above the ground, (k, 3) points in the link frames, the same in the bodies' frames) of the
+        feet's lowest points."""
         R, p = self.kinematics.poses(np.asarray(q, dtype=float)) if poses is None else poses
         R_body, p_body = R[self.foot_body], p[self.foot_body]
         R_link = R_body @ self.foot_R                                               # the links' orientations
         lowest_in_link = self.foot_offset - self.foot_radius[:, None] * R_link[:, 2, :]   # R^T e_z = R's third row
         in_body = self.foot_p + np.einsum('kij,kj->ki', self.foot_R, lowest_in_link)
         heights = p_body[:, 2] + np.einsum('kj,kj->k', R_body[:, 2, :], in_body) - self.ground_height
-        return heights, [(foot.link, point) for foot, point in zip(self.feet, lowest_in_link)]
+        return heights, lowest_in_link, in_body
 
     def standing_height(self, joint_positions: ArrayLike) -> float:
         """The base height at which, upright with these joint positions, the lowest foot point is on the ground (kept
@@ -178,15 +184,16 @@ class StandingController:
         if self.reference is None:
             self.set_joint_reference(q[self.joints_q])
         poses = self.kinematics.poses(q)
-        heights, points = self.feet_points(q, poses)
-        touching = [height < CONTACT_TOLERANCE if feet_in_contact is None else point[0] in feet_in_contact
-                    for point, height in zip(points, heights)]
+        heights, in_link, in_body = self._lowest_points(q, poses)
+        touching = (heights < CONTACT_TOLERANCE if feet_in_contact is None
+                    else np.array([foot.link in feet_in_contact for foot in self.feet], dtype=bool))
         lowest = {}   # per foot link, the height of its lowest touching point
-        for (link, _), height, touches in zip(points, heights, touching):
+        for foot, height, touches in zip(self.feet, heights, touching):
             if touches:
-                lowest[link] = min(height, lowest.get(link, np.inf))
-        self.contacts = [point for point, height, touches in zip(points, heights, touching)
-                         if touches and height < lowest[point[0]] + FOOT_FLATNESS]
+                lowest[foot.link] = min(height, lowest.get(foot.link, np.inf))
+        bearing = [i for i, (foot, height, touches) in enumerate(zip(self.feet, heights, touching))
+                   if touches and height < lowest[foot.link] + FOOT_FLATNESS]
+        self.contacts = [(self.feet[i].link, in_link[i]) for i in bearing]
         if self.mode == 'gravity_compensation':
             desired = np.zeros(self.model.nv)
         else:
@@ -195,12 +202,21 @@ class StandingController:
             joints, joint_velocities, joint_accelerations = self.joint_reference
             v_ref, a_ref = np.zeros(self.model.nv), np.zeros(self.model.nv)
             v_ref[self.joints_v], a_ref[self.joints_v] = joint_velocities, joint_accelerations
-            desired = (a_ref + self.kp * difference(self.model, q, self.base_reference(joints))
-                       + self.kd * (v_ref - v))
-        tau, _, self.forces = self.inverse_dynamics(q, v, desired, self.contacts, poses)
+            desired = a_ref + self.kp * self.error(q, self.base_reference(joints)) + self.kd * (v_ref - v)
+        tau, _, self.forces = self.inverse_dynamics(q, v, desired, self.contacts, poses,
+                                                    (self.foot_body[bearing], in_body[bearing]))
         if not np.all(np.isfinite(tau)):
             raise ContactForceError(f"the contact program gave non-finite torques {tau.tolist()}")
         return tau
+
+    def error(self, q: ArrayLike, q_ref: ArrayLike) -> NDArray[np.float64]:
+        """configuration.difference(model, q, q_ref) for this model, a free-flying base (q[:7], v[:6]) and 1-DOF
+        joints (q[7:], v[6:]), without its generic per-joint loop and checks (q is normalised by update)."""
+        error = np.empty(self.model.nv)
+        R, R_ref = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(q_ref[3:7])
+        error[:6] = _log6(R.T @ R_ref, R.T @ (q_ref[:3] - q[:3]))
+        error[6:] = q_ref[7:] - q[7:]
+        return error
 
     def _joint_vector(self, positions):
         positions = np.asarray(positions, dtype=float)

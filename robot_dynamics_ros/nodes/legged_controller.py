@@ -21,18 +21,18 @@ kp or kd, and the node says so once; at run time the latest set wins: kp or kd s
 gains.* parameters always show the joints' gains in use). The law has no integral term: a ``gains.<joint>.i`` is
 ignored with a warning.
 
-It runs on a timer at `rate` (1 kHz by default; benchmarks/bench_legged_controller.py measures an update), from
-the newest joint state and odometry (and contact forces); all must be younger than `state_timeout` (wall time of
-receipt), else it does not command. Each state is answered once: a tick without a joint state and an odometry
-received since the last update commands nothing (the command stands), so a lockstep simulator, which steps on every
-command, steps once per state it published. Reference times are the joint states' stamps (a trajectory stamped zero
-starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages are rejected
-with a throttled warning and the last command stands; an infeasible contact problem is warned about and the last command
-stands too.
+It answers each state once, in the callback of the message that completes it: a joint state and an odometry (and,
+with `contact_topics`, every foot's contact force) each received since the last update (benchmarks/
+bench_legged_controller.py measures an update). A command therefore depends only on the state it answers, not on
+which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
+per state it published and two lockstep runs are bit-identical. All inputs must be younger than `state_timeout`
+(wall time of receipt), else it does not command. Reference times are the joint states' stamps (a trajectory
+stamped zero starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages
+are rejected with a throttled warning and the last command stands; an infeasible contact problem is warned about
+and the last command stands too.
 """
 import sys
 import time
-from array import array
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -49,11 +49,10 @@ from ..control.references import TrajectoryReference
 from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from ..model.joints import all_finite
 from .common import (ConfigurationError, JointGains, ModelSource, Param, Throttle, as_float, as_vector, choice,
                      contact_point,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
-                     semantic_description, stance)
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, publish_finite,
+                     run, semantic_description, stamp_seconds, stance)
 from .computed_torque_controller import TrajectoryWorker, checked_columns
 
 
@@ -86,8 +85,6 @@ PARAMETERS = (
     Param('kd', 40.0, 'velocity gain of base and joints, 1/s', _non_negative, runtime=True),
     Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
           choice(*MODES), runtime=True),
-    Param('rate', 1000.0, 'control updates per second at most (one cone program each; a state is answered once)',
-          positive),
     Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
     Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
     Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, "joint positions to stand at (joints order); "
@@ -98,6 +95,19 @@ PARAMETERS = (
 
 class StaleState(Exception):
     """An input the update needs is missing or older than `state_timeout`."""
+
+
+def warm_up(controller):
+    """One update of a controller made for this (then dropped), standing upright on all its feet: the first update
+    in a process imports and sets up the solver, ~10x an update's time, and a lockstep simulator republishing its
+    first state counts a slow first answer twice (docs/timing_and_lockstep.md)."""
+    model = controller.model
+    q = model.neutral()
+    q[2] = controller.standing_height(q[controller.joints_q])
+    try:
+        controller.update(q, np.zeros(model.nv), 0.0, {foot.link for foot in controller.feet})
+    except (ContactForceError, ValueError):
+        pass   # a posture the feet cannot hold: the solver was set up all the same
 
 
 class LeggedControllerNode(Node):
@@ -159,12 +169,16 @@ class LeggedControllerNode(Node):
             points = ([contact_point(entry) for entry in p['contact_points']] if p['contact_points']
                       else contact_points_from_urdf(urdf))
             feet = list(p['feet']) or (self.srdf.feet if self.srdf is not None else []) or None
-            controller = StandingController(
-                model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet,
-                default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
-                self.settings['mode'])
+
+            def make():
+                return StandingController(
+                    model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet,
+                    default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
+                    self.settings['mode'])
+            controller = make()
         except (ValueError, ImportError, URDFError) as e:
             raise ConfigurationError(f"cannot control {model.name!r}: {e}") from None
+        warm_up(make())
         if len(p['reference_positions']):
             reference = as_vector('reference_positions', p['reference_positions'], len(index), allow_scalar=False)
             controller.set_joint_reference(reference[np.argsort(index)])
@@ -183,12 +197,12 @@ class LeggedControllerNode(Node):
         self.mapper = JointStateMapper(model.joint_names, bounds=self.bounds)
         self.trajectories.drop()   # a trajectory in the worker is for the old model
         self.applied = None        # the worker's hand-over the controller follows
-        self.joint_state = None   # (monotonic receipt time, stamp ns, q joints, v joints)
-        self.odometry = None      # (monotonic receipt time, q base (7), v base (6))
-        self.answered = None      # (joint state, odometry) of the last update: each state is answered once
+        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints)
+        self.odometry = None      # (monotonic receipt time, stamp s, q base (7), v base (6))
         feet = sorted({foot.link for foot in controller.feet})
-        self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, normal force N)
-        self.reference_start = None   # ns: the joint-state stamp at which the reference's t = 0
+        self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, stamp s, normal force N)
+        self.answered = None      # the inputs of the last update (_inputs): each state is answered once
+        self.reference_start = None   # s: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.touched_down = False   # contact_topics: a foot has reported contact
         self.command_msg = Float64MultiArray()
@@ -199,7 +213,6 @@ class LeggedControllerNode(Node):
             self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
-            self.create_timer(1.0 / p['rate'], self._control)
         if p['contact_topics']:
             for link in feet:
                 if link not in self.contact_subscribed:
@@ -207,7 +220,7 @@ class LeggedControllerNode(Node):
                                              lambda msg, link=link: self._on_contact(link, msg), 10)
                     self.contact_subscribed.add(link)
         self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({len(joint_names)} joints) at "
-                               f"{p['rate']:g} Hz, feet {feet}, friction {p['friction']:g}")
+                               f"each state once, feet {feet}, friction {p['friction']:g}")
 
     def _on_joint_state(self, msg):
         try:
@@ -216,8 +229,8 @@ class LeggedControllerNode(Node):
             self.rejected += 1
             self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-        self.joint_state = (time.monotonic(), stamp, q.copy(), v.copy())
+        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy())
+        self._answer()
 
     def _on_odometry(self, msg):
         pose, twist = msg.pose.pose, msg.twist.twist
@@ -232,7 +245,8 @@ class LeggedControllerNode(Node):
                                            f"(pose {q.tolist()}, twist {v.tolist()})")
             return
         q[3:7] /= norm
-        self.odometry = (time.monotonic(), q, v)
+        self.odometry = (time.monotonic(), stamp_seconds(msg.header.stamp), q, v)
+        self._answer()
 
     def _on_contact(self, link, msg):
         if link not in self.contact_forces:   # a foot of an earlier model
@@ -242,17 +256,18 @@ class LeggedControllerNode(Node):
             self.rejected += 1
             self.throttle.warn('contact', f"rejected contact force on {link}: {force}")
             return
-        self.contact_forces[link] = (time.monotonic(), force)
+        self.contact_forces[link] = (time.monotonic(), stamp_seconds(msg.header.stamp), force)
+        self._answer()
 
     def _feet_in_contact(self, now):
         """The feet whose contact force exceeds `contact_force`; None without `contact_topics` (contact by the
-        controller's kinematics). StaleState where a foot's force is missing or older than `state_timeout`."""
+        controller's kinematics). StaleState where a foot's force is missing or stale (_stale)."""
         if not self.params['contact_topics']:
             return None
-        timeout = self.params['state_timeout']
-        if any(entry is None or now - entry[0] > timeout for entry in self.contact_forces.values()):
+        if any(entry is None or self._stale(entry, now) for entry in self.contact_forces.values()):
             raise StaleState("contact forces are missing or stale")
-        in_contact = {link for link, (_, force) in self.contact_forces.items() if force > self.params['contact_force']}
+        in_contact = {link for link, (_, _, force) in self.contact_forces.items()
+                      if force > self.params['contact_force']}
         if not (self.touched_down or in_contact):
             raise StaleState("no foot has reported contact yet (waiting for the first contact forces)")
         self.touched_down = True
@@ -288,47 +303,63 @@ class LeggedControllerNode(Node):
             return
         reference, stamp = incoming
         self.controller.set_trajectory(reference)
-        self.reference_start = stamp or self.joint_state[1]
+        self.reference_start = stamp * 1e-9 if stamp else self.joint_state[1]   # stamp: ns
         self.applied = incoming
 
     def _reference_time(self):
         if self.reference_start is None:
             return 0.0
-        return (self.joint_state[1] - self.reference_start) * 1e-9
+        return self.joint_state[1] - self.reference_start
 
-    def _control(self):
-        """One update from the newest joint state and odometry, both fresh."""
+    def _inputs(self):
+        """(joint state, odometry, contact force of each foot with `contact_topics`): the entries an update reads."""
+        if not self.params['contact_topics']:
+            return self.joint_state, self.odometry
+        return (self.joint_state, self.odometry, *self.contact_forces.values())
+
+    def _stale(self, entry, now):
+        """Whether an input (receipt time, stamp, ...) is older than `state_timeout`; those stamped as the joint
+        state are one measurement, received when the last of them was (a pause between their callbacks, e.g. the
+        garbage collector's, does not make a lockstep state stale)."""
+        stamp = self.joint_state[1]
+        if entry[1] == stamp:
+            received = max(e[0] for e in self._inputs() if e is not None and e[1] == stamp)
+        else:
+            received = entry[0]
+        return now - received > self.params['state_timeout']
+
+    def _answer(self):
+        """One update once every input has been received since the last update (each message makes a new entry),
+        from those alone, all fresh; until then the last command stands."""
         if self.joint_state is None or self.odometry is None:
             return
-        if self.answered is not None and (self.joint_state is self.answered[0] or self.odometry is self.answered[1]):
+        inputs = self._inputs()
+        if self.answered is not None and (inputs[0] is self.answered[0] or inputs[1] is self.answered[1]):
             return   # no new state: the last command stands
         now = time.monotonic()
         try:
-            if now - self.joint_state[0] > self.params['state_timeout'] or \
-                    now - self.odometry[0] > self.params['state_timeout']:
+            if self._stale(self.joint_state, now) or self._stale(self.odometry, now):
                 raise StaleState("joint states or odometry are stale")
             feet_in_contact = self._feet_in_contact(now)
         except StaleState as e:
             self.throttle.warn('stale', f"{e}: not commanding")
             return
+        if self.answered is not None and any(new is old for new, old in zip(inputs[2:], self.answered[2:])):
+            return   # a foot's contact force of this state is still to come
         started = time.perf_counter()
-        self.answered = (self.joint_state, self.odometry)
+        self.answered = inputs
         self._take_newest_trajectory()
-        q = np.concatenate([self.odometry[1], np.zeros(self.model.nq - 7)])
-        v = np.concatenate([self.odometry[2], np.zeros(self.model.nv - 6)])
+        q = np.concatenate([self.odometry[2], np.zeros(self.model.nq - 7)])
+        v = np.concatenate([self.odometry[3], np.zeros(self.model.nv - 6)])
         q[np.asarray(self.model.joint_q_index)] = self.joint_state[2]
         v[np.asarray(self.model.joint_v_index)] = self.joint_state[3]
         try:
-            tau = self.controller.update(q, v, self._reference_time(), feet_in_contact, now=self.joint_state[1] * 1e-9)
+            tau = self.controller.update(q, v, self._reference_time(), feet_in_contact, now=self.joint_state[1])
         except (ContactForceError, ValueError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             return
-        efforts = tau[self.index]
-        if not all_finite(efforts):   # the last check before publishing, whatever produced them
-            self.throttle.warn('non-finite', f"not publishing a non-finite command {efforts.tolist()}")
+        if not publish_finite(self.command_pub, self.command_msg, tau[self.index], self.throttle):
             return
-        self.command_msg.data = array('d', efforts.tobytes())
-        self.command_pub.publish(self.command_msg)
         self.commands += 1
         if not self.started:
             self.started = True
