@@ -156,8 +156,8 @@ def held_rows(A, c, m, lam, free, L, F):
 
 
 @njit()
-def certified(A, c, m, lam, free, nc, start_box, bound, mu, box_roles, y):
-    """The KKT conditions of the module's docstring, within the tolerances; y = A lam + c on the way."""
+def velocities(A, c, m, lam, y):
+    """y = A lam + c (each row's velocity plus its offset) over the first m rows; returns the largest |lam|."""
     largest = 0.0
     for r in range(m):
         largest = max(largest, abs(lam[r]))
@@ -165,9 +165,16 @@ def certified(A, c, m, lam, free, nc, start_box, bound, mu, box_roles, y):
         for s in range(m):
             v += A[r, s] * lam[s]
         y[r] = v
-        if free[r] and abs(v) > VELOCITY_TOLERANCE:
+    return largest
+
+
+@njit()
+def certified(A, c, m, lam, free, nc, start_box, bound, mu, box_roles, y):
+    """The KKT conditions of the module's docstring, within the tolerances; y = A lam + c on the way."""
+    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * velocities(A, c, m, lam, y)
+    for r in range(m):
+        if free[r] and abs(y[r]) > VELOCITY_TOLERANCE:
             return False
-    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * largest
     for i in range(nc):
         n = 3 * i + 2
         if free[n]:    # touching: lam in the cone
@@ -195,14 +202,7 @@ def revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_ro
     broken at +b (-b) is fixed there, one fixed at an end whose velocity pulls it inside is inside; a pushing stop that
     pulls is idle, an idle one that is crossed pushes. A held contact outside its cone slides (fix_pattern then
     refuses it). True when some role changed."""
-    largest = 0.0
-    for r in range(m):
-        largest = max(largest, abs(lam[r]))
-        v = c[r]
-        for s in range(m):
-            v += A[r, s] * lam[s]
-        y[r] = v
-    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * largest
+    impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * velocities(A, c, m, lam, y)
     changed = False
     for i in range(nc):
         n, role = 3 * i + 2, contact_roles[i]
