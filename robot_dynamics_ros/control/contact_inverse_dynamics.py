@@ -27,8 +27,10 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..algorithms.point_acceleration import point_motion
-from ..algorithms.point_kinematics import PointKinematics
+from .. import fast
+from ..algorithms.backends import compiled
+from ..algorithms.point_acceleration import point_motion, point_motion_kernel
+from ..algorithms.point_kinematics import PointKinematics, body_poses
 from ..fast import bias_torques, crba
 from ..model.configuration import difference
 from ..model.model import Model
@@ -101,6 +103,12 @@ class ContactInverseDynamics:
         self.clarabel = _clarabel()
         self.model, self.friction, self.gravity = model, float(friction), gravity
         self.kinematics = point_kinematics(model)
+        # the kinematics as loops compiled by numba where installed (the same arithmetic)
+        numba = fast.BACKEND == 'numba'
+        self._body_poses = compiled(body_poses) if numba else body_poses
+        self._point_motion = compiled(point_motion_kernel) if numba else point_motion_kernel
+        self.R, self.p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
+        self.C_ang, self.C_lin = np.zeros((3, model.nv)), np.zeros((3, model.nv))
         self.joints = np.asarray(model.joint_v_index)
         self.base = np.setdiff1d(np.arange(model.nv), self.joints)   # the rows (1) without actuation
         limit = model.effort_limit[self.joints]
@@ -122,6 +130,11 @@ class ContactInverseDynamics:
         self.setups = self.updates = 0
         self.solve_time = 0.0
 
+    def poses(self, q: NDArray[np.float64]):
+        """PointKinematics.poses(q) (q: float array), in this object's buffers (overwritten by the next call)."""
+        self._body_poses(*self.kinematics.tree, q, self.R, self.p)
+        return self.R, self.p
+
     def __call__(self, q: ArrayLike, v: ArrayLike, desired_acceleration: ArrayLike,
                  contacts: Sequence[tuple[str, ArrayLike]], poses=None, points=None):
         """(tau for model.joint_names, qdd, f: (len(contacts), 3) contact forces in world coordinates) of (1)-(4);
@@ -134,7 +147,11 @@ class ContactInverseDynamics:
         M = crba(model, q)
         h = bias_torques(model, q, v) if self.gravity is None else bias_torques(model, q, v, self.gravity)
         bodies, offsets = contact_points_on_bodies(model, contacts) if points is None else points
-        _, Jc, bias = point_motion(self.kinematics, q, v, bodies, offsets, poses)
+        R, p = self.poses(q) if poses is None else poses
+        Jc, bias = np.empty((3 * k, nv)), np.empty(3 * k)
+        self._point_motion(*self.kinematics.column_constants, R, p, v, np.ascontiguousarray(bodies, dtype=np.int64),
+                           np.ascontiguousarray(offsets, dtype=float).reshape(k, 3), self.C_ang, self.C_lin,
+                           np.empty((k, 3)), Jc, bias)
         held = independent_rows(Jc)                      # (2), on a basis of its rows (several points of one foot)
         shape = (k, len(held))
         if shape != self.shape:

@@ -183,7 +183,7 @@ class StandingController:
             self.reset(q)
         if self.reference is None:
             self.set_joint_reference(q[self.joints_q])
-        poses = self.kinematics.poses(q)
+        poses = self.inverse_dynamics.poses(q)
         heights, in_link, in_body = self._lowest_points(q, poses)
         touching = (heights < CONTACT_TOLERANCE if feet_in_contact is None
                     else np.array([foot.link in feet_in_contact for foot in self.feet], dtype=bool))
