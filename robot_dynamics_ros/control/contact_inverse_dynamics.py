@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import fast
-from ..algorithms.backends import compiled
+from ..algorithms.backends import compiled, njit
 from ..algorithms.point_acceleration import point_motion, point_motion_kernel
 from ..algorithms.point_kinematics import PointKinematics, body_poses
 from ..fast import bias_torques, crba
@@ -103,10 +103,11 @@ class ContactInverseDynamics:
         self.clarabel = _clarabel()
         self.model, self.friction, self.gravity = model, float(friction), gravity
         self.kinematics = point_kinematics(model)
-        # the kinematics as loops compiled by numba where installed (the same arithmetic)
+        # the kinematics and the rank test as loops compiled by numba where installed (the same arithmetic)
         numba = fast.BACKEND == 'numba'
         self._body_poses = compiled(body_poses) if numba else body_poses
         self._point_motion = compiled(point_motion_kernel) if numba else point_motion_kernel
+        self._independent_rows = compiled(independent_rows_kernel) if numba else independent_rows_kernel
         self.R, self.p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
         self.C_ang, self.C_lin = np.zeros((3, model.nv)), np.zeros((3, model.nv))
         self.joints = np.asarray(model.joint_v_index)
@@ -152,7 +153,8 @@ class ContactInverseDynamics:
         self._point_motion(*self.kinematics.column_constants, R, p, v, np.ascontiguousarray(bodies, dtype=np.int64),
                            np.ascontiguousarray(offsets, dtype=float).reshape(k, 3), self.C_ang, self.C_lin,
                            np.empty((k, 3)), Jc, bias)
-        held = independent_rows(Jc)                      # (2), on a basis of its rows (several points of one foot)
+        held = self._independent_rows(Jc) if k else np.zeros((0, 0))   # (2) on a basis of its rows (several
+                                                                         # points of one foot)
         shape = (k, len(held))
         if shape != self.shape:
             self._allocate(shape)
@@ -284,11 +286,62 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
 
 
 def independent_rows(J: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(r, m) orthonormal combinations of the m rows of J that span its row space (SVD; r its numerical rank)."""
+    """(r, m) combinations of the m rows of J that are orthonormal and span its row space (r its numerical rank:
+    ``independent_rows_kernel``)."""
     if len(J) == 0:
         return np.zeros((0, 0))
-    U, s, _ = np.linalg.svd(J, full_matrices=False)
-    return U[:, s > RANK_TOLERANCE * s[0]].T
+    return independent_rows_kernel(np.array(J, dtype=float))
+
+
+@njit()
+def independent_rows_kernel(J):
+    """independent_rows of a J with rows, for numba: Gram-Schmidt with pivoting (QR of J^T with column pivoting),
+    each step taking the row with the largest part outside the span of those taken, projected out of the others
+    twice (classical Gram-Schmidt twice is orthogonal to rounding); it stops when that part is below RANK_TOLERANCE
+    times the largest row's norm (dependent rows: several points of one foot). T @ J = W throughout."""
+    m, n = J.shape
+    W, T = J.copy(), np.eye(m)
+    taken = np.zeros(m, dtype=np.bool_)
+    order = np.empty(m, dtype=np.int64)
+    largest = 0.0
+    for i in range(m):
+        largest = max(largest, _dot(W[i], W[i], n))
+    largest = np.sqrt(largest)
+    r = 0
+    while r < m:
+        pivot, norm = -1, -1.0
+        for i in range(m):
+            if not taken[i]:
+                size = np.sqrt(_dot(W[i], W[i], n))
+                if size > norm:
+                    pivot, norm = i, size
+        if not norm > RANK_TOLERANCE * largest:
+            break
+        for j in range(n):
+            W[pivot, j] /= norm
+        for j in range(m):
+            T[pivot, j] /= norm
+        taken[pivot] = True
+        order[r] = pivot
+        r += 1
+        for i in range(m):
+            if not taken[i]:
+                for _ in range(2):
+                    c = _dot(W[i], W[pivot], n)
+                    for j in range(n):
+                        W[i, j] -= c * W[pivot, j]
+                    for j in range(m):
+                        T[i, j] -= c * T[pivot, j]
+    return T[order[:r]]
+
+
+@njit()
+def _dot(a, b, n):
+    """a . b of the first n entries (a loop: no temporary array)."""
+    total = 0.0
+    for j in range(n):
+        total += a[j] * b[j]
+    return total
 
 
 def base_error(model: Model, q: ArrayLike, q_reference: ArrayLike) -> NDArray[np.float64]:
