@@ -26,14 +26,16 @@ In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (w
 corrected).
 """
 from collections.abc import Sequence
+import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import fast
+from ..algorithms.backends import compiled, njit
 from ..model.collision import ContactPoint, leaf_links
-from ..model.configuration import _log6
 from ..model.model import Model
-from ..spatial import pose_from_plucker, quaternion_to_matrix
+from ..spatial import pose_from_plucker
 from .contact_inverse_dynamics import ContactForceError, ContactInverseDynamics
 from .governor import ReferenceGovernor
 from .references import TrajectoryReference
@@ -85,6 +87,7 @@ class StandingController:
         self.foot_radius = np.array([p.radius for p in self.feet], dtype=float)
         self._standing_height = (None, 0.0)   # (joint positions' bytes, standing_height of them)
         self.kp, self.kd = float(kp), float(kd)
+        self._error = compiled(configuration_error) if fast.BACKEND == 'numba' else configuration_error
         self.set_mode(mode)
         self.joints_v = np.asarray(model.joint_v_index)
         self.joints_q = np.asarray(model.joint_q_index)
@@ -213,9 +216,7 @@ class StandingController:
         """configuration.difference(model, q, q_ref) for this model, a free-flying base (q[:7], v[:6]) and 1-DOF
         joints (q[7:], v[6:]), without its generic per-joint loop and checks (q is normalised by update)."""
         error = np.empty(self.model.nv)
-        R, R_ref = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(q_ref[3:7])
-        error[:6] = _log6(R.T @ R_ref, R.T @ (q_ref[:3] - q[:3]))
-        error[6:] = q_ref[7:] - q[7:]
+        self._error(np.asarray(q, dtype=float), np.asarray(q_ref, dtype=float), error)
         return error
 
     def _joint_vector(self, positions):
@@ -224,3 +225,61 @@ class StandingController:
             raise ValueError(f"a joint reference needs {len(self.joints_v)} finite positions, got "
                              f"{positions.tolist()}")
         return positions
+
+
+@njit()
+def configuration_error(q, q_ref, error):
+    """error (nv,): StandingController.error, as loops for numba: the base block [linear; angular] is
+    configuration._log6(R^T R_ref, R^T (p_ref - p)), the twist whose exponential takes the base to its reference
+    (angle in [0, pi]; linear part V(w)^-1 of the translation, V the left Jacobian of SO(3),
+    configuration._V), and the joints' q_ref - q."""
+    R, R_ref = _rotation(q[3:7]), _rotation(q_ref[3:7])
+    D, d = np.zeros((3, 3)), np.zeros(3)   # R^T R_ref, R^T (p_ref - p)
+    for a in range(3):
+        for b in range(3):
+            d[a] += R[b, a] * (q_ref[b] - q[b])
+            for c in range(3):
+                D[a, b] += R[c, a] * R_ref[c, b]
+    angle = math.acos(min(max((D[0, 0] + D[1, 1] + D[2, 2] - 1.0) / 2.0, -1.0), 1.0))
+    w = np.array([D[2, 1] - D[1, 2], D[0, 2] - D[2, 0], D[1, 0] - D[0, 1]]) / 2.0   # axis sin(angle)
+    if angle < 1e-8:
+        pass
+    elif angle > math.pi - 1e-6:   # near pi: the axis from the symmetric part, R + 1 = 2 a a^T
+        i = np.argmax(np.array([D[0, 0], D[1, 1], D[2, 2]]))
+        axis = np.array([D[0, i], D[1, i], D[2, i]])
+        axis[i] += 1.0
+        axis *= angle / math.sqrt(axis[0] ** 2 + axis[1] ** 2 + axis[2] ** 2)
+        w = axis if axis[0] * w[0] + axis[1] * w[1] + axis[2] * w[2] >= 0.0 else -axis
+    else:
+        w *= angle / math.sin(angle)
+    theta = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
+    if theta < 1e-4:   # configuration._V's Taylor series
+        s1, s2 = 0.5, 1.0 / 6.0
+    else:
+        s1, s2 = (1.0 - math.cos(theta)) / theta ** 2, (theta - math.sin(theta)) / theta ** 3
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    V = np.eye(3) + s1 * W + s2 * (W @ W)
+    # V u = d by Cramer's rule: u_i = d . (c_j x c_k) / det V, (i, j, k) cyclic over V's columns c
+    det = 0.0
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        c0 = V[1, j] * V[2, k] - V[2, j] * V[1, k]
+        c1 = V[2, j] * V[0, k] - V[0, j] * V[2, k]
+        c2 = V[0, j] * V[1, k] - V[1, j] * V[0, k]
+        error[i] = d[0] * c0 + d[1] * c1 + d[2] * c2
+        if i == 0:
+            det = V[0, 0] * c0 + V[1, 0] * c1 + V[2, 0] * c2
+    for i in range(3):
+        error[i] /= det
+        error[3 + i] = w[i]
+    for i in range(7, q.shape[0]):
+        error[i - 1] = q_ref[i] - q[i]
+
+
+@njit()
+def _rotation(quaternion):
+    """spatial.quaternion_to_matrix of (x, y, z, w)."""
+    x, y, z, w = quaternion[0], quaternion[1], quaternion[2], quaternion[3]
+    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+                     [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+                     [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
