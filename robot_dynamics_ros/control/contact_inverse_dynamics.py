@@ -176,7 +176,9 @@ class ContactInverseDynamics:
         if self.solver is None or shape != self.shape:
             self._set_up(A, b, objective, shape, zero_rows, torque_rows, bodies)
         else:
-            self.solver.update(q=objective, A=A.T.ravel()[self.pattern], b=b)   # column-major: CSC's order
+            # column-major: CSC's order. Lists: Clarabel reads a NumPy array's 700 values one by one, 40 us,
+            # a list's in 18 us (with tolist's 9)
+            self.solver.update(q=objective.tolist(), A=A.T.ravel()[self.pattern].tolist(), b=b.tolist())
             self.updates += 1
         started = time.perf_counter()
         solution = self.solver.solve()
