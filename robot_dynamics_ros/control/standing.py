@@ -85,9 +85,12 @@ class StandingController:
         self.foot_p = np.array([p for _, p in placements]).reshape(-1, 3)
         self.foot_offset = np.array([p.offset for p in self.feet], dtype=float).reshape(-1, 3)
         self.foot_radius = np.array([p.radius for p in self.feet], dtype=float)
+        self.foot_links = sorted({p.link for p in self.feet})                    # each point's link, numbered
+        self.foot_link = np.array([self.foot_links.index(p.link) for p in self.feet], dtype=np.int64)
         self._standing_height = (None, 0.0)   # (joint positions' bytes, standing_height of them)
         self.kp, self.kd = float(kp), float(kd)
-        self._error = compiled(configuration_error) if fast.BACKEND == 'numba' else configuration_error
+        kernels = (configuration_error, lowest_points, bearing_points)
+        self._error, self._lowest, self._bearing = (compiled(k) if fast.BACKEND == 'numba' else k for k in kernels)
         self.set_mode(mode)
         self.joints_v = np.asarray(model.joint_v_index)
         self.joints_q = np.asarray(model.joint_q_index)
@@ -137,11 +140,10 @@ class StandingController:
         """(heights above the ground, (k, 3) points in the link frames, the same in the bodies' frames) of the
         feet's lowest points."""
         R, p = self.kinematics.poses(np.asarray(q, dtype=float)) if poses is None else poses
-        R_body, p_body = R[self.foot_body], p[self.foot_body]
-        R_link = R_body @ self.foot_R                                               # the links' orientations
-        lowest_in_link = self.foot_offset - self.foot_radius[:, None] * R_link[:, 2, :]   # R^T e_z = R's third row
-        in_body = self.foot_p + np.einsum('kij,kj->ki', self.foot_R, lowest_in_link)
-        heights = p_body[:, 2] + np.einsum('kj,kj->k', R_body[:, 2, :], in_body) - self.ground_height
+        k = len(self.feet)
+        heights, lowest_in_link, in_body = np.empty(k), np.empty((k, 3)), np.empty((k, 3))
+        self._lowest(R, p, self.foot_body, self.foot_R, self.foot_p, self.foot_offset, self.foot_radius,
+                     self.ground_height, heights, lowest_in_link, in_body)
         return heights, lowest_in_link, in_body
 
     def standing_height(self, joint_positions: ArrayLike) -> float:
@@ -189,13 +191,10 @@ class StandingController:
         poses = self.inverse_dynamics.poses(q)
         heights, in_link, in_body = self._lowest_points(q, poses)
         touching = (heights < CONTACT_TOLERANCE if feet_in_contact is None
-                    else np.array([foot.link in feet_in_contact for foot in self.feet], dtype=bool))
-        lowest = {}   # per foot link, the height of its lowest touching point
-        for foot, height, touches in zip(self.feet, heights, touching):
-            if touches:
-                lowest[foot.link] = min(height, lowest.get(foot.link, np.inf))
-        bearing = [i for i, (foot, height, touches) in enumerate(zip(self.feet, heights, touching))
-                   if touches and height < lowest[foot.link] + FOOT_FLATNESS]
+                    else np.array([link in feet_in_contact for link in self.foot_links], dtype=bool)[self.foot_link])
+        bearing = np.empty(len(self.feet), dtype=np.int64)
+        bearing = bearing[:self._bearing(heights, touching, self.foot_link, len(self.foot_links), FOOT_FLATNESS,
+                                         bearing)]
         self.contacts = [(self.feet[i].link, in_link[i]) for i in bearing]
         if self.mode == 'gravity_compensation':
             desired = np.zeros(self.model.nv)
@@ -283,3 +282,37 @@ def _rotation(quaternion):
     return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
                      [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
                      [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
+
+
+@njit()
+def lowest_points(R, p, foot_body, foot_R, foot_p, foot_offset, foot_radius, ground_height, heights, in_link,
+                  in_body):
+    """Each foot point's lowest point (its sphere's: the centre minus radius times the world z in the link frame,
+    the third row of the link's world orientation R_body foot_R): in_link (k, 3), in_body (k, 3) in the body's
+    frame, and heights (k,) above the ground."""
+    for i in range(foot_body.shape[0]):
+        b = foot_body[i]
+        for a in range(3):
+            up = R[b, 2, 0] * foot_R[i, 0, a] + R[b, 2, 1] * foot_R[i, 1, a] + R[b, 2, 2] * foot_R[i, 2, a]
+            in_link[i, a] = foot_offset[i, a] - foot_radius[i] * up
+        for a in range(3):
+            in_body[i, a] = (foot_p[i, a] + foot_R[i, a, 0] * in_link[i, 0] + foot_R[i, a, 1] * in_link[i, 1]
+                             + foot_R[i, a, 2] * in_link[i, 2])
+        heights[i] = (p[b, 2] + R[b, 2, 0] * in_body[i, 0] + R[b, 2, 1] * in_body[i, 1] + R[b, 2, 2] * in_body[i, 2]
+                      - ground_height)
+
+
+@njit()
+def bearing_points(heights, touching, foot_link, links, flatness, bearing):
+    """The number n of foot points that bear the load, their indices in bearing[:n]: those touching within
+    ``flatness`` of the lowest touching point of their link (foot_link: each point's link, numbered < links)."""
+    lowest = np.full(links, np.inf)
+    for i in range(heights.shape[0]):
+        if touching[i]:
+            lowest[foot_link[i]] = min(lowest[foot_link[i]], heights[i])
+    n = 0
+    for i in range(heights.shape[0]):
+        if touching[i] and heights[i] < lowest[foot_link[i]] + flatness:
+            bearing[n] = i
+            n += 1
+    return n
