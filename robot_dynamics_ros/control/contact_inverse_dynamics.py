@@ -108,6 +108,7 @@ class ContactInverseDynamics:
         self._body_poses = compiled(body_poses) if numba else body_poses
         self._point_motion = compiled(point_motion_kernel) if numba else point_motion_kernel
         self._independent_rows = compiled(independent_rows_kernel) if numba else independent_rows_kernel
+        self._fill_program = compiled(fill_program) if numba else fill_program
         self.R, self.p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
         self.C_ang, self.C_lin = np.zeros((3, model.nv)), np.zeros((3, model.nv))
         self.joints = np.asarray(model.joint_v_index)
@@ -115,6 +116,7 @@ class ContactInverseDynamics:
         limit = model.effort_limit[self.joints]
         self.limited = np.flatnonzero(np.isfinite(limit))            # (4) for the joints with a finite limit
         self.limit = limit[self.limited]
+        self.rows = np.ascontiguousarray(self.joints[self.limited], dtype=np.int64)   # their rows of (1)
         self.settings = self.clarabel.DefaultSettings()
         self.settings.verbose = False
         self.settings.presolve_enable = False            # Clarabel refuses data updates after a presolve ...
@@ -159,26 +161,18 @@ class ContactInverseDynamics:
         if shape != self.shape:
             self._allocate(shape)
         A, b, objective = self.A, self.b, self.objective
-        base, rows = self.base, self.joints[self.limited]
-        nb, torque_rows = len(base), len(rows)
-        zero_rows = nb + len(held)
-        # rows of (1): [M, -Jc^T] @ x + h = S^T tau, x = [qdd; f]
-        A[:nb, :nv], A[:nb, nv:] = M[base], -Jc[:, base].T                          # (1), base rows: = -h_base
-        A[nb:zero_rows, :nv] = held @ Jc                                            # (2): = -held Jdot_c v
-        actuated = A[zero_rows:zero_rows + torque_rows]                             # (4): tau_j = (1)_j x + h_j
-        actuated[:, :nv], actuated[:, nv:] = M[rows], -Jc[:, rows].T
-        np.negative(actuated, out=A[zero_rows + torque_rows:zero_rows + 2 * torque_rows])   # within +-limit
-        h_limited = h[rows]                                                         # (3): the cones, set up once
-        b[:nb], b[nb:zero_rows] = -h[base], -held @ bias
-        b[zero_rows:zero_rows + torque_rows] = self.limit - h_limited
-        b[zero_rows + torque_rows:zero_rows + 2 * torque_rows] = self.limit + h_limited
-        np.negative(desired_acceleration, out=objective[:nv])
-        if self.solver is None or shape != self.shape:
+        zero_rows, torque_rows = len(self.base) + len(held), len(self.limited)
+        updating = self.solver is not None   # else a new solver: no pattern yet
+        data = np.empty(len(self.pattern) if updating else 0)
+        self._fill_program(M, h, Jc, bias, held, self.base, self.rows, self.limit,
+                           np.asarray(desired_acceleration, dtype=float), A, b, objective,
+                           self.pattern if updating else np.zeros(0, dtype=np.int64), data)
+        if not updating:
             self._set_up(A, b, objective, shape, zero_rows, torque_rows, bodies)
         else:
-            # column-major: CSC's order. Lists: Clarabel reads a NumPy array's 700 values one by one, 40 us,
-            # a list's in 18 us (with tolist's 9)
-            self.solver.update(q=objective.tolist(), A=A.T.ravel()[self.pattern].tolist(), b=b.tolist())
+            # Lists: Clarabel reads a NumPy array's 700 values one by one, 40 us, a list's in 18 us (with
+            # tolist's 9)
+            self.solver.update(q=objective.tolist(), A=data.tolist(), b=b.tolist())
             self.updates += 1
         started = time.perf_counter()
         solution = self.solver.solve()
@@ -285,6 +279,46 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
     qdd, f = x[:nv], x[nv:].reshape(k, 3)
     tau = dynamics[joints] @ x + h[joints]
     return tau, qdd, f
+
+
+@njit()
+def fill_program(M, h, Jc, bias, held, base, rows, limit, desired, A, b, objective, pattern, data):
+    """The state's data of the program into A, b, objective: the rows of (1) are [M, -Jc^T] @ x + h = S^T tau,
+    x = [qdd; f]; (1)'s base rows (= -h_base), (2) on the basis ``held`` of J_c's rows (= -held Jdot_c v), (4) for
+    the joints ``rows`` with a finite ``limit`` twice (tau_j = (1)_j x + h_j within +-limit); the cones' rows (3)
+    are constant (ContactInverseDynamics._allocate). And A's entries at ``pattern`` (indices into A^T raveled:
+    column-major, CSC's order) into data."""
+    nv, m, nb, r, t = M.shape[0], Jc.shape[0], base.shape[0], held.shape[0], rows.shape[0]
+    zero_rows = nb + r
+    for i in range(nb):
+        j = base[i]
+        for c in range(nv):
+            A[i, c] = M[j, c]
+        for c in range(m):
+            A[i, nv + c] = -Jc[c, j]
+        b[i] = -h[j]
+    for i in range(r):
+        for c in range(nv):
+            total = 0.0
+            for k in range(m):
+                total += held[i, k] * Jc[k, c]
+            A[nb + i, c] = total
+        total = 0.0
+        for k in range(m):
+            total += held[i, k] * bias[k]
+        b[nb + i] = -total
+    for i in range(t):
+        j = rows[i]
+        for c in range(nv):
+            A[zero_rows + i, c], A[zero_rows + t + i, c] = M[j, c], -M[j, c]
+        for c in range(m):
+            A[zero_rows + i, nv + c], A[zero_rows + t + i, nv + c] = -Jc[c, j], Jc[c, j]
+        b[zero_rows + i], b[zero_rows + t + i] = limit[i] - h[j], limit[i] + h[j]
+    for c in range(nv):
+        objective[c] = -desired[c]
+    height = A.shape[0]
+    for e in range(pattern.shape[0]):
+        data[e] = A[pattern[e] % height, pattern[e] // height]
 
 
 def independent_rows(J: NDArray[np.float64]) -> NDArray[np.float64]:
