@@ -180,10 +180,10 @@ class StandingController:
         if q.shape != (self.model.nq,) or v.shape != (self.model.nv,):
             raise ValueError(f"state of shape {q.shape}, {v.shape}; the model has nq {self.model.nq}, "
                              f"nv {self.model.nv}")
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
             raise ValueError("non-finite state")
         q = q.copy()
-        q[3:7] /= np.linalg.norm(q[3:7])
+        q[3:7] /= math.sqrt(q[3:7] @ q[3:7])   # (np.linalg.norm's arithmetic, without its checks)
         if self.start_pose is None:
             self.reset(q)
         if self.reference is None:
@@ -202,12 +202,14 @@ class StandingController:
             self.joint_reference = self.governor(t if now is None else now, q[self.joints_q], v[self.joints_v],
                                                  *self.reference.sample(t))
             joints, joint_velocities, joint_accelerations = self.joint_reference
-            v_ref, a_ref = np.zeros(self.model.nv), np.zeros(self.model.nv)
-            v_ref[self.joints_v], a_ref[self.joints_v] = joint_velocities, joint_accelerations
-            desired = a_ref + self.kp * self.error(q, self.base_reference(joints)) + self.kd * (v_ref - v)
+            desired = self.kp * self.error(q, self.base_reference(joints))   # (1): a_ref and v_ref are the joints'
+            desired[self.joints_v] += joint_accelerations
+            velocity_error = -v
+            velocity_error[self.joints_v] += joint_velocities
+            desired += self.kd * velocity_error
         tau, _, self.forces = self.inverse_dynamics(q, v, desired, self.contacts, poses,
                                                     (self.foot_body[bearing], in_body[bearing]))
-        if not np.all(np.isfinite(tau)):
+        if not np.isfinite(tau).all():
             raise ContactForceError(f"the contact program gave non-finite torques {tau.tolist()}")
         return tau
 
