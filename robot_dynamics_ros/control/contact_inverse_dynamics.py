@@ -109,6 +109,9 @@ class ContactInverseDynamics:
         self._point_motion = compiled(point_motion_kernel) if numba else point_motion_kernel
         self._independent_rows = compiled(independent_rows_kernel) if numba else independent_rows_kernel
         self._fill_program = compiled(fill_program) if numba else fill_program
+        functions = fast.functions(model)   # fast.crba and bias_torques (rnea with qdd = 0), bound once, into buffers
+        self._crba, self._rnea = functions.crba, functions.rnea
+        self.M, self.h, self._no_acceleration = np.zeros((model.nv, model.nv)), np.zeros(model.nv), np.zeros(model.nv)
         self.R, self.p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
         self.C_ang, self.C_lin = np.zeros((3, model.nv)), np.zeros((3, model.nv))
         self.joints = np.asarray(model.joint_v_index)
@@ -147,8 +150,8 @@ class ContactInverseDynamics:
         model, nv = self.model, self.model.nv
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         k = len(contacts)
-        M = crba(model, q)
-        h = bias_torques(model, q, v) if self.gravity is None else bias_torques(model, q, v, self.gravity)
+        M = self._crba(q, out=self.M)
+        h = self._rnea(q, v, self._no_acceleration, self.gravity, out=self.h)   # bias_torques
         bodies, offsets = contact_points_on_bodies(model, contacts) if points is None else points
         R, p = self.poses(q) if poses is None else poses
         Jc, bias = np.empty((3 * k, nv)), np.empty(3 * k)
