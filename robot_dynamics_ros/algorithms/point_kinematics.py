@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import spatial
 from ..model.model import FREE_FLYER, PLANAR, PRISMATIC, REVOLUTE
+from .backends import njit
 
 
 class PointKinematics:
@@ -47,6 +48,13 @@ class PointKinematics:
             while j >= 0:
                 self.moves[b, self.column_body == j] = True
                 j = model.parent[j]
+        # the arguments of the loop kernels (``body_poses``, point_acceleration.point_motion_kernel), contiguous
+        self.tree = (np.ascontiguousarray(model.parent, dtype=np.int64),
+                     np.ascontiguousarray(model.joint_type, dtype=np.int64),
+                     np.ascontiguousarray(model.idx_q, dtype=np.int64), np.ascontiguousarray(model.axis, dtype=float),
+                     np.ascontiguousarray(self.E_T), np.ascontiguousarray(self.r))
+        self.column_constants = (np.ascontiguousarray(self.column_body, dtype=np.int64),
+                                 np.ascontiguousarray(self.S_ang), np.ascontiguousarray(self.S_lin), self.moves)
 
     def poses(self, q):
         """(R, p): (nb, 3, 3) body orientations and (nb, 3) origins in the world (root) frame. The scatter from base to
@@ -118,3 +126,63 @@ def _cross(a, b):
     return np.stack([a[..., 1, :] * b[..., 2, :] - a[..., 2, :] * b[..., 1, :],
                      a[..., 2, :] * b[..., 0, :] - a[..., 0, :] * b[..., 2, :],
                      a[..., 0, :] * b[..., 1, :] - a[..., 1, :] * b[..., 0, :]], axis=-2)
+
+
+@njit()
+def body_poses(parent, kind, idx_q, axis, E_T, r, q, R, p):
+    """R (nb, 3, 3), p (nb, 3): ``PointKinematics.poses`` as loops (bodies in tree order, parents first), for numba:
+    R_i = R_p E_i^T R_J(q_i), p_i = p_p + R_p (r_i + E_i^T p_J(q_i)) (the module's docstring)."""
+    R_J, p_J, A, t = np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty(3)
+    for i in range(parent.shape[0]):
+        joint_pose(kind[i], axis[i], q, idx_q[i], R_J, p_J)
+        for a in range(3):   # body i in its parent's frame: A = E^T R_J, t = r + E^T p_J
+            t[a] = r[i, a] + E_T[i, a, 0] * p_J[0] + E_T[i, a, 1] * p_J[1] + E_T[i, a, 2] * p_J[2]
+            for b in range(3):
+                A[a, b] = E_T[i, a, 0] * R_J[0, b] + E_T[i, a, 1] * R_J[1, b] + E_T[i, a, 2] * R_J[2, b]
+        j = parent[i]
+        for a in range(3):
+            if j < 0:
+                p[i, a] = t[a]
+                for b in range(3):
+                    R[i, a, b] = A[a, b]
+            else:
+                p[i, a] = p[j, a] + R[j, a, 0] * t[0] + R[j, a, 1] * t[1] + R[j, a, 2] * t[2]
+                for b in range(3):
+                    R[i, a, b] = R[j, a, 0] * A[0, b] + R[j, a, 1] * A[1, b] + R[j, a, 2] * A[2, b]
+
+
+@njit()
+def joint_pose(kind, axis, q, k, R_J, p_J):
+    """R_J, p_J: ``PointKinematics._joint_poses`` of one body with joint coordinates q[k:] (revolute by Rodrigues'
+    formula with K^2 = a a^T - |a|^2 I; free flyer [x y z qx qy qz qw]; planar [x y cos sin])."""
+    for a in range(3):
+        p_J[a] = 0.0
+        for b in range(3):
+            R_J[a, b] = 1.0 if a == b else 0.0
+    if kind == REVOLUTE:
+        s, c1 = np.sin(q[k]), 1.0 - np.cos(q[k])
+        x, y, z = axis[0], axis[1], axis[2]
+        n = x * x + y * y + z * z
+        R_J[0, 0] += c1 * (x * x - n)
+        R_J[1, 1] += c1 * (y * y - n)
+        R_J[2, 2] += c1 * (z * z - n)
+        R_J[0, 1] += -s * z + c1 * x * y
+        R_J[1, 0] += s * z + c1 * x * y
+        R_J[0, 2] += s * y + c1 * x * z
+        R_J[2, 0] += -s * y + c1 * x * z
+        R_J[1, 2] += -s * x + c1 * y * z
+        R_J[2, 1] += s * x + c1 * y * z
+    elif kind == PRISMATIC:
+        for a in range(3):
+            p_J[a] = axis[a] * q[k]
+    elif kind == FREE_FLYER:
+        x, y, z, w = q[k + 3], q[k + 4], q[k + 5], q[k + 6]
+        R_J[0, 0], R_J[0, 1], R_J[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+        R_J[1, 0], R_J[1, 1], R_J[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+        R_J[2, 0], R_J[2, 1], R_J[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+        for a in range(3):
+            p_J[a] = q[k + a]
+    elif kind == PLANAR:
+        c, s = q[k + 2], q[k + 3]
+        R_J[0, 0], R_J[0, 1], R_J[1, 0], R_J[1, 1] = c, -s, s, c
+        p_J[0], p_J[1] = q[k], q[k + 1]

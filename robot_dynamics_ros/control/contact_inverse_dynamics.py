@@ -27,8 +27,10 @@ import time
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..algorithms.point_acceleration import point_motion
-from ..algorithms.point_kinematics import PointKinematics
+from .. import fast
+from ..algorithms.backends import compiled, njit
+from ..algorithms.point_acceleration import point_motion, point_motion_kernel
+from ..algorithms.point_kinematics import PointKinematics, body_poses
 from ..fast import bias_torques, crba
 from ..model.configuration import difference
 from ..model.model import Model
@@ -101,11 +103,23 @@ class ContactInverseDynamics:
         self.clarabel = _clarabel()
         self.model, self.friction, self.gravity = model, float(friction), gravity
         self.kinematics = point_kinematics(model)
+        # the kinematics and the rank test as loops compiled by numba where installed (the same arithmetic)
+        numba = fast.BACKEND == 'numba'
+        self._body_poses = compiled(body_poses) if numba else body_poses
+        self._point_motion = compiled(point_motion_kernel) if numba else point_motion_kernel
+        self._independent_rows = compiled(independent_rows_kernel) if numba else independent_rows_kernel
+        self._fill_program = compiled(fill_program) if numba else fill_program
+        functions = fast.functions(model)   # fast.crba and bias_torques (rnea with qdd = 0), bound once, into buffers
+        self._crba, self._rnea = functions.crba, functions.rnea
+        self.M, self.h, self._no_acceleration = np.zeros((model.nv, model.nv)), np.zeros(model.nv), np.zeros(model.nv)
+        self.R, self.p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
+        self.C_ang, self.C_lin = np.zeros((3, model.nv)), np.zeros((3, model.nv))
         self.joints = np.asarray(model.joint_v_index)
         self.base = np.setdiff1d(np.arange(model.nv), self.joints)   # the rows (1) without actuation
         limit = model.effort_limit[self.joints]
         self.limited = np.flatnonzero(np.isfinite(limit))            # (4) for the joints with a finite limit
         self.limit = limit[self.limited]
+        self.rows = np.ascontiguousarray(self.joints[self.limited], dtype=np.int64)   # their rows of (1)
         self.settings = self.clarabel.DefaultSettings()
         self.settings.verbose = False
         self.settings.presolve_enable = False            # Clarabel refuses data updates after a presolve ...
@@ -122,6 +136,11 @@ class ContactInverseDynamics:
         self.setups = self.updates = 0
         self.solve_time = 0.0
 
+    def poses(self, q: NDArray[np.float64]):
+        """PointKinematics.poses(q) (q: float array), in this object's buffers (overwritten by the next call)."""
+        self._body_poses(*self.kinematics.tree, q, self.R, self.p)
+        return self.R, self.p
+
     def __call__(self, q: ArrayLike, v: ArrayLike, desired_acceleration: ArrayLike,
                  contacts: Sequence[tuple[str, ArrayLike]], poses=None, points=None):
         """(tau for model.joint_names, qdd, f: (len(contacts), 3) contact forces in world coordinates) of (1)-(4);
@@ -131,33 +150,32 @@ class ContactInverseDynamics:
         model, nv = self.model, self.model.nv
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         k = len(contacts)
-        M = crba(model, q)
-        h = bias_torques(model, q, v) if self.gravity is None else bias_torques(model, q, v, self.gravity)
+        M = self._crba(q, out=self.M)
+        h = self._rnea(q, v, self._no_acceleration, self.gravity, out=self.h)   # bias_torques
         bodies, offsets = contact_points_on_bodies(model, contacts) if points is None else points
-        _, Jc, bias = point_motion(self.kinematics, q, v, bodies, offsets, poses)
-        held = independent_rows(Jc)                      # (2), on a basis of its rows (several points of one foot)
+        R, p = self.poses(q) if poses is None else poses
+        Jc, bias = np.empty((3 * k, nv)), np.empty(3 * k)
+        self._point_motion(*self.kinematics.column_constants, R, p, v, np.ascontiguousarray(bodies, dtype=np.int64),
+                           np.ascontiguousarray(offsets, dtype=float).reshape(k, 3), self.C_ang, self.C_lin,
+                           np.empty((k, 3)), Jc, bias)
+        held = self._independent_rows(Jc) if k else np.zeros((0, 0))   # (2) on a basis of its rows (several
+                                                                         # points of one foot)
         shape = (k, len(held))
         if shape != self.shape:
             self._allocate(shape)
         A, b, objective = self.A, self.b, self.objective
-        base, rows = self.base, self.joints[self.limited]
-        nb, torque_rows = len(base), len(rows)
-        zero_rows = nb + len(held)
-        # rows of (1): [M, -Jc^T] @ x + h = S^T tau, x = [qdd; f]
-        A[:nb, :nv], A[:nb, nv:] = M[base], -Jc[:, base].T                          # (1), base rows: = -h_base
-        A[nb:zero_rows, :nv] = held @ Jc                                            # (2): = -held Jdot_c v
-        actuated = A[zero_rows:zero_rows + torque_rows]                             # (4): tau_j = (1)_j x + h_j
-        actuated[:, :nv], actuated[:, nv:] = M[rows], -Jc[:, rows].T
-        np.negative(actuated, out=A[zero_rows + torque_rows:zero_rows + 2 * torque_rows])   # within +-limit
-        h_limited = h[rows]                                                         # (3): the cones, set up once
-        b[:nb], b[nb:zero_rows] = -h[base], -held @ bias
-        b[zero_rows:zero_rows + torque_rows] = self.limit - h_limited
-        b[zero_rows + torque_rows:zero_rows + 2 * torque_rows] = self.limit + h_limited
-        np.negative(desired_acceleration, out=objective[:nv])
-        if self.solver is None or shape != self.shape:
+        zero_rows, torque_rows = len(self.base) + len(held), len(self.limited)
+        updating = self.solver is not None   # else a new solver: no pattern yet
+        data = np.empty(len(self.pattern) if updating else 0)
+        self._fill_program(M, h, Jc, bias, held, self.base, self.rows, self.limit,
+                           np.asarray(desired_acceleration, dtype=float), A, b, objective,
+                           self.pattern if updating else np.zeros(0, dtype=np.int64), data)
+        if not updating:
             self._set_up(A, b, objective, shape, zero_rows, torque_rows, bodies)
         else:
-            self.solver.update(q=objective, A=A.T.ravel()[self.pattern], b=b)   # column-major: CSC's order
+            # Lists: Clarabel reads a NumPy array's 700 values one by one, 40 us, a list's in 18 us (with
+            # tolist's 9)
+            self.solver.update(q=objective.tolist(), A=data.tolist(), b=b.tolist())
             self.updates += 1
         started = time.perf_counter()
         solution = self.solver.solve()
@@ -266,12 +284,103 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
     return tau, qdd, f
 
 
+@njit()
+def fill_program(M, h, Jc, bias, held, base, rows, limit, desired, A, b, objective, pattern, data):
+    """The state's data of the program into A, b, objective: the rows of (1) are [M, -Jc^T] @ x + h = S^T tau,
+    x = [qdd; f]; (1)'s base rows (= -h_base), (2) on the basis ``held`` of J_c's rows (= -held Jdot_c v), (4) for
+    the joints ``rows`` with a finite ``limit`` twice (tau_j = (1)_j x + h_j within +-limit); the cones' rows (3)
+    are constant (ContactInverseDynamics._allocate). And A's entries at ``pattern`` (indices into A^T raveled:
+    column-major, CSC's order) into data."""
+    nv, m, nb, r, t = M.shape[0], Jc.shape[0], base.shape[0], held.shape[0], rows.shape[0]
+    zero_rows = nb + r
+    for i in range(nb):
+        j = base[i]
+        for c in range(nv):
+            A[i, c] = M[j, c]
+        for c in range(m):
+            A[i, nv + c] = -Jc[c, j]
+        b[i] = -h[j]
+    for i in range(r):
+        for c in range(nv):
+            total = 0.0
+            for k in range(m):
+                total += held[i, k] * Jc[k, c]
+            A[nb + i, c] = total
+        total = 0.0
+        for k in range(m):
+            total += held[i, k] * bias[k]
+        b[nb + i] = -total
+    for i in range(t):
+        j = rows[i]
+        for c in range(nv):
+            A[zero_rows + i, c], A[zero_rows + t + i, c] = M[j, c], -M[j, c]
+        for c in range(m):
+            A[zero_rows + i, nv + c], A[zero_rows + t + i, nv + c] = -Jc[c, j], Jc[c, j]
+        b[zero_rows + i], b[zero_rows + t + i] = limit[i] - h[j], limit[i] + h[j]
+    for c in range(nv):
+        objective[c] = -desired[c]
+    height = A.shape[0]
+    for e in range(pattern.shape[0]):
+        data[e] = A[pattern[e] % height, pattern[e] // height]
+
+
 def independent_rows(J: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(r, m) orthonormal combinations of the m rows of J that span its row space (SVD; r its numerical rank)."""
+    """(r, m) combinations of the m rows of J that are orthonormal and span its row space (r its numerical rank:
+    ``independent_rows_kernel``)."""
     if len(J) == 0:
         return np.zeros((0, 0))
-    U, s, _ = np.linalg.svd(J, full_matrices=False)
-    return U[:, s > RANK_TOLERANCE * s[0]].T
+    return independent_rows_kernel(np.array(J, dtype=float))
+
+
+@njit()
+def independent_rows_kernel(J):
+    """independent_rows of a J with rows, for numba: Gram-Schmidt with pivoting (QR of J^T with column pivoting),
+    each step taking the row with the largest part outside the span of those taken, projected out of the others
+    twice (classical Gram-Schmidt twice is orthogonal to rounding); it stops when that part is below RANK_TOLERANCE
+    times the largest row's norm (dependent rows: several points of one foot). T @ J = W throughout."""
+    m, n = J.shape
+    W, T = J.copy(), np.eye(m)
+    taken = np.zeros(m, dtype=np.bool_)
+    order = np.empty(m, dtype=np.int64)
+    largest = 0.0
+    for i in range(m):
+        largest = max(largest, _dot(W[i], W[i], n))
+    largest = np.sqrt(largest)
+    r = 0
+    while r < m:
+        pivot, norm = -1, -1.0
+        for i in range(m):
+            if not taken[i]:
+                size = np.sqrt(_dot(W[i], W[i], n))
+                if size > norm:
+                    pivot, norm = i, size
+        if not norm > RANK_TOLERANCE * largest:
+            break
+        for j in range(n):
+            W[pivot, j] /= norm
+        for j in range(m):
+            T[pivot, j] /= norm
+        taken[pivot] = True
+        order[r] = pivot
+        r += 1
+        for i in range(m):
+            if not taken[i]:
+                for _ in range(2):
+                    c = _dot(W[i], W[pivot], n)
+                    for j in range(n):
+                        W[i, j] -= c * W[pivot, j]
+                    for j in range(m):
+                        T[i, j] -= c * T[pivot, j]
+    return T[order[:r]]
+
+
+@njit()
+def _dot(a, b, n):
+    """a . b of the first n entries (a loop: no temporary array)."""
+    total = 0.0
+    for j in range(n):
+        total += a[j] * b[j]
+    return total
 
 
 def base_error(model: Model, q: ArrayLike, q_reference: ArrayLike) -> NDArray[np.float64]:

@@ -4,6 +4,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import fast
+from ..algorithms.backends import compiled
 from ..fast import control_kernel as kernel
 from ..fast.control_kernel import govern_reference
 from ..model.model import REVOLUTE, Model
@@ -85,6 +86,8 @@ class ReferenceGovernor:
         set_limits(self.constants, model, joints_q, joints_v, acceleration_limit)
         self.state = np.zeros((kernel.STATE_ROWS, n))
         self.clock = np.zeros(3)
+        # numba's machine code where installed (as ComputedTorqueController's kernel), else the plain Python
+        self._govern = compiled(govern_reference) if fast.BACKEND == 'numba' else govern_reference
 
     @property
     def limited_updates(self) -> int:
@@ -95,5 +98,5 @@ class ReferenceGovernor:
                  qdd_ref: ArrayLike) -> tuple[Vector, Vector, Vector]:
         """(q_ref, qd_ref, qdd_ref) governed, at time ``now`` (s) and the measured joint state (q, qd)."""
         q, qd, q_ref, qd_ref, qdd_ref = (np.array(x, dtype=float) for x in (q, qd, q_ref, qd_ref, qdd_ref))
-        govern_reference(float(now), self.constants, self.state, self.clock, q, qd, q_ref, qd_ref, qdd_ref)
+        self._govern(float(now), self.constants, self.state, self.clock, q, qd, q_ref, qd_ref, qdd_ref)
         return q_ref, qd_ref, qdd_ref

@@ -26,14 +26,16 @@ In mode 'gravity_compensation' a_des = 0: the robot holds its current posture (w
 corrected).
 """
 from collections.abc import Sequence
+import math
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .. import fast
+from ..algorithms.backends import compiled, njit
 from ..model.collision import ContactPoint, leaf_links
-from ..model.configuration import _log6
 from ..model.model import Model
-from ..spatial import pose_from_plucker, quaternion_to_matrix
+from ..spatial import pose_from_plucker
 from .contact_inverse_dynamics import ContactForceError, ContactInverseDynamics
 from .governor import ReferenceGovernor
 from .references import TrajectoryReference
@@ -83,8 +85,12 @@ class StandingController:
         self.foot_p = np.array([p for _, p in placements]).reshape(-1, 3)
         self.foot_offset = np.array([p.offset for p in self.feet], dtype=float).reshape(-1, 3)
         self.foot_radius = np.array([p.radius for p in self.feet], dtype=float)
+        self.foot_links = sorted({p.link for p in self.feet})                    # each point's link, numbered
+        self.foot_link = np.array([self.foot_links.index(p.link) for p in self.feet], dtype=np.int64)
         self._standing_height = (None, 0.0)   # (joint positions' bytes, standing_height of them)
         self.kp, self.kd = float(kp), float(kd)
+        kernels = (configuration_error, lowest_points, bearing_points)
+        self._error, self._lowest, self._bearing = (compiled(k) if fast.BACKEND == 'numba' else k for k in kernels)
         self.set_mode(mode)
         self.joints_v = np.asarray(model.joint_v_index)
         self.joints_q = np.asarray(model.joint_q_index)
@@ -134,11 +140,10 @@ class StandingController:
         """(heights above the ground, (k, 3) points in the link frames, the same in the bodies' frames) of the
         feet's lowest points."""
         R, p = self.kinematics.poses(np.asarray(q, dtype=float)) if poses is None else poses
-        R_body, p_body = R[self.foot_body], p[self.foot_body]
-        R_link = R_body @ self.foot_R                                               # the links' orientations
-        lowest_in_link = self.foot_offset - self.foot_radius[:, None] * R_link[:, 2, :]   # R^T e_z = R's third row
-        in_body = self.foot_p + np.einsum('kij,kj->ki', self.foot_R, lowest_in_link)
-        heights = p_body[:, 2] + np.einsum('kj,kj->k', R_body[:, 2, :], in_body) - self.ground_height
+        k = len(self.feet)
+        heights, lowest_in_link, in_body = np.empty(k), np.empty((k, 3)), np.empty((k, 3))
+        self._lowest(R, p, self.foot_body, self.foot_R, self.foot_p, self.foot_offset, self.foot_radius,
+                     self.ground_height, heights, lowest_in_link, in_body)
         return heights, lowest_in_link, in_body
 
     def standing_height(self, joint_positions: ArrayLike) -> float:
@@ -175,24 +180,21 @@ class StandingController:
         if q.shape != (self.model.nq,) or v.shape != (self.model.nv,):
             raise ValueError(f"state of shape {q.shape}, {v.shape}; the model has nq {self.model.nq}, "
                              f"nv {self.model.nv}")
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+        if not (np.isfinite(q).all() and np.isfinite(v).all()):
             raise ValueError("non-finite state")
         q = q.copy()
-        q[3:7] /= np.linalg.norm(q[3:7])
+        q[3:7] /= math.sqrt(q[3:7] @ q[3:7])   # (np.linalg.norm's arithmetic, without its checks)
         if self.start_pose is None:
             self.reset(q)
         if self.reference is None:
             self.set_joint_reference(q[self.joints_q])
-        poses = self.kinematics.poses(q)
+        poses = self.inverse_dynamics.poses(q)
         heights, in_link, in_body = self._lowest_points(q, poses)
         touching = (heights < CONTACT_TOLERANCE if feet_in_contact is None
-                    else np.array([foot.link in feet_in_contact for foot in self.feet], dtype=bool))
-        lowest = {}   # per foot link, the height of its lowest touching point
-        for foot, height, touches in zip(self.feet, heights, touching):
-            if touches:
-                lowest[foot.link] = min(height, lowest.get(foot.link, np.inf))
-        bearing = [i for i, (foot, height, touches) in enumerate(zip(self.feet, heights, touching))
-                   if touches and height < lowest[foot.link] + FOOT_FLATNESS]
+                    else np.array([link in feet_in_contact for link in self.foot_links], dtype=bool)[self.foot_link])
+        bearing = np.empty(len(self.feet), dtype=np.int64)
+        bearing = bearing[:self._bearing(heights, touching, self.foot_link, len(self.foot_links), FOOT_FLATNESS,
+                                         bearing)]
         self.contacts = [(self.feet[i].link, in_link[i]) for i in bearing]
         if self.mode == 'gravity_compensation':
             desired = np.zeros(self.model.nv)
@@ -200,12 +202,14 @@ class StandingController:
             self.joint_reference = self.governor(t if now is None else now, q[self.joints_q], v[self.joints_v],
                                                  *self.reference.sample(t))
             joints, joint_velocities, joint_accelerations = self.joint_reference
-            v_ref, a_ref = np.zeros(self.model.nv), np.zeros(self.model.nv)
-            v_ref[self.joints_v], a_ref[self.joints_v] = joint_velocities, joint_accelerations
-            desired = a_ref + self.kp * self.error(q, self.base_reference(joints)) + self.kd * (v_ref - v)
+            desired = self.kp * self.error(q, self.base_reference(joints))   # (1): a_ref and v_ref are the joints'
+            desired[self.joints_v] += joint_accelerations
+            velocity_error = -v
+            velocity_error[self.joints_v] += joint_velocities
+            desired += self.kd * velocity_error
         tau, _, self.forces = self.inverse_dynamics(q, v, desired, self.contacts, poses,
                                                     (self.foot_body[bearing], in_body[bearing]))
-        if not np.all(np.isfinite(tau)):
+        if not np.isfinite(tau).all():
             raise ContactForceError(f"the contact program gave non-finite torques {tau.tolist()}")
         return tau
 
@@ -213,9 +217,7 @@ class StandingController:
         """configuration.difference(model, q, q_ref) for this model, a free-flying base (q[:7], v[:6]) and 1-DOF
         joints (q[7:], v[6:]), without its generic per-joint loop and checks (q is normalised by update)."""
         error = np.empty(self.model.nv)
-        R, R_ref = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(q_ref[3:7])
-        error[:6] = _log6(R.T @ R_ref, R.T @ (q_ref[:3] - q[:3]))
-        error[6:] = q_ref[7:] - q[7:]
+        self._error(np.asarray(q, dtype=float), np.asarray(q_ref, dtype=float), error)
         return error
 
     def _joint_vector(self, positions):
@@ -224,3 +226,95 @@ class StandingController:
             raise ValueError(f"a joint reference needs {len(self.joints_v)} finite positions, got "
                              f"{positions.tolist()}")
         return positions
+
+
+@njit()
+def configuration_error(q, q_ref, error):
+    """error (nv,): StandingController.error, as loops for numba: the base block [linear; angular] is
+    configuration._log6(R^T R_ref, R^T (p_ref - p)), the twist whose exponential takes the base to its reference
+    (angle in [0, pi]; linear part V(w)^-1 of the translation, V the left Jacobian of SO(3),
+    configuration._V), and the joints' q_ref - q."""
+    R, R_ref = _rotation(q[3:7]), _rotation(q_ref[3:7])
+    D, d = np.zeros((3, 3)), np.zeros(3)   # R^T R_ref, R^T (p_ref - p)
+    for a in range(3):
+        for b in range(3):
+            d[a] += R[b, a] * (q_ref[b] - q[b])
+            for c in range(3):
+                D[a, b] += R[c, a] * R_ref[c, b]
+    angle = math.acos(min(max((D[0, 0] + D[1, 1] + D[2, 2] - 1.0) / 2.0, -1.0), 1.0))
+    w = np.array([D[2, 1] - D[1, 2], D[0, 2] - D[2, 0], D[1, 0] - D[0, 1]]) / 2.0   # axis sin(angle)
+    if angle < 1e-8:
+        pass
+    elif angle > math.pi - 1e-6:   # near pi: the axis from the symmetric part, R + 1 = 2 a a^T
+        i = np.argmax(np.array([D[0, 0], D[1, 1], D[2, 2]]))
+        axis = np.array([D[0, i], D[1, i], D[2, i]])
+        axis[i] += 1.0
+        axis *= angle / math.sqrt(axis[0] ** 2 + axis[1] ** 2 + axis[2] ** 2)
+        w = axis if axis[0] * w[0] + axis[1] * w[1] + axis[2] * w[2] >= 0.0 else -axis
+    else:
+        w *= angle / math.sin(angle)
+    theta = math.sqrt(w[0] ** 2 + w[1] ** 2 + w[2] ** 2)
+    if theta < 1e-4:   # configuration._V's Taylor series
+        s1, s2 = 0.5, 1.0 / 6.0
+    else:
+        s1, s2 = (1.0 - math.cos(theta)) / theta ** 2, (theta - math.sin(theta)) / theta ** 3
+    W = np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+    V = np.eye(3) + s1 * W + s2 * (W @ W)
+    # V u = d by Cramer's rule: u_i = d . (c_j x c_k) / det V, (i, j, k) cyclic over V's columns c
+    det = 0.0
+    for i in range(3):
+        j, k = (i + 1) % 3, (i + 2) % 3
+        c0 = V[1, j] * V[2, k] - V[2, j] * V[1, k]
+        c1 = V[2, j] * V[0, k] - V[0, j] * V[2, k]
+        c2 = V[0, j] * V[1, k] - V[1, j] * V[0, k]
+        error[i] = d[0] * c0 + d[1] * c1 + d[2] * c2
+        if i == 0:
+            det = V[0, 0] * c0 + V[1, 0] * c1 + V[2, 0] * c2
+    for i in range(3):
+        error[i] /= det
+        error[3 + i] = w[i]
+    for i in range(7, q.shape[0]):
+        error[i - 1] = q_ref[i] - q[i]
+
+
+@njit()
+def _rotation(quaternion):
+    """spatial.quaternion_to_matrix of (x, y, z, w)."""
+    x, y, z, w = quaternion[0], quaternion[1], quaternion[2], quaternion[3]
+    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
+                     [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
+                     [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
+
+
+@njit()
+def lowest_points(R, p, foot_body, foot_R, foot_p, foot_offset, foot_radius, ground_height, heights, in_link,
+                  in_body):
+    """Each foot point's lowest point (its sphere's: the centre minus radius times the world z in the link frame,
+    the third row of the link's world orientation R_body foot_R): in_link (k, 3), in_body (k, 3) in the body's
+    frame, and heights (k,) above the ground."""
+    for i in range(foot_body.shape[0]):
+        b = foot_body[i]
+        for a in range(3):
+            up = R[b, 2, 0] * foot_R[i, 0, a] + R[b, 2, 1] * foot_R[i, 1, a] + R[b, 2, 2] * foot_R[i, 2, a]
+            in_link[i, a] = foot_offset[i, a] - foot_radius[i] * up
+        for a in range(3):
+            in_body[i, a] = (foot_p[i, a] + foot_R[i, a, 0] * in_link[i, 0] + foot_R[i, a, 1] * in_link[i, 1]
+                             + foot_R[i, a, 2] * in_link[i, 2])
+        heights[i] = (p[b, 2] + R[b, 2, 0] * in_body[i, 0] + R[b, 2, 1] * in_body[i, 1] + R[b, 2, 2] * in_body[i, 2]
+                      - ground_height)
+
+
+@njit()
+def bearing_points(heights, touching, foot_link, links, flatness, bearing):
+    """The number n of foot points that bear the load, their indices in bearing[:n]: those touching within
+    ``flatness`` of the lowest touching point of their link (foot_link: each point's link, numbered < links)."""
+    lowest = np.full(links, np.inf)
+    for i in range(heights.shape[0]):
+        if touching[i]:
+            lowest[foot_link[i]] = min(lowest[foot_link[i]], heights[i])
+    n = 0
+    for i in range(heights.shape[0]):
+        if touching[i] and heights[i] < lowest[foot_link[i]] + flatness:
+            bearing[n] = i
+            n += 1
+    return n
