@@ -18,6 +18,7 @@ which with qdd = 0 is Jdot v; J is PointKinematics.jacobians.
 import numpy as np
 
 from .backends import njit
+from .point_kinematics import world_columns
 
 
 def point_motion(kinematics, q, v, bodies, offsets, poses=None):
@@ -59,14 +60,7 @@ def point_motion_kernel(column_body, S_ang, S_lin, moves, R, p, v, bodies, offse
     (PointKinematics.columns), x (k, 3), J (3k, nv), bias (3k,) = Jdot v by (1) and (2); the arguments after moves
     as point_motion's, the poses (R, p) given."""
     nb, nv = moves.shape
-    for c in range(nv):   # c_ang = R_j s_ang, c_lin = R_j s_lin - c_ang x p_j
-        j = column_body[c]
-        for a in range(3):
-            C_ang[a, c] = R[j, a, 0] * S_ang[c, 0] + R[j, a, 1] * S_ang[c, 1] + R[j, a, 2] * S_ang[c, 2]
-            C_lin[a, c] = R[j, a, 0] * S_lin[c, 0] + R[j, a, 1] * S_lin[c, 1] + R[j, a, 2] * S_lin[c, 2]
-        C_lin[0, c] -= C_ang[1, c] * p[j, 2] - C_ang[2, c] * p[j, 1]
-        C_lin[1, c] -= C_ang[2, c] * p[j, 0] - C_ang[0, c] * p[j, 2]
-        C_lin[2, c] -= C_ang[0, c] * p[j, 1] - C_ang[1, c] * p[j, 0]
+    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)   # c_ang = R_j s_ang, c_lin = R_j s_lin - c_ang x p_j
     V = np.zeros((nb, 6))   # V_b = [omega_b; v_O,b]
     for b in range(nb):
         for c in range(nv):

@@ -186,3 +186,16 @@ def joint_pose(kind, axis, q, k, R_J, p_J):
         c, s = q[k + 2], q[k + 3]
         R_J[0, 0], R_J[0, 1], R_J[1, 0], R_J[1, 1] = c, -s, s, c
         p_J[0], p_J[1] = q[k], q[k + 1]
+
+
+@njit()
+def world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin):
+    """C_ang, C_lin (3, nv): what qd_k adds to the angular velocity and to the velocity of the world origin (``columns``)."""
+    for k in range(column_body.shape[0]):
+        b = column_body[k]
+        for a in range(3):
+            C_ang[a, k] = R[b, a, 0] * S_ang[k, 0] + R[b, a, 1] * S_ang[k, 1] + R[b, a, 2] * S_ang[k, 2]
+            C_lin[a, k] = R[b, a, 0] * S_lin[k, 0] + R[b, a, 1] * S_lin[k, 1] + R[b, a, 2] * S_lin[k, 2]
+        C_lin[0, k] -= C_ang[1, k] * p[b, 2] - C_ang[2, k] * p[b, 1]
+        C_lin[1, k] -= C_ang[2, k] * p[b, 0] - C_ang[0, k] * p[b, 2]
+        C_lin[2, k] -= C_ang[0, k] * p[b, 1] - C_ang[1, k] * p[b, 0]

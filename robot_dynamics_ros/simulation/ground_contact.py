@@ -153,10 +153,10 @@ class GroundContact:
         return tuple(a.copy() for a in self._stage_points(q))
 
     def _stage_points(self, q):
-        """``points`` as the kinematics stage of the step (``contact_rows.body_poses``, ``point_heights``): the step's
+        """``points`` as the kinematics stage of the step (``point_kinematics.body_poses``, ``contact_rows.point_heights``): the step's
         data buffers, valid until the next call."""
         d, k = self.data, self.kernels
-        k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R_J, d.p_J, d.R, d.p)
+        k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R, d.p)
         k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi)
         return d.phi, d.x, d.R, d.p
 

@@ -17,11 +17,13 @@ import types
 
 import numpy as np
 
+from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
 from . import contact_active_set, contact_rows, delassus, integrate_step, pattern_fixed_point
 from .roles import APART, INSIDE, PUSHING
 
-STAGES = {contact_rows: ('body_poses', 'point_heights', 'world_columns', 'candidate_rows', 'joint_row_sets',
+STAGES = {point_kinematics: ('body_poses', 'world_columns'),
+          contact_rows: ('point_heights', 'candidate_rows', 'joint_row_sets',
                          'joint_rows', 'broken_stops'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
@@ -49,7 +51,6 @@ class StepData:
     def __init__(self, model, count):
         nb, nv = model.nb, model.nv
         self.R, self.p = np.zeros((nb, 3, 3)), np.zeros((nb, 3))        # body poses (kinematics)
-        self.R_J, self.p_J = np.zeros((3, 3)), np.zeros(3)                 # one joint's pose (scratch)
         self.C_ang, self.C_lin = np.zeros((3, nv)), np.zeros((3, nv))     # world columns of S
         self.x, self.phi = np.zeros((count, 3)), np.zeros(count)          # contact points, heights
         self.which = np.zeros(count, dtype=np.int64)                      # candidates
