@@ -1,13 +1,11 @@
-"""The legged controller's compiled kernels against the NumPy code they replace: the configuration error against
-``configuration.difference``, and the contact Jacobian's independent rows against the SVD's rank and row space.
-Each kernel runs as plain Python and, where numba is installed, compiled."""
+"""The legged controller's compiled configuration error against the NumPy code it replaces,
+``configuration.difference``, as plain Python and, where numba is installed, compiled."""
 import importlib.util
 
 import numpy as np
 import pytest
 
 from robot_dynamics_ros.algorithms.backends import compiled
-from robot_dynamics_ros.control.contact_inverse_dynamics import RANK_TOLERANCE, independent_rows_kernel
 from robot_dynamics_ros.control.standing import configuration_error
 from robot_dynamics_ros.model.configuration import difference, integrate, random_configuration
 
@@ -48,22 +46,3 @@ def test_configuration_error_equals_the_configuration_difference(quadruped, name
         np.testing.assert_allclose(reached[:3], q_ref[:3], atol=1e-9)
         assert abs(abs(reached[3:7] @ q_ref[3:7]) - 1.0) < 1e-12   # the same rotation (q and -q)
         np.testing.assert_allclose(reached[7:], q_ref[7:], atol=1e-12)
-
-
-@pytest.mark.parametrize('name', BACKENDS)
-def test_independent_rows_span_the_rows_as_the_svd_finds_them(name):
-    """J with dependent rows (several points of one foot, a foot repeated): the kernel's T gives T J with
-    orthonormal rows, as many as the SVD's rank of J (singular values above RANK_TOLERANCE of the largest), spanning
-    J's row space (the same projector as the SVD's right singular vectors)."""
-    kernel = backend(independent_rows_kernel, name)
-    rng = np.random.default_rng(11)
-    for rows, rank in ((12, 12), (27, 15), (24, 9), (6, 1)):
-        J = rng.standard_normal((rows, rank)) @ rng.standard_normal((rank, 18))
-        T = kernel(J)
-        s = np.linalg.svd(J, compute_uv=False)
-        svd_rank = int(np.sum(s > RANK_TOLERANCE * s[0]))
-        assert svd_rank == rank and T.shape == (rank, rows)
-        W = T @ J
-        np.testing.assert_allclose(W @ W.T, np.eye(rank), atol=1e-9)
-        basis = np.linalg.svd(J)[2][:rank]
-        np.testing.assert_allclose(W.T @ W, basis.T @ basis, atol=1e-9)
