@@ -9,6 +9,7 @@ until ``catch()``. Imports nothing but the standard library.
 """
 import contextlib
 import signal
+import sys
 
 SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
@@ -27,7 +28,12 @@ def catch(wake_up=None):
 
 def interrupt():
     """Record SIGINT and SIGTERM from now on and raise KeyboardInterrupt where the program is, for work that
-    has no loop to look at ``received()``."""
+    has no loop to look at ``received()``. Where it lands in a callback from C that cannot pass it on (numba's
+    compiler writing its cache), Python would print it with a traceback and go on: the signal is recorded, so it
+    goes on quietly and the caller stops at its next look at ``received()``."""
+    if sys.unraisablehook is not _quiet_unraisable:
+        _unraisablehook[0] = sys.unraisablehook
+        sys.unraisablehook = _quiet_unraisable
     for sig in SIGNALS:
         signal.signal(sig, _raise)
 
@@ -65,6 +71,15 @@ def exit_code():
     """128 + the first signal's number, the shell's code for a command stopped by it (130, 143; 130 when no
     signal was received: a KeyboardInterrupt raised otherwise)."""
     return 128 + signal.Signals[received() or 'SIGINT'].value
+
+
+_unraisablehook = [sys.unraisablehook]   # the hook ``interrupt`` replaced
+
+
+def _quiet_unraisable(unraisable):
+    """sys.unraisablehook: nothing for the KeyboardInterrupt of a recorded signal, the replaced hook otherwise."""
+    if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and _received):
+        _unraisablehook[0](unraisable)
 
 
 def _raise(signum, frame):
