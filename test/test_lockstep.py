@@ -151,3 +151,109 @@ def test_a_subscriber_that_falls_behind_loses_no_state_when_the_history_holds_th
     print(f"lockstep with a slow subscriber: {speed:.2f} s of sim time per wall second; after its slow states "
           f"it took 100 states in {later[-1] - later[0]:.3f} s (the backlog)")
     assert len(states) == expected, f"{len(states)} distinct joint states, expected every one of {expected}"
+
+
+def command(values, label=None):
+    """An effort command; `label` names the state it answers ('answers state <sec>.<nanosec>', as our controllers'
+    StateAnswers do), None names none (a third-party controller's)."""
+    from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout
+    dims = [] if label is None else [MultiArrayDimension(label=label, size=len(values), stride=len(values))]
+    return Float64MultiArray(layout=MultiArrayLayout(dim=dims), data=[float(x) for x in values])
+
+
+def test_the_simulator_steps_only_on_the_answer_to_the_state_it_published_last(ros_domain, start):
+    """A lockstep simulator takes a command that names a state (its layout label) as the answer to that state only:
+    one naming any other state is ignored, so a late answer to a copy of the first state, republished while the
+    simulator waited for its first command, is not taken for the next state's (which shifted every later command
+    by one state and made two legged runs differ from 0.002 s on: seen in CI). A command naming none answers the
+    state waiting, as before. Each ignored command leaves sim time where it is; the exit line counts them."""
+    from std_msgs.msg import Float64MultiArray
+    _, probe = ros_domain
+    states = []
+    subscription = probe.node.create_subscription(
+        JointState, 'joint_states', lambda msg: states.append(msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec),
+        history_for_the_run())
+    sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE),
+                                         ('lockstep_timeout', 600.0)))
+    publisher = probe.node.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+    assert probe.spin_until(lambda: states and publisher.get_subscription_count() > 0, STARTUP), sim.log()
+    probe.spin_for(1.0)   # discovery completes on the simulator's side too: each command below is sent once
+    period = int(1e9 / PUBLISH_RATE)
+    zero = np.zeros(len(START))
+
+    def send_and_watch(msg, seconds=1.0):
+        publisher.publish(msg)
+        probe.spin_for(seconds)
+        return sorted(set(states))
+
+    assert send_and_watch(command(zero, 'answers state 7.000000000')) == [0]   # not the state waiting
+    publisher.publish(command(zero, 'answers state 0.000000000'))
+    assert probe.spin_until(lambda: max(states) > 0, STARTUP), sim.log()
+    assert send_and_watch(command(zero, 'answers state 0.000000000')) == [0, period]   # a late answer to a copy
+    publisher.publish(command(zero))   # names no state: answers the one waiting
+    assert probe.spin_until(lambda: max(states) == 2 * period, STARTUP), sim.log()
+    assert sim.stop() == 0
+    assert '2 answers to earlier states ignored' in sim.log(), sim.log()
+    probe.node.destroy_subscription(subscription)
+    probe.node.destroy_publisher(publisher)
+
+
+class RecordingPublisher:
+    def __init__(self):
+        self.sent = []
+
+    def publish(self, msg):
+        self.sent.append((msg.layout.dim[0].label, list(msg.data)))
+
+
+def test_a_controller_names_the_state_it_answers_and_answers_a_copy_of_it_alike():
+    """StateAnswers, as the controllers publish: the label carries the state's stamp to the nanosecond
+    (answered_state reads it back), a copy of the state last answered gets the same command again, any other state
+    does not, and a command that is not finite is not sent and answers nothing."""
+    import logging
+    from robot_dynamics_ros.nodes.common import StateAnswers, Throttle, answered_state
+    publisher = RecordingPublisher()
+    answers = StateAnswers(publisher, 2, Throttle(logging.getLogger('test')))
+    stamp_ns = 12 * 10**9 + 5
+    assert answers.publish(stamp_ns, np.array([1.5, -2.0]), key=('state', 1))
+    assert answered_state(answers.msg) == stamp_ns and publisher.sent == [('answers state 12.000000005', [1.5, -2.0])]
+    assert answers.repeat(('state', 1)) and publisher.sent[1] == publisher.sent[0]
+    assert not answers.repeat(('state', 2)) and len(publisher.sent) == 2
+    assert not answers.publish(stamp_ns + 1, np.array([np.nan, 0.0]), key=('state', 2))
+    assert len(publisher.sent) == 2 and not answers.repeat(('state', 2)) and not answers.repeat(('state', 1))
+    assert answered_state(command([0.0])) is None and answered_state(command([0.0], 'joints')) is None
+
+
+def test_the_controller_answers_a_republished_copy_of_a_state_with_the_same_command_and_no_new_update(
+        ros_domain, start):
+    """The computed-torque controller over DDS: state A, a copy of A (what a lockstep simulator republishes while it
+    waits), then state B. The copy's answer is A's again, named alike, and is not a new update (no third
+    ~/compute_time_us for three commands): the controller's state advances once per state."""
+    from std_msgs.msg import Float64, Float64MultiArray
+    from robot_dynamics_ros.nodes.common import answered_state
+    _, probe = ros_domain
+    commands, updates = [], []
+    probe.node.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                   lambda msg: commands.append((answered_state(msg), list(msg.data))), 10)
+    probe.node.create_subscription(Float64, 'computed_torque_controller/compute_time_us',
+                                   lambda msg: updates.append(msg.data), 10)
+    states = probe.node.create_publisher(JointState, 'joint_states', 10)
+    controller = start('computed_torque_controller', **node_args(('state_timeout', LOCKSTEP_STATE_TIMEOUT)))
+    assert probe.spin_until(lambda: states.get_subscription_count() > 0, STARTUP), controller.log()
+    probe.spin_for(1.5)   # discovery completes both ways; the controller sees its compute_time_us listened to
+
+    def state(stamp_ns, offset):
+        msg = JointState(name=[f'arm7_joint{i}' for i in range(1, 8)], position=[float(x) for x in START + offset],
+                         velocity=[0.1] * 7)
+        msg.header.stamp = Time(sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9)
+        return msg
+
+    for stamp_ns, offset in ((0, 0.0), (0, 0.0), (4_000_000, 0.01)):
+        count = len(commands)
+        states.publish(state(stamp_ns, offset))
+        assert probe.spin_until(lambda: len(commands) > count, STARTUP), controller.log()
+    probe.spin_for(0.5)
+    assert [stamp for stamp, _ in commands] == [0, 0, 4_000_000]
+    assert commands[1][1] == commands[0][1] and commands[2][1] != commands[0][1]
+    assert len(updates) == 2, updates
+    assert controller.stop() == 0

@@ -31,7 +31,8 @@ from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
 from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, publish_finite, run, stamp_seconds)
+                     declare_parameters, default_as_none, joint_order, positive, run, StateAnswers,
+                     stamp_nanoseconds, stamp_seconds)
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
 
@@ -135,18 +136,18 @@ class CartesianControllerNode(Node):
                                        bounds=plausibility_bounds(model))
         self.target = None       # CartesianTarget, from the first joint state on
         self.wrench = None       # feed-forward [torque; force] from ~/target_wrench
-        self.state_time = None   # s: stamp of the last valid joint state
+        self.state_time = self.state_ns = None   # s, ns: stamp of the last valid joint state
         self.last_state = None   # monotonic receipt time of the last valid joint state
         self.stale = False
         if first:
             self._create_interfaces()
+        self.answers = StateAnswers(self.command_pub, len(self.index), self.throttle)
         self.get_logger().info(f"dynamics: {choose_code(model)}")
         self.get_logger().info(f"{self.settings['law']} control of {self.end_effector!r} in {self.base!r} frame, "
                                f"{model.name!r} ({model.nv} DOF)")
 
     def _create_interfaces(self):
         self.commands = self.rejected = 0
-        self.command_msg = Float64MultiArray()
         self.pose_msg = PoseStamped()
         self.error_msg = TwistStamped()
         self.time_msg = Float64()
@@ -190,14 +191,14 @@ class CartesianControllerNode(Node):
 
     def _on_joint_state(self, msg):
         started = time.perf_counter()
+        stamp = msg.header.stamp
         try:
             q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
         except ValueError as e:
             self.rejected += 1
             self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return
-        stamp = msg.header.stamp
-        self.state_time = stamp_seconds(stamp)
+        self.state_time, self.state_ns = stamp_seconds(stamp), stamp_nanoseconds(stamp)
         controller = self.controller
         if self.target is None:   # hold the first pose; the nullspace posture is this state unless given
             if not self.posture_given:
@@ -241,8 +242,9 @@ class CartesianControllerNode(Node):
         self.error_pub.publish(error)
 
     def _publish_efforts(self, values):
-        """Publish efforts in `joints` order unless they are not finite (the last check before every command)."""
-        return publish_finite(self.command_pub, self.command_msg, values, self.throttle)
+        """Publish efforts in `joints` order, answering the last valid joint state (StateAnswers: named, not
+        repeated), unless they are not finite (the last check before every command)."""
+        return self.answers.publish(self.state_ns, values)
 
     def _check_stale(self):
         timeout = self.parameters['state_timeout']
@@ -251,7 +253,7 @@ class CartesianControllerNode(Node):
         self.stale = True
         self.get_logger().warning(f"no valid joint state for {self.parameters['state_timeout']:g} s; commanding zero "
                                   "effort once")
-        self._publish_efforts(np.zeros(self.model.nv))
+        self._publish_efforts(np.zeros(len(self.index)))
 
     def summary(self):
         if self.controller is None:

@@ -23,7 +23,7 @@ try:   # Jazzy and later (experimental)
 except ImportError:   # Humble
     EventsExecutor = None
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from std_msgs.msg import String
+from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout, String
 
 from .. import stopping
 from ..algorithms.rnea import STANDARD_GRAVITY
@@ -626,3 +626,55 @@ def publish_finite(publisher, msg, values, throttle) -> bool:
     msg.data = array('d', values.tobytes())
     publisher.publish(msg)
     return True
+
+
+STATE_LABEL = 'answers state '   # + '<sec>.<nanosec>': the label of an effort command's layout dimension
+
+
+def answered_state(msg) -> int | None:
+    """The stamp (ns) of the joint state an effort command (Float64MultiArray) names as the one it answers
+    (StateAnswers), or None when it names none."""
+    dims = msg.layout.dim
+    if len(dims) != 1 or not dims[0].label.startswith(STATE_LABEL):
+        return None
+    sec, _, nanosec = dims[0].label[len(STATE_LABEL):].partition('.')
+    if not (sec.isdigit() and nanosec.isdigit()):
+        return None
+    return int(sec) * 1_000_000_000 + int(nanosec)
+
+
+class StateAnswers:
+    """A controller's effort commands, each naming the joint state it answers; a republished copy of the state last
+    answered gets that answer again.
+
+    Float64MultiArray has no header, so the command's one layout dimension (size = stride = the number of joints,
+    as a 1-D array's layout reads) is labelled 'answers state <sec>.<nanosec>' with the state's stamp; consumers
+    that do not know the label ignore the layout, as ros2_control's forward command controllers do. A lockstep
+    simulator steps only on the answer to the state it published last, so a late answer to an earlier state (one
+    republished while the simulator waited for its first command) is not taken for the next state's. A copy of the
+    state last answered (same stamp, same values: the `key`) is answered with the same command, without a second
+    update, so the controller's own state advances once per state and lockstep runs are bit-identical."""
+
+    def __init__(self, publisher, size, throttle):
+        self.publisher, self.throttle = publisher, throttle
+        self.dimension = MultiArrayDimension(size=size, stride=size)
+        self.msg = Float64MultiArray(layout=MultiArrayLayout(dim=[self.dimension]))
+        self.key = None   # the key of the state the last command answered
+
+    def repeat(self, key) -> bool:
+        """Publish the last answer again if `key` is that of the state it answered; whether it did."""
+        if self.key is None or key != self.key:
+            return False
+        self.publisher.publish(self.msg)
+        return True
+
+    def publish(self, stamp_ns, values, key=None) -> bool:
+        """Publish `values` as the answer to the state stamped `stamp_ns` (None: to no state), unless one is not
+        finite (publish_finite); `key` (None: never repeated) identifies the state for `repeat`."""
+        self.dimension.label = ('' if stamp_ns is None else
+                                f"{STATE_LABEL}{stamp_ns // 1_000_000_000}.{stamp_ns % 1_000_000_000:09d}")
+        self.key = None
+        if not publish_finite(self.publisher, self.msg, values, self.throttle):
+            return False
+        self.key = key
+        return True

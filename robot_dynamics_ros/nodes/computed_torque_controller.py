@@ -41,8 +41,8 @@ from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
 from .common import (STEADY_CLOCK, ConfigurationError, JointGains, ModelSource, Param, Throttle, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, publish_finite, run,
-                     stamp_nanoseconds, stamp_seconds)
+                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
+                     StateAnswers, stamp_nanoseconds, stamp_seconds)
 from .trajectory_cdr import FIELDS, read_joint_trajectory
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many
@@ -180,7 +180,6 @@ class ControllerNode(Node):
         self.reference_start = None  # ns: time at which the reference's t = 0
         self.pending_trajectory = None  # a trajectory (serialized) that came before the first joint state
         # Messages are built once and refilled (rclpy serializes on publish).
-        self.command_msg = Float64MultiArray()
         self.error_msg = JointState(name=list(model.joint_names))
         self.compute_time_msg = Float64()
         self.state_time = None       # ns: stamp of the last valid joint state
@@ -189,6 +188,7 @@ class ControllerNode(Node):
         self.limited_updates = 0
         if first:
             self._create_interfaces()
+        self.answers = StateAnswers(self.command_pub, len(index), self.throttle)
         self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), "
                                f"state timeout {self.state_timeout:g} s, on stale: {self.settings['stale_behavior']}")
 
@@ -215,6 +215,11 @@ class ControllerNode(Node):
     def _on_joint_state(self, msg):
         started = time.perf_counter()
         stamp = msg.header.stamp
+        key = (self.controller, stamp.sec, stamp.nanosec, tuple(msg.name), bytes(msg.position), bytes(msg.velocity))
+        if not self.stale and self.trajectories.incoming is self.applied and self.answers.repeat(key):
+            # a republished copy of the state last answered, with the same gains and trajectory
+            self.last_state = (time.monotonic(), self.last_state[1])
+            return
         update = self._compiled_update(msg, stamp) if self.step is not None else None
         if update is None:
             update = self._numpy_update(msg, stamp)
@@ -230,7 +235,7 @@ class ControllerNode(Node):
             self.get_logger().info("joint states are back; commanding again")
             self.stale = False
         self.last_state = (time.monotonic(), q.copy())
-        if not self._publish_efforts(command):
+        if not self._publish_efforts(command, key):
             return
         self.commands += 1
         error_listened, compute_time_listened = self.listened
@@ -299,10 +304,11 @@ class ControllerNode(Node):
         """Publish tau (model order) in `joints` order (see _publish_efforts). Returns whether it was published."""
         return self._publish_efforts(tau[self.index])
 
-    def _publish_efforts(self, values):
-        """Publish efforts in `joints` order, unless they are not finite: the last check before every command,
-        whatever produced it. Returns whether they were published."""
-        return publish_finite(self.command_pub, self.command_msg, values, self.throttle)
+    def _publish_efforts(self, values, key=None):
+        """Publish efforts in `joints` order, answering the last valid joint state (StateAnswers; `key` that state's
+        when they are its update), unless they are not finite: the last check before every command, whatever
+        produced it. Returns whether they were published."""
+        return self.answers.publish(self.state_time, values, key)
 
     def _on_trajectory(self, raw):
         """A serialized JointTrajectory: hand it to the worker (a newer one supersedes those queued)."""

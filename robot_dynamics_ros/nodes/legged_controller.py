@@ -25,7 +25,8 @@ It answers each state once, in the callback of the message that completes it: a 
 with `contact_topics`, every foot's contact force) each received since the last update (benchmarks/
 bench_legged_controller.py measures an update). A command therefore depends only on the state it answers, not on
 which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
-per state it published and two lockstep runs are bit-identical. All inputs must be younger than `state_timeout`
+per state it published and two lockstep runs are bit-identical. Each command names the state it answers, and a
+republished copy of the state last answered gets the same command again (common.StateAnswers). All inputs must be younger than `state_timeout`
 (wall time of receipt), else it does not command. Reference times are the joint states' stamps (a trajectory
 stamped zero starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages
 are rejected with a throttled warning and the last command stands; an infeasible contact problem is warned about
@@ -49,10 +50,9 @@ from ..control.references import TrajectoryReference
 from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, JointGains, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     contact_point,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, publish_finite,
-                     run, semantic_description, stamp_seconds, stance)
+from .common import (ConfigurationError, JointGains, ModelSource, Param, StateAnswers, Throttle, as_float, as_vector,
+                     choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
+                     positive_integer, run, semantic_description, stamp_nanoseconds, stamp_seconds, stance)
 from .computed_torque_controller import TrajectoryWorker, checked_columns
 
 
@@ -99,8 +99,8 @@ class StaleState(Exception):
 
 def warm_up(controller):
     """One update of a controller made for this (then dropped), standing upright on all its feet: the first update
-    in a process imports and sets up the solver, ~10x an update's time, and a lockstep simulator republishing its
-    first state counts a slow first answer twice (docs/timing_and_lockstep.md)."""
+    in a process imports and sets up the solver, ~10x an update's time (a lockstep simulator waiting for its first
+    command republishes its first state meanwhile)."""
     model = controller.model
     q = model.neutral()
     q[2] = controller.standing_height(q[controller.joints_q])
@@ -197,7 +197,7 @@ class LeggedControllerNode(Node):
         self.mapper = JointStateMapper(model.joint_names, bounds=self.bounds)
         self.trajectories.drop()   # a trajectory in the worker is for the old model
         self.applied = None        # the worker's hand-over the controller follows
-        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints)
+        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints, stamp ns)
         self.odometry = None      # (monotonic receipt time, stamp s, q base (7), v base (6))
         feet = sorted({foot.link for foot in controller.feet})
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, stamp s, normal force N)
@@ -205,7 +205,6 @@ class LeggedControllerNode(Node):
         self.reference_start = None   # s: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.touched_down = False   # contact_topics: a foot has reported contact
-        self.command_msg = Float64MultiArray()
         self.compute_time_msg = Float64()
         if first:
             self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
@@ -213,6 +212,7 @@ class LeggedControllerNode(Node):
             self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
+        self.answers = StateAnswers(self.command_pub, len(self.index), self.throttle)
         if p['contact_topics']:
             for link in feet:
                 if link not in self.contact_subscribed:
@@ -229,7 +229,8 @@ class LeggedControllerNode(Node):
             self.rejected += 1
             self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
             return
-        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy())
+        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy(),
+                            stamp_nanoseconds(msg.header.stamp))
         self._answer()
 
     def _on_odometry(self, msg):
@@ -346,8 +347,13 @@ class LeggedControllerNode(Node):
             return
         if self.answered is not None and any(new is old for new, old in zip(inputs[2:], self.answered[2:])):
             return   # a foot's contact force of this state is still to come
-        started = time.perf_counter()
         self.answered = inputs
+        key = tuple((entry[1], *(value.tobytes() if isinstance(value, np.ndarray) else value for value in entry[2:]))
+                    for entry in inputs)
+        incoming = self.trajectories.incoming
+        if (incoming is None or incoming is self.applied) and self.answers.repeat(key):
+            return   # a republished copy of the state last answered (gains set since apply from the next state)
+        started = time.perf_counter()
         self._take_newest_trajectory()
         q = np.concatenate([self.odometry[2], np.zeros(self.model.nq - 7)])
         v = np.concatenate([self.odometry[3], np.zeros(self.model.nv - 6)])
@@ -358,7 +364,7 @@ class LeggedControllerNode(Node):
         except (ContactForceError, ValueError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             return
-        if not publish_finite(self.command_pub, self.command_msg, tau[self.index], self.throttle):
+        if not self.answers.publish(self.joint_state[4], tau[self.index], key):
             return
         self.commands += 1
         if not self.started:

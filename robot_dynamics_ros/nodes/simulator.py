@@ -44,9 +44,9 @@ from ..fast import choose_code
 from ..model.collision import contact_points_from_urdf, leaf_links, reduce_points
 from ..model.model import FREE_FLYER
 from ..simulation.simulator import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     contact_point, declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
-                     semantic_description, stance)
+from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, answered_state, as_float,
+                     as_vector, choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
+                     positive_integer, run, semantic_description, stamp_nanoseconds, stance)
 
 RESTING = 1e-3           # m: a contact point this close to the ground at spawn rests on it
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
@@ -212,6 +212,8 @@ class SimulatorNode(Node):
         self.clock_period_ns = int(1e9 / self.clock_rate) if self.clock_rate > 0 else 0
         self.clock_published_ns = None   # sim time of the last /clock message
         self.published_at = 0.0    # lockstep: wall time of the last state
+        self.published_ns = None   # lockstep: its stamp; a command naming another state does not answer it
+        self.late_answers = 0      # lockstep: commands ignored for naming an earlier state
         self._anchor()
         self.wall_start = self.anchor[0]
         self.keep_up = None        # (wall, sim time) at the start of the real-time check window
@@ -382,8 +384,12 @@ class SimulatorNode(Node):
             self.base_state.publish(msg.header.stamp)
         self.answered = False
         self.published_at = time.monotonic()
+        self.published_ns = stamp_nanoseconds(msg.header.stamp)
 
     def _on_command(self, msg):
+        if self.sync == 'lockstep' and answered_state(msg) not in (None, self.published_ns):
+            self.late_answers += 1   # answers a state before the last one (one republished while waiting)
+            return
         values = np.asarray(msg.data, dtype=float)
         if values.shape != (len(self.joint_names),):
             self.throttle.warn('length', f"rejected effort command: {values.size} values for "
@@ -507,7 +513,8 @@ class SimulatorNode(Node):
                   if self.real_time_factor > 0 else "max")
         return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, target "
                 f"{target}), sim time {self.sim.t:.3f} s (real-time factor "
-                f"{self.steps / self.rate / elapsed:.2f})")
+                f"{self.steps / self.rate / elapsed:.2f})"
+                + (f", {self.late_answers} answers to earlier states ignored" if self.late_answers else ""))
 
 
 def main(args: list[str] | None = None) -> int:
