@@ -26,8 +26,8 @@ with `contact_topics`, every foot's contact force) each received since the last 
 bench_legged_controller.py measures an update). A command therefore depends only on the state it answers, not on
 which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
 per state it published and two lockstep runs are bit-identical. Each command names the state it answers, and a
-republished copy of the state last answered gets the same command again (common.StateAnswers). All inputs must be younger than `state_timeout`
-(wall time of receipt), else it does not command. Reference times are the joint states' stamps (a trajectory
+republished copy of the state last answered gets the same command again (common.StateAnswers). All inputs must be
+younger than `state_timeout` (wall time of receipt), else it does not command. Reference times are the joint states' stamps (a trajectory
 stamped zero starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages
 are rejected with a throttled warning and the last command stands; an infeasible contact problem is warned about
 and the last command stands too.
