@@ -27,9 +27,9 @@ bench_legged_controller.py measures an update). A command therefore depends only
 which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
 per state it published and two lockstep runs are bit-identical. Each command names the state it answers, and a
 republished copy of the state last answered gets the same command again (common.StateAnswers). All inputs must be
-younger than `state_timeout` (wall time of receipt), else it does not command. Reference times are the joint states' stamps (a trajectory
-stamped zero starts at the last one), so simulated time reaches the controller without use_sim_time. Bad messages
-are rejected with a throttled warning and the last command stands; an infeasible contact problem is warned about
+younger than `state_timeout` (wall time of receipt), else it does not command. Reference times are the joint
+states' stamps (a trajectory stamped zero starts at the last one), so simulated time reaches the controller without
+use_sim_time. Bad messages are rejected with a throttled warning and the last command stands; an infeasible contact problem is warned about
 and the last command stands too.
 """
 import sys
