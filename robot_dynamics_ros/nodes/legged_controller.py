@@ -29,8 +29,8 @@ per state it published and two lockstep runs are bit-identical. Each command nam
 republished copy of the state last answered gets the same command again (common.StateAnswers). All inputs must be
 younger than `state_timeout` (wall time of receipt), else it does not command. Reference times are the joint
 states' stamps (a trajectory stamped zero starts at the last one), so simulated time reaches the controller without
-use_sim_time. Bad messages are rejected with a throttled warning and the last command stands; an infeasible contact problem is warned about
-and the last command stands too.
+use_sim_time. Bad messages are rejected with a throttled warning and the last command stands; an infeasible contact
+problem is warned about and the last command stands too.
 """
 import sys
 import time
