@@ -644,37 +644,22 @@ def answered_state(msg) -> int | None:
 
 
 class StateAnswers:
-    """A controller's effort commands, each naming the joint state it answers; a republished copy of the state last
-    answered gets that answer again.
+    """A controller's effort commands, each naming the joint state it answers.
 
     Float64MultiArray has no header, so the command's one layout dimension (size = stride = the number of joints,
     as a 1-D array's layout reads) is labelled 'answers state <sec>.<nanosec>' with the state's stamp; consumers
     that do not know the label ignore the layout, as ros2_control's forward command controllers do. A lockstep
     simulator steps only on the answer to the state it published last, so a late answer to an earlier state (one
-    republished while the simulator waited for its first command) is not taken for the next state's. A copy of the
-    state last answered (same stamp, same values: the `key`) is answered with the same command, without a second
-    update, so the controller's own state advances once per state and lockstep runs are bit-identical."""
+    republished while the simulator waited for its first command) is not taken for the next state's."""
 
     def __init__(self, publisher, size, throttle):
         self.publisher, self.throttle = publisher, throttle
         self.dimension = MultiArrayDimension(size=size, stride=size)
         self.msg = Float64MultiArray(layout=MultiArrayLayout(dim=[self.dimension]))
-        self.key = None   # the key of the state the last command answered
 
-    def repeat(self, key) -> bool:
-        """Publish the last answer again if `key` is that of the state it answered; whether it did."""
-        if self.key is None or key != self.key:
-            return False
-        self.publisher.publish(self.msg)
-        return True
-
-    def publish(self, stamp_ns, values, key=None) -> bool:
+    def publish(self, stamp_ns, values) -> bool:
         """Publish `values` as the answer to the state stamped `stamp_ns` (None: to no state), unless one is not
-        finite (publish_finite); `key` (None: never repeated) identifies the state for `repeat`."""
+        finite (publish_finite); whether it was published."""
         self.dimension.label = ('' if stamp_ns is None else
                                 f"{STATE_LABEL}{stamp_ns // 1_000_000_000}.{stamp_ns % 1_000_000_000:09d}")
-        self.key = None
-        if not publish_finite(self.publisher, self.msg, values, self.throttle):
-            return False
-        self.key = key
-        return True
+        return publish_finite(self.publisher, self.msg, values, self.throttle)

@@ -215,11 +215,6 @@ class ControllerNode(Node):
     def _on_joint_state(self, msg):
         started = time.perf_counter()
         stamp = msg.header.stamp
-        key = (self.controller, stamp.sec, stamp.nanosec, tuple(msg.name), bytes(msg.position), bytes(msg.velocity))
-        if not self.stale and self.trajectories.incoming is self.applied and self.answers.repeat(key):
-            # a republished copy of the state last answered, with the same gains and trajectory
-            self.last_state = (time.monotonic(), self.last_state[1])
-            return
         update = self._compiled_update(msg, stamp) if self.step is not None else None
         if update is None:
             update = self._numpy_update(msg, stamp)
@@ -235,7 +230,7 @@ class ControllerNode(Node):
             self.get_logger().info("joint states are back; commanding again")
             self.stale = False
         self.last_state = (time.monotonic(), q.copy())
-        if not self._publish_efforts(command, key):
+        if not self._publish_efforts(command):
             return
         self.commands += 1
         error_listened, compute_time_listened = self.listened
@@ -304,11 +299,11 @@ class ControllerNode(Node):
         """Publish tau (model order) in `joints` order (see _publish_efforts). Returns whether it was published."""
         return self._publish_efforts(tau[self.index])
 
-    def _publish_efforts(self, values, key=None):
-        """Publish efforts in `joints` order, answering the last valid joint state (StateAnswers; `key` that state's
-        when they are its update), unless they are not finite: the last check before every command, whatever
-        produced it. Returns whether they were published."""
-        return self.answers.publish(self.state_time, values, key)
+    def _publish_efforts(self, values):
+        """Publish efforts in `joints` order, named as the answer to the last valid joint state (StateAnswers), unless
+        they are not finite: the last check before every command, whatever produced it. Returns whether they were
+        published."""
+        return self.answers.publish(self.state_time, values)
 
     def _on_trajectory(self, raw):
         """A serialized JointTrajectory: hand it to the worker (a newer one supersedes those queued)."""

@@ -25,11 +25,11 @@ It answers each state once, in the callback of the message that completes it: a 
 with `contact_topics`, every foot's contact force) each received since the last update (benchmarks/
 bench_legged_controller.py measures an update). A command therefore depends only on the state it answers, not on
 which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
-per state it published and two lockstep runs are bit-identical. Each command names the state it answers, and a
-republished copy of the state last answered gets the same command again (common.StateAnswers). All inputs must be
-younger than `state_timeout` (wall time of receipt), else it does not command. Reference times are the joint
-states' stamps (a trajectory stamped zero starts at the last one), so simulated time reaches the controller without
-use_sim_time. Bad messages are rejected with a throttled warning and the last command stands; an infeasible contact
+per state it published and two lockstep runs are bit-identical; each command names the state it answers
+(common.StateAnswers), so an answer to a copy of a state the simulator republished is not taken for the next one's.
+All inputs must be younger than `state_timeout` (wall time of receipt), else it does not command. Reference times
+are the joint states' stamps (a trajectory stamped zero starts at the last one), so simulated time reaches the
+controller without use_sim_time. Bad messages are rejected with a throttled warning and the last command stands; an infeasible contact
 problem is warned about and the last command stands too.
 """
 import sys
@@ -347,13 +347,8 @@ class LeggedControllerNode(Node):
             return
         if self.answered is not None and any(new is old for new, old in zip(inputs[2:], self.answered[2:])):
             return   # a foot's contact force of this state is still to come
-        self.answered = inputs
-        key = tuple((entry[1], *(value.tobytes() if isinstance(value, np.ndarray) else value for value in entry[2:]))
-                    for entry in inputs)
-        incoming = self.trajectories.incoming
-        if (incoming is None or incoming is self.applied) and self.answers.repeat(key):
-            return   # a republished copy of the state last answered (gains set since apply from the next state)
         started = time.perf_counter()
+        self.answered = inputs
         self._take_newest_trajectory()
         q = np.concatenate([self.odometry[2], np.zeros(self.model.nq - 7)])
         v = np.concatenate([self.odometry[3], np.zeros(self.model.nv - 6)])
@@ -364,7 +359,7 @@ class LeggedControllerNode(Node):
         except (ContactForceError, ValueError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             return
-        if not self.answers.publish(self.joint_state[4], tau[self.index], key):
+        if not self.answers.publish(self.joint_state[4], tau[self.index]):
             return
         self.commands += 1
         if not self.started:
