@@ -40,7 +40,8 @@ def recorded_node(compiled):
     assert (node.step is not None) == (fast.BACKEND == 'numba')
     if not compiled:
         node.step = None
-    node.command_pub, node.error_pub = Recorder(['data']), Recorder(['position', 'velocity'])
+    node.command_pub = node.answers.publisher = Recorder(['data'])   # (StateAnswers publishes the commands)
+    node.error_pub = Recorder(['position', 'velocity'])
     node.compute_time_pub = Recorder(['data'])
     node.listened = (True, True)
     node.numpy_updates = 0
