@@ -216,7 +216,8 @@ class GroundContact:
             rows = (A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu, *roles)
             previous, trial = d.lam[:m].copy(), shift.copy()
             iterations = self.try_pattern and k.pattern_fixed_point(*rows, trial, d.lam, d.free, d.y, d.L, d.F, d.c,
-                                                                    d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE)
+                                                                    d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE,
+                                                                    False, d.y, d.c)   # singular: least squares below
             if iterations:   # every iteration certified, compiled
                 self.solves['pattern'] += iterations
                 lam, v, shift = d.lam[:m], d.v.copy(), trial

@@ -125,6 +125,11 @@ class Simulator:
         self.friction = model.friction if apply_friction else np.zeros(model.nv)
         limit = model.velocity_limit
         self.velocity_limit = np.where(limit_velocity & np.isfinite(limit) & (limit > 0), limit, np.inf)
+        # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
+        self.contact_step = None
+        if self.contact is not None and self.contact.count and self._free_root_tree:
+            from .contact_step import ContactStep
+            self.contact_step = ContactStep(self, self._stages)
         self.command_timeout = command_timeout
         self.on_command_timeout = on_command_timeout
         self.initial_positions = self._within_limits(initial_positions)
@@ -323,6 +328,8 @@ class Simulator:
 
     def step(self) -> None:
         """Advance the state by one dt; SimulationDiverged (a ValueError) if it would become non-finite."""
+        if self.contact_step is not None and self.contact_step.step(self):
+            return
         dt = self.dt
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
         if self.contact is not None:

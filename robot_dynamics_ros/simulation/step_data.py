@@ -7,8 +7,8 @@ rows and their Cholesky factor) and the warm start carried from step to step (ea
 De Saxce's shift of the last two steps); ``reset`` clears the warm start. The row buffers are sized for every point
 and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
 
-``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set`` and
-``integrate_step`` as numba's
+``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set``,
+``integrate_step`` and ``contact_step`` (the common path of the whole step in one call) as numba's
 machine code ('numba', as ``fast`` compiles ``algorithms/``) or as the plain-Python reference ('python').
 """
 import functools
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
-from . import contact_active_set, contact_rows, delassus, integrate_step, pattern_fixed_point
+from . import contact_active_set, contact_rows, contact_step, delassus, integrate_step, pattern_fixed_point
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
@@ -28,7 +28,8 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
-          integrate_step: ('integrate_free_root',)}
+          integrate_step: ('integrate_free_root',),
+          contact_step: ('contact_step',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
 
