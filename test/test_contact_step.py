@@ -295,3 +295,41 @@ def test_the_one_call_step_leaves_what_it_does_not_take_to_the_staged_path():
         pd_step(staged, STAND)
         assert_same_step(one_call, staged, k)
     assert one_call.contact_step.fallbacks == {'penetration': 1, 'no point near the ground': 5}
+
+
+def test_candidates_passed_over_by_their_bodies_velocity_are_those_their_own_rows_reject():
+    """``candidate_rows`` passes over points clear of the margin by their body's velocity; the candidates and their
+    rows are those of testing every point on its own row (eq. 2), as before that shortcut: on random states of the
+    bundled quadruped with the ground placed so that points lie within micrometres of the margin, and on the
+    exact margin."""
+    from robot_dynamics_ros.simulation.contact_rows import point_row
+    from robot_dynamics_ros.simulation.ground_contact import CONTACT_MARGIN
+    sim = standing(QUADRUPED, STAND)
+    contact, rng = sim.contact, np.random.default_rng(2)
+    k, d, moves = contact.kernels, contact.data, contact.kinematics.moves
+    nv, count = sim.model.nv, contact.count
+    exact_hits = 0
+    for trial in range(200):
+        q = sim.q.copy()
+        q[7:] += 0.3 * rng.standard_normal(12)
+        w = rng.standard_normal(nv) * (10.0 if trial % 2 else 0.1)
+        contact._stage_points(q)
+        k.world_columns(*contact._columns, d.R, d.p, d.C_ang, d.C_lin)
+        # each point on its own row: its approach, and the height that puts it on the margin
+        rows = np.empty((count, 3, nv))
+        for i in range(count):
+            for axis in range(3):
+                point_row(moves[contact.body[i]], d.C_ang, d.C_lin, d.x[i], axis, rows[i, axis])
+        approach = np.array([sum(rows[i, 2, j] * w[j] for j in range(nv)) for i in range(count)])
+        on_margin = CONTACT_MARGIN - 2.0 * DT * np.minimum(approach, 0.0)
+        phi = d.x[:, 2] - d.x[rng.integers(count), 2] + on_margin[rng.integers(count)] \
+            + rng.choice([0.0, 1e-9, -1e-9, 1e-6, -1e-6, 0.1], count)
+        if trial % 4 == 0:
+            phi = on_margin.copy()   # every point exactly on the margin: none is a candidate (< margin)
+        expected = np.flatnonzero(phi + 2.0 * DT * np.minimum(approach, 0.0) < CONTACT_MARGIN)
+        exact_hits += np.sum(phi + 2.0 * DT * np.minimum(approach, 0.0) == CONTACT_MARGIN)
+        n = k.candidate_rows(moves, contact.body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
+                             d.bodies)
+        np.testing.assert_array_equal(d.which[:n], expected, err_msg=f'trial {trial}')
+        np.testing.assert_array_equal(d.G[:3 * n], rows[expected].reshape(-1, nv), err_msg=f'trial {trial}')
+    assert exact_hits > 0   # the margin itself was met

@@ -55,16 +55,17 @@ JOINT_INT_ROWS = 11
 
 
 @njit()
-def contact_step(P, work, a0, f_ext, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body,
-                 centre, radius, idx_v, q_of_v, lower, upper, height, mu, dt, mode, margin, penetration,
-                 max_iterations, tolerance, q, qd, joints, joint_ints, U, R, p, x, phi, C_ang, C_lin, which, G, Y, A,
-                 L, c, lam, y, free, F, v, impulses, shift, contact_role, box_role, lower_role, upper_role, trial, gap,
-                 contact_roles, beta, saved, previous, rhs, q_new, qd_new, forces, constraint_effort, applied):
+def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body,
+                 centre, radius, idx_v, q_of_v, lower, upper, joints, joint_ints, U, trial, gap, contact_roles, beta,
+                 margin, penetration, max_iterations, tolerance, R, p, x, phi, C_ang, C_lin, which, G, bodies, v,
+                 impulses, shift, contact_role, box_role, lower_role, upper_role, Y, A, L, c, lam, y, free, F, saved,
+                 previous, rhs, a0, height, mu, dt, mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
-    path with the warm start (roles, shifts, lam) unchanged. P, work, a0, f_ext: the packed model (ABA, U D U^T);
-    parent .. moves: the point kinematics; body, centre, radius: the contact points; the rest as ``ContactStep``."""
+    path with the warm start (roles, shifts, lam) unchanged. P, work, f_ext, a0: the packed model (ABA, U D U^T);
+    parent .. moves: the point kinematics; body, centre, radius: the contact points; R .. rhs: the step's data
+    (``step_data.StepData``) and the impulses' scratch; the rest as ``ContactStep``."""
     nv = qd.shape[0]
     lam_capacity = lam.shape[0]
     for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
@@ -107,7 +108,7 @@ def contact_step(P, work, a0, f_ext, parent, joint_type, idx_q, axis, E_T, r, co
         if phi[i] < -penetration:
             return PENETRATION
     world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G)
+    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies)
     if nc == 0:
         return NO_CANDIDATES
     udut_kernel(P, work, q, U, D)                   # M = U D U^T
@@ -209,8 +210,8 @@ def _is_vector(x, n):
 class ContactStep:
     """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
     kernels, ``step_data.stage_kernels``): its constants (the simulator's at construction) and buffers, allocated
-    once; ``step`` takes a step or leaves it to the Python path. ``steps`` counts the steps it
-    took, ``fallbacks`` the others by reason (``REASONS``)."""
+    once; ``step`` takes a step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks``
+    the others by reason (``REASONS``)."""
 
     def __init__(self, simulator, stages):
         sim, contact = simulator, simulator.contact
@@ -218,15 +219,7 @@ class ContactStep:
         nv = model.nv
         self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model)
         from .ground_contact import CONTACT_MARGIN, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT, PENETRATION_TOLERANCE
-        self.settings = (CONTACT_MARGIN, PENETRATION_TOLERANCE, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE)
         integer = np.int64
-        self.model_arrays = (self.pack.table, np.zeros_like(self.pack.data.work))
-        self.f_ext = np.zeros((nv, 6))
-        self.kinematics = (*contact._tree, *contact._columns, np.ascontiguousarray(kin.moves), contact.body,
-                           np.ascontiguousarray(contact.centre), np.ascontiguousarray(contact.radius),
-                           np.ascontiguousarray(model.idx_v, dtype=integer),
-                           np.ascontiguousarray(sim._q_of_v, dtype=integer), np.array(model.lower, dtype=float),
-                           np.array(model.upper, dtype=float))
         self.joints = np.zeros((JOINT_ROWS, nv))
         self.joints[LOWER_V], self.joints[UPPER_V], self.joints[SPEED] = sim._lower_v, sim._upper_v, \
             sim.velocity_limit
@@ -240,6 +233,15 @@ class ContactStep:
         self.saved = self.previous = self.rhs = np.zeros(0)   # of the impulses' length (StepData's capacity)
         self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
         self.sliding.flags.writeable = False
+        self.constants = (self.pack.table, np.zeros_like(self.pack.data.work), np.zeros((nv, 6)), *contact._tree,
+                          *contact._columns, np.ascontiguousarray(kin.moves), contact.body,
+                          np.ascontiguousarray(contact.centre), np.ascontiguousarray(contact.radius),
+                          np.ascontiguousarray(model.idx_v, dtype=integer),
+                          np.ascontiguousarray(sim._q_of_v, dtype=integer), np.array(model.lower, dtype=float),
+                          np.array(model.upper, dtype=float), self.joints, self.joint_ints, self.U, self.trial, self.gap,
+                          self.contact_roles, self.beta, CONTACT_MARGIN, PENETRATION_TOLERANCE, MAX_FIXED_POINT,
+                          FIXED_POINT_TOLERANCE)
+        self.data = self.lam = self.buffers = None   # the step's data and its buffers, taken again if StepData grows
         self.steps, self.fallbacks = 0, {}
 
     @property
@@ -268,16 +270,18 @@ class ContactStep:
         joints[EXTERNAL] = sim._external_effort(q)
         a0 = self.pack.default_base_acceleration if sim.gravity is None else spatial_gravity(sim.gravity)
         d = contact.data
-        if self.saved.shape != d.lam.shape:
-            self.saved, self.previous, self.rhs = np.zeros_like(d.lam), np.zeros_like(d.lam), np.zeros_like(d.lam)
+        if d is not self.data or d.lam is not self.lam:
+            self.data, self.lam = d, d.lam
+            lam = d.lam
+            self.saved, self.previous, self.rhs = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+            self.buffers = (d.R, d.p, d.x, d.phi, d.C_ang, d.C_lin, d.which, d.G, d.bodies, d.v, d.impulses,
+                            d.shift, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.Y, d.A, d.L, d.c, lam, d.y,
+                            d.free, d.F, self.saved, self.previous, self.rhs)
         q_new, qd_new, forces = np.empty(model.nq), np.empty(nv), np.empty((contact.count, 3))
         constraint_effort, applied = np.empty(nv), np.empty(nv)
         ground = contact.ground
-        arguments = (*self.model_arrays, a0, self.f_ext, *self.kinematics, float(ground.height), float(ground.friction),
-                     dt, mode, *self.settings, q, qd, joints, self.joint_ints, self.U, d.R, d.p, d.x, d.phi, d.C_ang,
-                     d.C_lin, d.which, d.G, d.Y, d.A, d.L, d.c, d.lam, d.y, d.free, d.F, d.v, d.impulses, d.shift,
-                     d.contact_role, d.box_role, d.lower_role, d.upper_role, self.trial, self.gap, self.contact_roles,
-                     self.beta, self.saved, self.previous, self.rhs, q_new, qd_new, forces, constraint_effort, applied)
+        arguments = (*self.constants, *self.buffers, a0, float(ground.height), float(ground.friction), dt, mode, q, qd,
+                     q_new, qd_new, forces, constraint_effort, applied)
         try:
             if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
                 with np.errstate(divide='raise'):

@@ -182,7 +182,7 @@ class GroundContact:
             phi, x, R, p = self._stage_points(q)
         k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
         nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
-                              CONTACT_MARGIN, d.which, d.G)
+                              CONTACT_MARGIN, d.which, d.G, d.bodies)
         d.impulses[:] = 0.0
         if not nc:
             d.shift[:] = 0.0

@@ -55,6 +55,7 @@ class StepData:
         self.C_ang, self.C_lin = np.zeros((3, nv)), np.zeros((3, nv))     # world columns of S
         self.x, self.phi = np.zeros((count, 3)), np.zeros(count)          # contact points, heights
         self.which = np.zeros(count, dtype=np.int64)                      # candidates
+        self.bodies = np.zeros((nb, 5))                                   # body velocities (candidate_rows)
         self.rows = 3 * count + 3 * nv                                     # at most: 3 per point, 3 per joint
         self.G = np.zeros((self.rows, nv))                                # the row set: contacts, then joints
         self.impulses = np.zeros((count, 3))                              # each point's world impulse
