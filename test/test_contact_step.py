@@ -333,3 +333,27 @@ def test_candidates_passed_over_by_their_bodies_velocity_are_those_their_own_row
         np.testing.assert_array_equal(d.which[:n], expected, err_msg=f'trial {trial}')
         np.testing.assert_array_equal(d.G[:3 * n], rows[expected].reshape(-1, nv), err_msg=f'trial {trial}')
     assert exact_hits > 0   # the margin itself was met
+
+
+def test_without_numba_the_one_call_step_runs_as_plain_python():
+    """In a process where numba cannot be imported, the simulator's one-call step runs its kernel as plain Python
+    (the reference) and takes the same steps as the staged path."""
+    import subprocess
+    import sys
+    script = f'''
+import sys
+sys.modules['numba'] = None   # importing numba now fails, as where it is not installed
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+import numpy as np
+import test_contact_step as t
+one_call, staged = t.staged_and_one_call(t.QUADRUPED, t.STAND)
+assert one_call.contact_step.plain
+for k in range(30):
+    t.pd_step(one_call, t.STAND)
+    t.pd_step(staged, t.STAND)
+    t.assert_same_step(one_call, staged, k)
+assert one_call.contact_step.steps == 30, one_call.contact_step.fallbacks
+print('ok')
+'''
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and result.stdout.strip().endswith('ok'), result.stderr[-3000:]

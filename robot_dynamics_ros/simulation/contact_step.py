@@ -209,16 +209,16 @@ def _is_vector(x, n):
 
 class ContactStep:
     """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
-    kernels, ``step_data.stage_kernels``): its constants (the simulator's at construction) and buffers, allocated
+    kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
+    MAX_FIXED_POINT and FIXED_POINT_TOLERANCE): its constants (the simulator's at construction) and buffers, allocated
     once; ``step`` takes a step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks``
     the others by reason (``REASONS``)."""
 
-    def __init__(self, simulator, stages):
+    def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact
         model, kin, count = sim.model, contact.kinematics, contact.count
         nv = model.nv
         self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model)
-        from .ground_contact import CONTACT_MARGIN, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT, PENETRATION_TOLERANCE
         integer = np.int64
         self.joints = np.zeros((JOINT_ROWS, nv))
         self.joints[LOWER_V], self.joints[UPPER_V], self.joints[SPEED] = sim._lower_v, sim._upper_v, \
@@ -239,8 +239,7 @@ class ContactStep:
                           np.ascontiguousarray(model.idx_v, dtype=integer),
                           np.ascontiguousarray(sim._q_of_v, dtype=integer), np.array(model.lower, dtype=float),
                           np.array(model.upper, dtype=float), self.joints, self.joint_ints, self.U, self.trial, self.gap,
-                          self.contact_roles, self.beta, CONTACT_MARGIN, PENETRATION_TOLERANCE, MAX_FIXED_POINT,
-                          FIXED_POINT_TOLERANCE)
+                          self.contact_roles, self.beta, *settings)
         self.data = self.lam = self.buffers = None   # the step's data and its buffers, taken again if StepData grows
         self.steps, self.fallbacks = 0, {}
 

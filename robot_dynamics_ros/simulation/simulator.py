@@ -74,7 +74,9 @@ class Simulator:
     inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
     brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
     The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as
-    plain Python (the reference, ``step_data.stage_kernels``).
+    plain Python (the reference, ``step_data.stage_kernels``). With a free-flyer root over 1-DOF joints, a step on
+    the last step's pattern (standing, walking) runs its stages in one call (``contact_step``), and the stages run
+    one by one from Python where that call declines (``contact_step.fallbacks`` says why).
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
@@ -129,7 +131,9 @@ class Simulator:
         self.contact_step = None
         if self.contact is not None and self.contact.count and self._free_root_tree:
             from .contact_step import ContactStep
-            self.contact_step = ContactStep(self, self._stages)
+            from .ground_contact import CONTACT_MARGIN, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT, PENETRATION_TOLERANCE
+            self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, MAX_FIXED_POINT,
+                                                                 FIXED_POINT_TOLERANCE))
         self.command_timeout = command_timeout
         self.on_command_timeout = on_command_timeout
         self.initial_positions = self._within_limits(initial_positions)
