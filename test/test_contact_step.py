@@ -19,6 +19,7 @@ from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
+from robot_dynamics_ros.simulation.contact_active_set import PIVOT_RATIO  # noqa: E402
 from robot_dynamics_ros.simulation.roles import APART  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
@@ -167,3 +168,192 @@ def test_point_bias_acceleration_is_the_derivative_of_the_point_velocity_at_cons
     expected = (ahead - behind) / (2 * h)
     ours = kin.bias_accelerations(C_ang, C_lin, qd, bodies, x)
     np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-6 * np.abs(expected).max())
+
+
+def a1():
+    urdf = example_robot_data('a1_description/urdf/a1.urdf')
+    model = load_urdf(urdf, root_joint='floating')
+    stance = stance_configuration(model, load_srdf(example_robot_data('a1_description/srdf/a1.srdf')))[1]
+    return urdf, stance[model.joint_q_index]
+
+
+def staged_and_one_call(urdf, stance, **options):
+    """Two simulators in the same state: the one-call compiled step (``contact_step``) with the staged path as its
+    fall-back, and the staged path alone (today's step)."""
+    one_call, staged = standing(urdf, stance, **options), standing(urdf, stance, **options)
+    assert one_call.contact_step is not None
+    staged.contact_step = None
+    return one_call, staged
+
+
+def synchronise(one_call, staged):
+    """The one-call simulator put in the staged one's state: q, qd and the contact step's warm start (roles, the last
+    two steps' shifts, the last solve's impulses), so that the next step of each starts from the same state."""
+    one_call.q, one_call.qd = staged.q.copy(), staged.qd.copy()
+    ours, theirs = one_call.contact.data, staged.contact.data
+    ours.reserve(theirs.capacity)
+    for name in ('contact_role', 'box_role', 'lower_role', 'upper_role', 'shift', 'lam'):
+        getattr(ours, name)[...] = getattr(theirs, name)
+
+
+def held_rows_condition(sim):
+    """The condition number of the last solve's held rows, A_FF, over the singular values a least-squares solve
+    keeps (from PIVOT_RATIO of the largest on): how much a rounding difference in its data can move the impulses
+    (1 without held rows)."""
+    m, _ = sim.contact_step.rows
+    d = sim.contact.data
+    held = np.flatnonzero(d.free[:m])
+    if not held.size:
+        return 1.0
+    s = np.linalg.svd(d.A[np.ix_(held, held)], compute_uv=False)
+    return s[0] / s[s >= PIVOT_RATIO * s[0]][-1]
+
+
+def assert_same_step(one_call, staged, k):
+    """The two simulators' state and outputs after a step agree to rounding: the same kernels in the same order,
+    but for sums taken in loops against NumPy's products (the right-hand sides, G^T lam: ~1e-16 of the largest
+    term) and a singular pattern's least-squares solve by numba's LAPACK binding against NumPy's. A solve carries
+    such rounding times its condition number (the held rows' A_FF; for a singular pattern, more held rows than
+    freedoms, over the singular values it keeps): 1e-12 of each quantity's scale (1 for q and qd: radians, metres,
+    their rates) times that condition number leaves room for sums of many terms and nothing physical."""
+    condition = held_rows_condition(one_call)
+    for name, scale in (('q', 1.0), ('qd', 1.0), ('contact_forces', None), ('constraint_effort', None),
+                        ('applied_effort', None)):
+        ours, theirs = getattr(one_call, name), getattr(staged, name)
+        scale = max(1.0, np.abs(theirs).max(initial=0.0)) if scale is None else scale
+        np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12 * condition * scale,
+                                   err_msg=f'{name} at step {k}')
+    assert one_call.t == staged.t
+    ours, theirs = one_call.contact.data, staged.contact.data   # the warm start of the next step
+    for name in ('contact_role', 'box_role', 'lower_role', 'upper_role'):
+        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), err_msg=f'{name} at step {k}')
+    np.testing.assert_allclose(ours.shift, theirs.shift, rtol=0, atol=1e-12 * condition,
+                               err_msg=f'shift (m/s) at step {k}')
+
+
+@pytest.mark.parametrize('robot', ['quadruped', 'a1', 'go1'])
+def test_the_one_call_step_equals_the_staged_step_step_by_step(robot):
+    """From the spawn through the landing and the PD settling (0.5 s; Go1 0.9 s), each step from the staged path's state: the
+    state, contact forces, efforts and warm start (roles, shifts) after it equal those of today's staged path to
+    rounding, and once the robot stands (the last 0.1 s) the one call takes every step. (Each step starts from the
+    staged state: a difference in the last bit, carried on, can move the interior-point solver's answer within its
+    own tolerance on later steps, which is not the one call's doing.)"""
+    pytest.importorskip('numba')
+    urdf, stance = (QUADRUPED, STAND) if robot == 'quadruped' else {'a1': a1, 'go1': go1}[robot]()
+    one_call, staged = staged_and_one_call(urdf, stance)
+    steps = 900 if robot == 'go1' else 500   # (Go1's feet slip for its first 0.7 s: the interior-point solver's steps)
+    for k in range(steps):
+        if k == steps - 100:
+            taken = one_call.contact_step.steps
+        pd_step(one_call, stance)
+        pd_step(staged, stance)
+        assert_same_step(one_call, staged, k)
+        synchronise(one_call, staged)
+    assert np.sum(one_call.contact_forces[:, 2] > 0) >= 4   # it stands on its feet
+    assert one_call.contact_step.steps - taken == 100, one_call.contact_step.fallbacks
+
+
+@pytest.mark.parametrize('inputs', ['servo', 'braked', 'no effort', 'push'])
+def test_the_one_call_step_equals_the_staged_step_under_each_kind_of_input(inputs):
+    """The one call's applied effort and joint bounds for each input (the servo's position targets and drives, a
+    stale command braking the joints or leaving them without effort, a push's external effort): the same steps as
+    the staged path, to rounding, and the one call takes them once the feet stick."""
+    pytest.importorskip('numba')
+    timeout = {'braked': 'brake', 'no effort': 'zero_effort'}.get(inputs, 'brake')
+    one_call, staged = staged_and_one_call(QUADRUPED, STAND, command_timeout=0.05, on_command_timeout=timeout)
+    for k in range(300):
+        for sim in (one_call, staged):
+            if inputs == 'servo':
+                sim.set_joint_command(position=np.concatenate([np.zeros(6), STAND]))
+            elif inputs == 'push' and k == 100:
+                sim.push('trunk', [20.0, 0.0, 0.0], duration=0.05)
+            if inputs in ('servo', 'push') or k < 20:   # the others: no command after 20 ms, stale after 70 ms
+                pd_step(sim, STAND) if inputs != 'servo' else sim.step()
+            else:
+                sim.step()
+        assert_same_step(one_call, staged, k)
+        synchronise(one_call, staged)
+    assert one_call.braking() == (inputs == 'braked')
+    assert one_call.contact_step.steps > 0, one_call.contact_step.fallbacks
+
+
+def test_the_one_call_step_leaves_what_it_does_not_take_to_the_staged_path():
+    """A point below the ground (projected out at the start of the step) and a robot in the air (no point near the
+    ground: the joints alone) are left to the staged path, from the unchanged state: the same step as today's."""
+    pytest.importorskip('numba')
+    one_call, staged = staged_and_one_call(QUADRUPED, STAND)
+    for sim in (one_call, staged):
+        sim.q[2] -= 1e-4   # 0.1 mm into the ground
+    pd_step(one_call, STAND)
+    pd_step(staged, STAND)
+    assert_same_step(one_call, staged, 0)
+    assert one_call.contact_step.fallbacks == {'penetration': 1} and one_call.contact_step.steps == 0
+    for sim in (one_call, staged):
+        sim.q[2] += 0.5    # half a metre up
+    for k in range(5):
+        pd_step(one_call, STAND)
+        pd_step(staged, STAND)
+        assert_same_step(one_call, staged, k)
+    assert one_call.contact_step.fallbacks == {'penetration': 1, 'no point near the ground': 5}
+
+
+def test_candidates_passed_over_by_their_bodies_velocity_are_those_their_own_rows_reject():
+    """``candidate_rows`` passes over points clear of the margin by their body's velocity; the candidates and their
+    rows are those of testing every point on its own row (eq. 2), as before that shortcut: on random states of the
+    bundled quadruped with the ground placed so that points lie within micrometres of the margin, and on the
+    exact margin."""
+    from robot_dynamics_ros.simulation.contact_rows import point_row
+    from robot_dynamics_ros.simulation.ground_contact import CONTACT_MARGIN
+    sim = standing(QUADRUPED, STAND)
+    contact, rng = sim.contact, np.random.default_rng(2)
+    k, d, moves = contact.kernels, contact.data, contact.kinematics.moves
+    nv, count = sim.model.nv, contact.count
+    exact_hits = 0
+    for trial in range(200):
+        q = sim.q.copy()
+        q[7:] += 0.3 * rng.standard_normal(12)
+        w = rng.standard_normal(nv) * (10.0 if trial % 2 else 0.1)
+        contact._stage_points(q)
+        k.world_columns(*contact._columns, d.R, d.p, d.C_ang, d.C_lin)
+        # each point on its own row: its approach, and the height that puts it on the margin
+        rows = np.empty((count, 3, nv))
+        for i in range(count):
+            for axis in range(3):
+                point_row(moves[contact.body[i]], d.C_ang, d.C_lin, d.x[i], axis, rows[i, axis])
+        approach = np.array([sum(rows[i, 2, j] * w[j] for j in range(nv)) for i in range(count)])
+        on_margin = CONTACT_MARGIN - 2.0 * DT * np.minimum(approach, 0.0)
+        phi = d.x[:, 2] - d.x[rng.integers(count), 2] + on_margin[rng.integers(count)] \
+            + rng.choice([0.0, 1e-9, -1e-9, 1e-6, -1e-6, 0.1], count)
+        if trial % 4 == 0:
+            phi = on_margin.copy()   # every point exactly on the margin: none is a candidate (< margin)
+        expected = np.flatnonzero(phi + 2.0 * DT * np.minimum(approach, 0.0) < CONTACT_MARGIN)
+        exact_hits += np.sum(phi + 2.0 * DT * np.minimum(approach, 0.0) == CONTACT_MARGIN)
+        n = k.candidate_rows(moves, contact.body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
+                             d.bodies)
+        np.testing.assert_array_equal(d.which[:n], expected, err_msg=f'trial {trial}')
+        np.testing.assert_array_equal(d.G[:3 * n], rows[expected].reshape(-1, nv), err_msg=f'trial {trial}')
+    assert exact_hits > 0   # the margin itself was met
+
+
+def test_without_numba_the_one_call_step_runs_as_plain_python():
+    """In a process where numba cannot be imported, the simulator's one-call step runs its kernel as plain Python
+    (the reference) and takes the same steps as the staged path."""
+    import subprocess
+    import sys
+    script = f'''
+import sys
+sys.modules['numba'] = None   # importing numba now fails, as where it is not installed
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+import numpy as np
+import test_contact_step as t
+one_call, staged = t.staged_and_one_call(t.QUADRUPED, t.STAND)
+assert one_call.contact_step.plain
+for k in range(30):
+    t.pd_step(one_call, t.STAND)
+    t.pd_step(staged, t.STAND)
+    t.assert_same_step(one_call, staged, k)
+assert one_call.contact_step.steps == 30, one_call.contact_step.fallbacks
+print('ok')
+'''
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and result.stdout.strip().endswith('ok'), result.stderr[-3000:]

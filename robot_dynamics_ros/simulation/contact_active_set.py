@@ -33,7 +33,8 @@ in every role, so every pattern is certifiable (STICK then means touching).
 
 The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky (``held_rows``), the conditions
 checked (``certified``) and a refused pattern revised (``revise_roles``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
-only a singular A_FF takes NumPy's least-norm solution in Python.
+a singular A_FF takes the least-norm solution in Python (``pattern_solve``), or compiled (``closest_held_rows``, in the
+one-call step of ``contact_step``).
 """
 import numpy as np
 
@@ -153,6 +154,33 @@ def held_rows(A, c, m, lam, free, L, F):
             z -= L[k, i] * lam[F[k]]
         lam[F[i]] = z / L[i, i]
     return n
+
+
+@njit()
+def closest_held_rows(A, c, m, lam, free, previous, L, F, rhs):
+    """Where A_FF is singular (``held_rows`` returned -1): of the lam_F solving A_FF lam_F = -(c_F + A_FX lam_X), the
+    one closest to ``previous`` (the last solve's impulses), lam_F = previous_F + the least-norm solution of
+    A_FF d = -(c_F + A_FX lam_X) - A_FF previous_F (SVD, singular values below PIVOT_RATIO of the largest taken as
+    zero): ``pattern_solve``'s least squares, with A_FF gathered in L."""
+    n = 0
+    for r in range(m):
+        if free[r]:
+            F[n] = r
+            n += 1
+    for a in range(n):
+        r = F[a]
+        fixed = 0.0
+        for s in range(m):
+            if not free[s]:
+                fixed += A[r, s] * lam[s]
+        held = 0.0
+        for b in range(n):
+            L[a, b] = A[r, F[b]]
+            held += L[a, b] * previous[F[b]]
+        rhs[a] = -(c[r] + fixed) - held
+    step = np.linalg.lstsq(L[:n, :n], rhs[:n], PIVOT_RATIO)[0]
+    for a in range(n):
+        lam[F[a]] = previous[F[a]] + step[a]
 
 
 @njit()

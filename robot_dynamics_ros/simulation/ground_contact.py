@@ -182,7 +182,7 @@ class GroundContact:
             phi, x, R, p = self._stage_points(q)
         k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
         nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
-                              CONTACT_MARGIN, d.which, d.G)
+                              CONTACT_MARGIN, d.which, d.G, d.bodies)
         d.impulses[:] = 0.0
         if not nc:
             d.shift[:] = 0.0
@@ -216,7 +216,8 @@ class GroundContact:
             rows = (A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu, *roles)
             previous, trial = d.lam[:m].copy(), shift.copy()
             iterations = self.try_pattern and k.pattern_fixed_point(*rows, trial, d.lam, d.free, d.y, d.L, d.F, d.c,
-                                                                    d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE)
+                                                                    d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE,
+                                                                    False, d.y, d.c)   # singular: least squares below
             if iterations:   # every iteration certified, compiled
                 self.solves['pattern'] += iterations
                 lam, v, shift = d.lam[:m], d.v.copy(), trial

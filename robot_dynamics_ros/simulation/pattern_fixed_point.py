@@ -5,22 +5,29 @@ on the contacts' normal rows), solves on the pattern (revised where its conditio
 takes v = w + Y lam and the new shift s_i = mu |u_t,i| from the contact velocities u = G v, until s changes by less
 than the tolerance. Written as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it:
 a standing or walking robot's step then runs its solve without a NumPy call. It stops where a pattern is refused or
-its held rows are singular, and the step goes on in Python (a least-squares solve or the interior-point solver).
+its held rows are singular, and the step goes on in Python (a least-squares solve or the interior-point solver);
+the one-call step (``contact_step``) takes the least-squares solve here too.
 """
 import numpy as np
 
 from ..algorithms.backends import njit
-from .contact_active_set import PATTERN_REVISIONS, certified, fix_pattern, held_rows, revise_roles
+from .contact_active_set import PATTERN_REVISIONS, certified, closest_held_rows, fix_pattern, held_rows, revise_roles
 
 
 @njit()
 def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
-                        box_roles, stop_roles, shift, lam, free, y, L, F, c, v, max_iterations, tolerance):
+                        box_roles, stop_roles, shift, lam, free, y, L, F, c, v, max_iterations, tolerance, least_squares,
+                        previous, rhs):
     """The fixed point over certified patterns from the shift ``shift`` (written back): the iterations it took, with
-    lam and v written, or 0 where an iteration's pattern was refused or singular (lam and v are then not a solution).
-    Not converged within max_iterations: the last iterate (Anitescu's relaxation with a lagged shift)."""
+    lam and v written, or 0 where an iteration's pattern was refused, or singular without ``least_squares`` (lam and
+    v are then not a solution). With ``least_squares``, a singular pattern takes the impulses closest to the last
+    solve's (``closest_held_rows``, ``previous`` and ``rhs``: buffers of m). Not converged within max_iterations:
+    the last iterate (Anitescu's relaxation with a lagged shift)."""
     nv = w.shape[0]
     for iteration in range(max_iterations):
+        if least_squares:
+            for r in range(m):                          # the last solve's impulses
+                previous[r] = lam[r]
         for r in range(m):                              # c = G w + beta
             value = 0.0
             for j in range(nv):
@@ -33,7 +40,9 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
             if not fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
                 return 0
             if held_rows(A, c, m, lam, free, L, F) < 0:
-                return 0
+                if not least_squares:
+                    return 0
+                closest_held_rows(A, c, m, lam, free, previous, L, F, rhs)
             if certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, box_roles, y):
                 taken = True
                 break

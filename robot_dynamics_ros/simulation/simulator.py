@@ -74,7 +74,9 @@ class Simulator:
     inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
     brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
     The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as
-    plain Python (the reference, ``step_data.stage_kernels``).
+    plain Python (the reference, ``step_data.stage_kernels``). With a free-flyer root over 1-DOF joints, a step on
+    the last step's pattern (standing, walking) runs its stages in one call (``contact_step``), and the stages run
+    one by one from Python where that call declines (``contact_step.fallbacks`` says why).
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
@@ -125,6 +127,13 @@ class Simulator:
         self.friction = model.friction if apply_friction else np.zeros(model.nv)
         limit = model.velocity_limit
         self.velocity_limit = np.where(limit_velocity & np.isfinite(limit) & (limit > 0), limit, np.inf)
+        # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
+        self.contact_step = None
+        if self.contact is not None and self.contact.count and self._free_root_tree:
+            from .contact_step import ContactStep
+            from .ground_contact import CONTACT_MARGIN, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT, PENETRATION_TOLERANCE
+            self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, MAX_FIXED_POINT,
+                                                                 FIXED_POINT_TOLERANCE))
         self.command_timeout = command_timeout
         self.on_command_timeout = on_command_timeout
         self.initial_positions = self._within_limits(initial_positions)
@@ -323,6 +332,8 @@ class Simulator:
 
     def step(self) -> None:
         """Advance the state by one dt; SimulationDiverged (a ValueError) if it would become non-finite."""
+        if self.contact_step is not None and self.contact_step.step(self):
+            return
         dt = self.dt
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
         if self.contact is not None:

@@ -7,8 +7,8 @@ rows and their Cholesky factor) and the warm start carried from step to step (ea
 De Saxce's shift of the last two steps); ``reset`` clears the warm start. The row buffers are sized for every point
 and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
 
-``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set`` and
-``integrate_step`` as numba's
+``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set``,
+``integrate_step`` and ``contact_step`` (the common path of the whole step in one call) as numba's
 machine code ('numba', as ``fast`` compiles ``algorithms/``) or as the plain-Python reference ('python').
 """
 import functools
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
-from . import contact_active_set, contact_rows, delassus, integrate_step, pattern_fixed_point
+from . import contact_active_set, contact_rows, contact_step, delassus, integrate_step, pattern_fixed_point
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
@@ -28,7 +28,8 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
-          integrate_step: ('integrate_free_root',)}
+          integrate_step: ('integrate_free_root',),
+          contact_step: ('contact_step',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
 
@@ -54,6 +55,7 @@ class StepData:
         self.C_ang, self.C_lin = np.zeros((3, nv)), np.zeros((3, nv))     # world columns of S
         self.x, self.phi = np.zeros((count, 3)), np.zeros(count)          # contact points, heights
         self.which = np.zeros(count, dtype=np.int64)                      # candidates
+        self.bodies = np.zeros((nb, 5))                                   # body velocities (candidate_rows)
         self.rows = 3 * count + 3 * nv                                     # at most: 3 per point, 3 per joint
         self.G = np.zeros((self.rows, nv))                                # the row set: contacts, then joints
         self.impulses = np.zeros((count, 3))                              # each point's world impulse

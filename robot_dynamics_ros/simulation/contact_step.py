@@ -1,0 +1,305 @@
+"""The common path of the simulator's ground-contact step as one loop kernel (no ROS import).
+
+``Simulator.step`` with a ground runs its stages one by one from Python (``ground_contact``): the free velocity by
+ABA, the joints' rows, the contact points' kinematics and candidate rows, M = U D U^T, the Delassus matrix, the fixed
+point over certified patterns, the roles kept for the next step and the free-root integration. ``contact_step`` runs
+the same stage kernels, in the same order, in one call, over buffers allocated once (``ContactStep``), so that a
+standing or walking robot's step costs one call instead of some sixty NumPy and kernel calls. Written as loops,
+as ``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
+
+It takes the step only where that path needs nothing else. Anything else, it returns a reason to fall back, having
+changed no state (only scratch buffers): the quaternion is off unit norm, the free velocity or the result is not
+finite, a point is below the ground (the position-level projection), no point is near the ground (the joints'
+pivoting solver), the rows outgrow the buffers, a pattern is refused (the interior-point solver), or the velocity
+breaks a stop that is not a row (constraint generation). A singular pattern (more held rows than freedoms: four
+sticking feet and the joints' friction, drives or brakes) takes the least-squares impulses closest to the last
+solve's, as the Python path does (here compiled: ``contact_active_set.closest_held_rows``). Where the kernel falls
+back, the Python path runs the step from the same state, as it does without this kernel.
+"""
+import numpy as np
+
+from ..algorithms.aba import aba_kernel
+from ..algorithms.backends import njit
+from ..algorithms.packing import packed, spatial_gravity
+from ..algorithms.point_kinematics import body_poses, world_columns
+from ..algorithms.spatial_kernels import unit_quaternions
+from ..algorithms.udut import udut_kernel
+from ..model.configuration import QUATERNION_TOLERANCE
+from .contact_active_set import remember_roles
+from .contact_rows import broken_stops, candidate_rows, joint_row_sets, joint_rows, point_heights
+from .delassus import delassus
+from .integrate_step import integrate_free_root
+from .joint_friction import SLIDING
+from .pattern_fixed_point import pattern_fixed_point
+
+# The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
+# within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
+# effort (a stale command otherwise); or given by the caller (the servo's targets and drives).
+COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
+# Why the kernel left a step to the Python path (it returns the fixed point's iterations, > 0, when it took it).
+QUATERNION, NOT_FINITE, PENETRATION, NO_CANDIDATES, CAPACITY, REFUSED, BROKEN_STOP, SINGULAR = range(-1, -9, -1)
+REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite', PENETRATION: 'penetration',
+           NO_CANDIDATES: 'no point near the ground', CAPACITY: 'rows outgrow the buffers',
+           REFUSED: 'pattern refused', BROKEN_STOP: 'a stop broken', SINGULAR: 'zero pivot'}
+# Rows of the per-joint float array ``joints`` (nv columns each): the simulator's constants, the step's inputs,
+# then its scratch.
+LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
+COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs (TAU..CENTER: GIVEN)
+TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER = range(13, 19)  # scratch
+JOINT_ROWS = 19
+# Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
+# ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
+# step's counts: its rows m and contact candidates nc (``ContactStep.rows``).
+SETS, FOUND, BOX_ROLES, STOP_ROLES, COUNTS = 0, 4, 8, 9, 10
+JOINT_INT_ROWS = 11
+
+
+@njit()
+def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body,
+                 centre, radius, idx_v, q_of_v, lower, upper, joints, joint_ints, U, trial, gap, contact_roles, beta,
+                 margin, penetration, max_iterations, tolerance, R, p, x, phi, C_ang, C_lin, which, G, bodies, v,
+                 impulses, shift, contact_role, box_role, lower_role, upper_role, Y, A, L, c, lam, y, free, F, saved,
+                 previous, rhs, a0, height, mu, dt, mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
+    """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
+    pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
+    effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
+    path with the warm start (roles, shifts, lam) unchanged. P, work, f_ext, a0: the packed model (ABA, U D U^T);
+    parent .. moves: the point kinematics; body, centre, radius: the contact points; R .. rhs: the step's data
+    (``step_data.StepData``) and the impulses' scratch; the rest as ``ContactStep``."""
+    nv = qd.shape[0]
+    lam_capacity = lam.shape[0]
+    for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
+        saved[k] = lam[k]
+    tau, tau_total, qdd, w = joints[TAU], joints[TAU_TOTAL], joints[QDD], joints[FREE_VELOCITY]
+    v_lo, v_hi, bound, center = joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
+    D, box_bound, v_after = joints[PIVOTS], joints[BOX_BOUND], joints[V_AFTER]
+    # the applied effort and the joints' bounds (Simulator._effort, _joint_rows)
+    if mode != GIVEN:
+        for j in range(nv):
+            actuated = q_of_v[j] >= 0
+            limit = joints[EFFORT_LIMIT, j]
+            tau[j] = min(max(joints[COMMAND_EFFORT, j], -limit), limit) if mode == COMMAND and actuated else 0.0
+            if mode == BRAKED:
+                v_lo[j] = 0.0 if actuated else -np.inf
+                v_hi[j] = 0.0 if actuated else np.inf
+            else:                                   # q + dt v within the limits, |v| within the velocity limit
+                position = q[q_of_v[j]] if actuated else 0.0
+                v_lo[j] = max((joints[LOWER_V, j] - position) / dt, -joints[SPEED, j])
+                v_hi[j] = min((joints[UPPER_V, j] - position) / dt, joints[SPEED, j])
+            bound[j] = dt * joints[FRICTION, j]
+            center[j] = 0.0
+    # free velocity w = qd + dt qdd (ABA), the root's linear part carried as a point's (Simulator._free_velocity)
+    if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
+        return QUATERNION
+    for j in range(nv):
+        tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j]
+    aba_kernel(P, work, a0, f_ext, q, qd, tau_total, qdd)
+    for j in range(nv):
+        w[j] = qd[j] + dt * qdd[j]
+    w[0] += dt * (qd[4] * qd[2] - qd[5] * qd[1])    # dt omega x v
+    w[1] += dt * (qd[5] * qd[0] - qd[3] * qd[2])
+    w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
+    if not finite(w):
+        return NOT_FINITE
+    # contact kinematics and candidate rows (GroundContact.solve)
+    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
+    point_heights(body, centre, radius, height, R, p, x, phi)
+    for i in range(phi.shape[0]):
+        if phi[i] < -penetration:
+            return PENETRATION
+    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies)
+    if nc == 0:
+        return NO_CANDIDATES
+    udut_kernel(P, work, q, U, D)                   # M = U D U^T
+    # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (GroundContact._solve_rows)
+    sets = joint_ints[SETS:SETS + 4]
+    n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, sets)
+    bilateral, boxed = sets[0, :n_bilateral], sets[1, :n_boxed]
+    lower_rows, upper_rows = sets[2, :n_lower], sets[3, :n_upper]
+    m = joint_rows(bilateral, boxed, lower_rows, upper_rows, 3 * nc, G)
+    joint_ints[COUNTS, 0], joint_ints[COUNTS, 1] = m, nc
+    if m > lam_capacity:
+        return CAPACITY
+    delassus(U, D, G, m, Y, A)                      # Y = M^-1 G^T, A = G M^-1 G^T
+    box_roles, stop_roles = joint_ints[BOX_ROLES, :n_boxed], joint_ints[STOP_ROLES, :n_lower + n_upper]
+    s = 0                                           # beta of the joint rows: -v_lo, -center, -v_lo, v_hi
+    for j in bilateral:
+        beta[s] = -v_lo[j]
+        s += 1
+    for b in range(n_boxed):
+        beta[s] = -center[boxed[b]]
+        box_bound[b] = bound[boxed[b]]
+        box_roles[b] = box_role[boxed[b]]
+        s += 1
+    for k in range(n_lower):
+        beta[s] = -v_lo[lower_rows[k]]
+        stop_roles[k] = lower_role[lower_rows[k]]
+        s += 1
+    for k in range(n_upper):
+        beta[s] = v_hi[upper_rows[k]]
+        stop_roles[n_lower + k] = upper_role[upper_rows[k]]
+        s += 1
+    for i in range(nc):                             # De Saxce's shift extrapolated from the last two steps
+        point = which[i]
+        trial[i] = max(2.0 * shift[1, point] - shift[0, point], 0.0)
+        gap[i] = max(phi[point], 0.0) / dt
+        contact_roles[i] = contact_role[point]
+    iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+                                     contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c, v,
+                                     max_iterations, tolerance, True, previous, rhs)
+    if iterations == 0:
+        return restore(lam, saved, REFUSED)
+    n_lower_broken, n_upper_broken = broken_stops(v, v_lo, v_hi, lower_rows, upper_rows,
+                                                  joint_ints[FOUND:FOUND + 4])
+    if n_lower_broken or n_upper_broken:
+        return restore(lam, saved, BROKEN_STOP)
+    # v within the joints' bounds, the generalized impulse G^T lam, the free-root integration (Simulator._integrate)
+    for j in range(nv):
+        v_after[j] = min(max(v[j], v_lo[j]), v_hi[j])
+        impulse = 0.0
+        for row in range(m):
+            impulse += G[row, j] * lam[row]
+        constraint_effort[j] = impulse / dt
+    integrate_free_root(idx_q, idx_v, q, v_after, dt, q_new, qd_new)
+    if not (finite(v_after) and finite(q_new) and finite(qd_new)):
+        return restore(lam, saved, NOT_FINITE)
+    for k in range(q_new.shape[0]):
+        q_new[k] = min(max(q_new[k], lower[k]), upper[k])
+    # the step is taken: the warm start of the next (shifts of the last two steps, impulses, roles)
+    shift[0, :] = shift[1, :]
+    shift[1, :] = 0.0
+    impulses[:, :] = 0.0
+    for i in range(nc):
+        shift[1, which[i]] = trial[i]
+        for a in range(3):
+            impulses[which[i], a] = lam[3 * i + a]
+    for i in range(impulses.shape[0]):
+        for a in range(3):
+            forces[i, a] = impulses[i, a] / dt
+    remember_roles(lam, m, which[:nc], nc, n_bilateral, boxed, box_bound[:n_boxed], lower_rows, upper_rows, mu,
+                   contact_role, box_role, lower_role, upper_role)
+    for j in range(nv):
+        applied[j] = tau[j]
+    return iterations
+
+
+@njit()
+def finite(values):
+    """Whether every entry of a vector is finite."""
+    for value in values:
+        if not np.isfinite(value):
+            return False
+    return True
+
+
+@njit()
+def restore(lam, saved, reason):
+    """lam back to the last solve's impulses; returns ``reason``."""
+    for k in range(lam.shape[0]):
+        lam[k] = saved[k]
+    return reason
+
+
+def _is_vector(x, n):
+    """Whether x is a C-contiguous float64 array of length n (what the compiled kernel takes without a new
+    compilation)."""
+    return type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous
+
+
+class ContactStep:
+    """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
+    kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
+    MAX_FIXED_POINT and FIXED_POINT_TOLERANCE): its constants (the simulator's at construction) and buffers, allocated
+    once; ``step`` takes a step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks``
+    the others by reason (``REASONS``)."""
+
+    def __init__(self, simulator, stages, settings):
+        sim, contact = simulator, simulator.contact
+        model, kin, count = sim.model, contact.kinematics, contact.count
+        nv = model.nv
+        self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model)
+        integer = np.int64
+        self.joints = np.zeros((JOINT_ROWS, nv))
+        self.joints[LOWER_V], self.joints[UPPER_V], self.joints[SPEED] = sim._lower_v, sim._upper_v, \
+            sim.velocity_limit
+        self.joints[EFFORT_LIMIT], self.joints[DAMPING], self.joints[FRICTION] = model.effort_limit, sim.damping, \
+            sim.friction
+        self.joint_ints = np.zeros((JOINT_INT_ROWS, nv), dtype=integer)
+        self.U = np.zeros((nv, nv))
+        self.trial, self.gap = np.zeros(count), np.zeros(count)
+        self.contact_roles = np.zeros(count, dtype=integer)
+        self.beta = np.zeros(3 * nv)
+        self.saved = self.previous = self.rhs = np.zeros(0)   # of the impulses' length (StepData's capacity)
+        self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
+        self.sliding.flags.writeable = False
+        self.constants = (self.pack.table, np.zeros_like(self.pack.data.work), np.zeros((nv, 6)), *contact._tree,
+                          *contact._columns, np.ascontiguousarray(kin.moves), contact.body,
+                          np.ascontiguousarray(contact.centre), np.ascontiguousarray(contact.radius),
+                          np.ascontiguousarray(model.idx_v, dtype=integer),
+                          np.ascontiguousarray(sim._q_of_v, dtype=integer), np.array(model.lower, dtype=float),
+                          np.array(model.upper, dtype=float), self.joints, self.joint_ints, self.U, self.trial, self.gap,
+                          self.contact_roles, self.beta, *settings)
+        self.data = self.lam = self.buffers = None   # the step's data and its buffers, taken again if StepData grows
+        self.steps, self.fallbacks = 0, {}
+
+    @property
+    def rows(self):
+        """(m, nc): the rows of the last step the kernel reached its rows in, and its contact candidates."""
+        return int(self.joint_ints[COUNTS, 0]), int(self.joint_ints[COUNTS, 1])
+
+    def step(self, sim):
+        """True when the step is taken (the simulator's state, forces and efforts written); False with nothing
+        changed but scratch buffers, for the Python path to take it."""
+        contact, model = sim.contact, sim.model
+        q, qd, nv = sim.q, sim.qd, model.nv
+        if not (contact.try_pattern and _is_vector(q, model.nq) and _is_vector(qd, nv)):
+            return False
+        joints, dt = self.joints, sim.dt
+        driven = None
+        if sim.servo_mode:   # (the drives' bounds take this step's effort: set first, as the Python path does)
+            sim.applied_effort = joints[TAU] = sim._effort(q, qd)
+            joints[V_LO], joints[V_HI], joints[BOUND], driven, joints[CENTER] = sim._joint_rows(q)
+            mode = GIVEN
+        elif sim.command_is_stale():
+            mode = BRAKED if sim.on_command_timeout == 'brake' else NO_EFFORT
+        else:
+            joints[COMMAND_EFFORT] = sim.command
+            mode = COMMAND
+        joints[EXTERNAL] = sim._external_effort(q)
+        a0 = self.pack.default_base_acceleration if sim.gravity is None else spatial_gravity(sim.gravity)
+        d = contact.data
+        if d is not self.data or d.lam is not self.lam:
+            self.data, self.lam = d, d.lam
+            lam = d.lam
+            self.saved, self.previous, self.rhs = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+            self.buffers = (d.R, d.p, d.x, d.phi, d.C_ang, d.C_lin, d.which, d.G, d.bodies, d.v, d.impulses,
+                            d.shift, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.Y, d.A, d.L, d.c, lam, d.y,
+                            d.free, d.F, self.saved, self.previous, self.rhs)
+        q_new, qd_new, forces = np.empty(model.nq), np.empty(nv), np.empty((contact.count, 3))
+        constraint_effort, applied = np.empty(nv), np.empty(nv)
+        ground = contact.ground
+        arguments = (*self.constants, *self.buffers, a0, float(ground.height), float(ground.friction), dt, mode, q, qd,
+                     q_new, qd_new, forces, constraint_effort, applied)
+        try:
+            if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
+                with np.errstate(divide='raise'):
+                    status = self.kernel(*arguments)
+            else:
+                status = self.kernel(*arguments)
+        except (ZeroDivisionError, FloatingPointError):   # a zero pivot: the Python path names the joint
+            d.lam[:] = self.saved
+            status = SINGULAR
+        if status <= 0:
+            self.fallbacks[REASONS[status]] = self.fallbacks.get(REASONS[status], 0) + 1
+            return False
+        self.steps += 1
+        contact.solves['pattern'] += status
+        if driven is not None:   # the drives' constraint effort is applied effort (Simulator._contact_and_joints)
+            limit = model.effort_limit
+            applied = np.clip(applied + np.where(driven, constraint_effort, 0.0), -limit, limit)
+        sim.contact_forces, sim.constraint_effort, sim.applied_effort = forces, constraint_effort, applied
+        sim._step_inertia, sim._pattern = None, self.sliding
+        sim.q, sim.qd = q_new, qd_new
+        sim.t += dt
+        return True
