@@ -18,8 +18,11 @@ The contact points' Jacobians J_c and accelerations Jdot_c v are the simulator's
 (algorithms/point_kinematics.py, and point_acceleration.py for Jdot_c v, exact). ``ContactInverseDynamics`` keeps one
 solver per model and updates its data in place each tick (Clarabel's ``DefaultSolver.update``: the same sparsity
 pattern, so the KKT system's symbolic factorisation and allocations are kept); it sets the program up again only
-when its shape changes (the number of feet in contact, or the rank of their Jacobian). ``contact_inverse_dynamics``
-sets up a new solver every call, as the controller did before: the reference the tests compare with.
+when its shape changes (the number of feet in contact, or the rank of their Jacobian). Its program is in units of
+the robot's weight W = m g: the forces as f / W and the rows of (1) divided by W, as the accelerations and (2) are
+of order one (the same optimum; Clarabel takes 6 iterations on the public quadrupeds, against 7-13 in newtons, and
+its tolerances then bound the load split W times tighter). ``contact_inverse_dynamics`` sets up a new solver every
+call, in newtons, as the controller did before: the reference the tests compare with.
 """
 from collections.abc import Sequence
 import time
@@ -38,6 +41,7 @@ from ..spatial import pose_from_plucker
 
 FORCE_WEIGHT = 1e-9      # (m/s^2)^2 per N^2: spreads the load; moves a feasible qdd by about FORCE_WEIGHT |f|
 RANK_TOLERANCE = 1e-9    # singular values of the contact Jacobian below this fraction of the largest: dependent rows
+STANDARD_GRAVITY = 9.81  # m/s^2: ContactInverseDynamics' unit of force is the weight m g under it (a unit only)
 
 
 class ContactForceError(RuntimeError):
@@ -113,6 +117,8 @@ class ContactInverseDynamics:
         self.M, self.h, self._no_acceleration = np.zeros((model.nv, model.nv)), np.zeros(model.nv), np.zeros(model.nv)
         self.R, self.p = np.zeros((model.nb, 3, 3)), np.zeros((model.nb, 3))
         self.C_ang, self.C_lin = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+        mass = sum(inertia[5, 5] for inertia in model.inertia)
+        self.weight = STANDARD_GRAVITY * mass if mass > 0.0 else 1.0   # the program's unit of force, N
         self.joints = np.asarray(model.joint_v_index)
         self.base = np.setdiff1d(np.arange(model.nv), self.joints)   # the rows (1) without actuation
         limit = model.effort_limit[self.joints]
@@ -124,12 +130,12 @@ class ContactInverseDynamics:
         self.settings.presolve_enable = False            # Clarabel refuses data updates after a presolve ...
         self.settings.input_sparse_dropzeros = False     # ... or where it dropped the pattern's explicit zeros
         # Clarabel scales the data at set-up and an update reuses that scaling: without it, an updated solver
-        # takes the same iterations as a new one on the same data (the same solution, to the last bit), and fewer
-        # here (7-8 against 11 on the bundled quadruped)
+        # takes the same iterations as a new one on the same data (the same solution, to the last bit); the
+        # program is scaled by its units instead (the weight, see the module docstring)
         self.settings.equilibrate_enable = False
-        # Without iterative refinement of each KKT solve a solve takes half the time (the bundled quadruped: 7
-        # iterations in ~210 us against 8 in ~400 us); the result meets the same tolerances (Clarabel's status
-        # checks the residuals of the data, not of the factorisation)
+        # Without iterative refinement of each KKT solve a solve takes two thirds of the time (the bundled
+        # quadruped: ~180 us against ~280 us); the result meets the same tolerances (Clarabel's status checks the
+        # residuals of the data, not of the factorisation)
         self.settings.iterative_refinement_enable = False
         self.solver, self.shape, self.pattern = None, None, None
         self.setups = self.updates = 0
@@ -165,7 +171,7 @@ class ContactInverseDynamics:
         zero_rows, torque_rows = len(self.base) + len(held), len(self.limited)
         updating = self.solver is not None   # else a new solver: no pattern yet
         data = np.empty(len(self.pattern) if updating else 0)
-        self._fill_program(M, h, Jc, bias, held, self.base, self.rows, self.limit,
+        self._fill_program(M, h, Jc, bias, held, self.base, self.rows, self.limit, self.weight,
                            np.asarray(desired_acceleration, dtype=float), A, b, objective,
                            self.pattern if updating else np.zeros(0, dtype=np.int64), data)
         if not updating:
@@ -182,10 +188,10 @@ class ContactInverseDynamics:
             raise ContactForceError(f"no contact forces hold the robot within its friction cones and effort "
                                     f"limits ({solution.status})")
         x = np.asarray(solution.x)
-        qdd, f = x[:nv], x[nv:].reshape(k, 3)
+        qdd, forces = x[:nv], self.weight * x[nv:]
         joints = self.joints
-        tau = M[joints] @ qdd - Jc[:, joints].T @ x[nv:] + h[joints]
-        return tau, qdd, f
+        tau = M[joints] @ qdd - Jc[:, joints].T @ forces + h[joints]
+        return tau, qdd, forces.reshape(k, 3)
 
     def _allocate(self, shape):
         """The program's A (with the cones' constant entries), b and objective for `shape` (feet, held rows)."""
@@ -224,7 +230,7 @@ class ContactInverseDynamics:
         if torque_rows:
             cones.append(clarabel.NonnegativeConeT(2 * torque_rows))
         cones += [clarabel.SecondOrderConeT(3) for _ in range(k)]
-        P = sparse.diags(np.concatenate([np.ones(nv), np.full(3 * k, FORCE_WEIGHT)])).tocsc()
+        P = sparse.diags(np.concatenate([np.ones(nv), np.full(3 * k, FORCE_WEIGHT * self.weight ** 2)])).tocsc()
         self.solver = clarabel.DefaultSolver(P, objective, matrix, b, cones, self.settings)
         self.shape = shape
         self.setups += 1
@@ -283,21 +289,22 @@ def contact_inverse_dynamics(model: Model, q: ArrayLike, v: ArrayLike, desired_a
 
 
 @njit()
-def fill_program(M, h, Jc, bias, held, base, rows, limit, desired, A, b, objective, pattern, data):
-    """The state's data of the program into A, b, objective: the rows of (1) are [M, -Jc^T] @ x + h = S^T tau,
-    x = [qdd; f]; (1)'s base rows (= -h_base), (2) on the basis ``held`` of J_c's rows (= -held Jdot_c v), (4) for
-    the joints ``rows`` with a finite ``limit`` twice (tau_j = (1)_j x + h_j within +-limit); the cones' rows (3)
-    are constant (ContactInverseDynamics._allocate). And A's entries at ``pattern`` (indices into A^T raveled:
+def fill_program(M, h, Jc, bias, held, base, rows, limit, weight, desired, A, b, objective, pattern, data):
+    """The state's data of the program into A, b, objective, in units of ``weight`` (N): the rows of (1) divided by
+    it are [M / weight, -Jc^T] @ x + h / weight = S^T tau / weight, x = [qdd; f / weight]; (1)'s base rows
+    (= -h_base / weight), (2) on the basis ``held`` of J_c's rows (= -held Jdot_c v), (4) for the joints ``rows``
+    with a finite ``limit`` twice (tau_j / weight = (1)_j x + h_j / weight within +-limit / weight); the cones' rows
+    (3) are constant (ContactInverseDynamics._allocate). And A's entries at ``pattern`` (indices into A^T raveled:
     column-major, CSC's order) into data."""
     nv, m, nb, r, t = M.shape[0], Jc.shape[0], base.shape[0], held.shape[0], rows.shape[0]
     zero_rows = nb + r
     for i in range(nb):
         j = base[i]
         for c in range(nv):
-            A[i, c] = M[j, c]
+            A[i, c] = M[j, c] / weight
         for c in range(m):
             A[i, nv + c] = -Jc[c, j]
-        b[i] = -h[j]
+        b[i] = -h[j] / weight
     for i in range(r):
         for c in range(nv):
             total = 0.0
@@ -311,10 +318,10 @@ def fill_program(M, h, Jc, bias, held, base, rows, limit, desired, A, b, objecti
     for i in range(t):
         j = rows[i]
         for c in range(nv):
-            A[zero_rows + i, c], A[zero_rows + t + i, c] = M[j, c], -M[j, c]
+            A[zero_rows + i, c], A[zero_rows + t + i, c] = M[j, c] / weight, -M[j, c] / weight
         for c in range(m):
             A[zero_rows + i, nv + c], A[zero_rows + t + i, nv + c] = -Jc[c, j], Jc[c, j]
-        b[zero_rows + i], b[zero_rows + t + i] = limit[i] - h[j], limit[i] + h[j]
+        b[zero_rows + i], b[zero_rows + t + i] = (limit[i] - h[j]) / weight, (limit[i] + h[j]) / weight
     for c in range(nv):
         objective[c] = -desired[c]
     height = A.shape[0]
