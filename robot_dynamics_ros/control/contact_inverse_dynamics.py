@@ -122,6 +122,7 @@ class ContactInverseDynamics:
         self._point_motion = compiled(point_motion_kernel) if numba else point_motion_kernel
         self._eliminate = compiled(eliminate_equalities) if numba else eliminate_equalities
         self._fill_program = compiled(fill_program) if numba else fill_program
+        self._solution = compiled(solution) if numba else solution
         functions = fast.functions(model)   # fast.crba and bias_torques (rnea with qdd = 0), bound once, into buffers
         self._crba, self._rnea = functions.crba, functions.rnea
         self.M, self.h, self._no_acceleration = np.zeros((model.nv, model.nv)), np.zeros(model.nv), np.zeros(model.nv)
@@ -129,7 +130,7 @@ class ContactInverseDynamics:
         self.C_ang, self.C_lin = np.zeros((3, model.nv)), np.zeros((3, model.nv))
         mass = sum(inertia[5, 5] for inertia in model.inertia)
         self.weight = STANDARD_GRAVITY * mass if mass > 0.0 else 1.0   # the program's unit of force, N
-        self.joints = np.asarray(model.joint_v_index)
+        self.joints = np.asarray(model.joint_v_index, dtype=np.int64)
         self.base = np.setdiff1d(np.arange(model.nv), self.joints)   # the rows (1) without actuation
         limit = model.effort_limit[self.joints]
         self.limited = np.flatnonzero(np.isfinite(limit))            # (4) for the joints with a finite limit
@@ -194,10 +195,8 @@ class ContactInverseDynamics:
         if str(solution.status) not in ('Solved', 'AlmostSolved'):
             raise ContactForceError(f"no contact forces hold the robot within its friction cones and effort "
                                     f"limits ({solution.status})")
-        x = x0 + Z @ np.asarray(solution.x)
-        qdd, forces = x[:nv], self.weight * x[nv:]
-        joints = self.joints
-        tau = M[joints] @ qdd - Jc[:, joints].T @ forces + h[joints]
+        tau, qdd, forces = np.empty(len(self.joints)), np.empty(nv), np.empty(3 * k)
+        self._solution(x0, Z, np.asarray(solution.x), M, h, Jc, self.joints, self.weight, tau, qdd, forces)
         return tau, qdd, forces.reshape(k, 3)
 
     def _allocate(self, shape):
@@ -399,6 +398,29 @@ def fill_program(M, h, Jc, x0, Z, rows, limit, weight, friction, force_weight, d
             A[col * height + row] = -friction * Z[f + 2, col]
             A[col * height + row + 1] = -Z[f, col]
             A[col * height + row + 2] = -Z[f + 1, col]
+
+
+@njit()
+def solution(x0, Z, y, M, h, Jc, joints, weight, tau, qdd, forces):
+    """The program's solution y into qdd and forces (N), x = [qdd; forces / weight] = x0 + Z y, and the joint
+    rows of (1) into tau: tau = M_j qdd + h_j - J_cj^T f."""
+    nv = M.shape[0]
+    for i in range(x0.shape[0]):
+        total = x0[i]
+        for c in range(y.shape[0]):
+            total += Z[i, c] * y[c]
+        if i < nv:
+            qdd[i] = total
+        else:
+            forces[i - nv] = weight * total
+    for i in range(joints.shape[0]):
+        j = joints[i]
+        total = h[j]
+        for a in range(nv):
+            total += M[j, a] * qdd[a]
+        for a in range(forces.shape[0]):
+            total -= Jc[a, j] * forces[a]
+        tau[i] = total
 
 
 def independent_rows(J: NDArray[np.float64]) -> NDArray[np.float64]:
