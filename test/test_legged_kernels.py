@@ -83,3 +83,18 @@ def test_the_elimination_solves_the_equalities_on_an_orthonormal_null_space(quad
             np.testing.assert_allclose(Z.T @ Z, np.eye(Z.shape[1]), atol=1e-12)
             np.testing.assert_allclose(E @ Z, 0.0, atol=1e-12)
             assert Z.shape == (model.nv + len(Jc), model.nv + len(Jc) - np.linalg.matrix_rank(E))
+
+
+@pytest.mark.parametrize('name', BACKENDS)
+def test_the_elimination_reports_base_rows_it_cannot_meet(name):
+    """No feet and base rows of M zero (G = 0): nothing moves the base, and the residual is the largest |g| =
+    |h_b| / W (ContactInverseDynamics raises ContactForceError on it); with M_b whole it is zero."""
+    kernel = backend(eliminate_equalities, name)
+    nv, weight = 8, 10.0
+    M, h = np.eye(nv), np.arange(1.0, nv + 1.0)
+    base = np.arange(6, dtype=np.int64)
+    _, _, residual = kernel(M, h, np.zeros((0, nv)), np.zeros(0), base, weight)
+    assert residual < 1e-12
+    M[:6] = 0.0
+    _, _, residual = kernel(M, h, np.zeros((0, nv)), np.zeros(0), base, weight)
+    assert residual == pytest.approx(6.0 / weight, rel=1e-12)
