@@ -2,6 +2,7 @@
 reference step by step, the Delassus stage equals G M^-1 G^T, ``reset`` forgets the warm start, a frictionless
 ground (the cone degenerates to the normal) keeps a sliding box's speed and carries its weight, and a failed solve
 is one clear exception class."""
+import functools
 import os
 import warnings
 
@@ -19,7 +20,8 @@ from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
-from robot_dynamics_ros.simulation.contact_active_set import PIVOT_RATIO  # noqa: E402
+from robot_dynamics_ros.simulation.contact_active_set import (PIVOT_RATIO, RANK_MARGIN, closest_held_rows,  # noqa: E402
+                                                               least_norm_semidefinite)
 from robot_dynamics_ros.simulation.roles import APART  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
@@ -212,7 +214,8 @@ def held_rows_condition(sim):
 def assert_same_step(one_call, staged, k):
     """The two simulators' state and outputs after a step agree to rounding: the same kernels in the same order,
     but for sums taken in loops against NumPy's products (the right-hand sides, G^T lam: ~1e-16 of the largest
-    term) and a singular pattern's least-squares solve by numba's LAPACK binding against NumPy's. A solve carries
+    term) and a singular pattern's least-squares solve by a pivoted Cholesky (or numba's LAPACK binding) against
+    NumPy's SVD. A solve carries
     such rounding times its condition number (the held rows' A_FF; for a singular pattern, more held rows than
     freedoms, over the singular values it keeps): 1e-12 of each quantity's scale (1 for q and qd: radians, metres,
     their rates) times that condition number leaves room for sums of many terms and nothing physical."""
@@ -357,3 +360,71 @@ print('ok')
 '''
     result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0 and result.stdout.strip().endswith('ok'), result.stderr[-3000:]
+
+
+
+@functools.cache
+def held_blocks(robot_steps=800):
+    """A_FF, the held rows of each step's last solve, of Go1 under its PD from the spawn through the settling."""
+    urdf, stance = go1()
+    sim = standing(urdf, stance)
+    blocks = []
+    for _ in range(robot_steps):
+        pd_step(sim, stance)
+        m, _ = sim.contact_step.rows
+        held = np.flatnonzero(sim.contact.data.free[:m])
+        if held.size:
+            blocks.append(sim.contact.data.A[np.ix_(held, held)].copy())
+    return blocks
+
+
+def assert_closest_held_rows_equal_lstsq(kernel, A, rng):
+    """``closest_held_rows`` with every row of A held (A_FF = A), previous impulses and c = -A u (consistent, as a
+    certified pattern's held rows are), against pattern_solve's lstsq: previous + lstsq(A, -c - A previous,
+    PIVOT_RATIO). They differ by rounding (100 n eps) times the condition number over the singular values kept."""
+    m = A.shape[0]
+    s = np.linalg.svd(A, compute_uv=False)
+    kept = s[s >= PIVOT_RATIO * s[0]]
+    previous, c = rng.standard_normal(m), -A @ rng.standard_normal(m)
+    lam, free, L, F, rhs = np.zeros(m), np.ones(m, dtype=np.bool_), np.empty((m, m)), np.empty(m, np.int64), np.empty(m)
+    kernel(np.ascontiguousarray(A), c, m, lam, free, previous, L, F, rhs)
+    expected = previous + np.linalg.lstsq(A, -c - A @ previous, rcond=PIVOT_RATIO)[0]
+    bound = 100 * m * np.finfo(float).eps * kept[0] / kept[-1] * np.abs(expected).max()
+    np.testing.assert_allclose(lam, expected, rtol=0, atol=bound)
+
+
+@pytest.mark.parametrize('backend', ['python', 'numba'])
+def test_the_singular_held_rows_solve_equals_lstsq(backend):
+    """The one-call step's solve of a singular pattern's held rows (``closest_held_rows``: pivoted Cholesky,
+    ``least_norm_semidefinite``, or lstsq where its rank check cannot show the SVD's rank) equals pattern_solve's
+    np.linalg.lstsq with PIVOT_RATIO's cut, to rounding times the condition number: on the held blocks of a settling
+    Go1 (singular ones, more held rows than freedoms, and regular ones), on a constructed rank-deficient block with
+    singular values over eight orders of magnitude, on a full-rank one, and on one with a singular value at the cut.
+    The cheap solve answers where the SVD's cut falls in a wide gap: on every block of the standing Go1 (its last
+    0.1 s) and the constructed ones, not on the one at the cut."""
+    solve, kernel = least_norm_semidefinite, closest_held_rows
+    if backend == 'numba':
+        pytest.importorskip('numba')
+        from robot_dynamics_ros.algorithms.backends import compiled
+        solve, kernel = compiled(least_norm_semidefinite), compiled(closest_held_rows)
+    rng = np.random.default_rng(3)
+    blocks = held_blocks()
+    ranks = [np.linalg.matrix_rank(H, tol=PIVOT_RATIO * np.linalg.norm(H, 2)) for H in blocks]
+    singular = [H for H, r in zip(blocks, ranks) if r < H.shape[0]]
+    regular = [H for H, r in zip(blocks, ranks) if r == H.shape[0]]
+    assert len(singular) >= 100 and len(regular) >= 1, (len(singular), len(regular))
+    for H in singular[::10] + regular[::max(1, len(regular) // 20)]:
+        assert_closest_held_rows_equal_lstsq(kernel, H, rng)
+
+    def answers(H):
+        return solve(np.ascontiguousarray(H), H @ rng.standard_normal(H.shape[0]), np.empty(H.shape[0]))
+    assert all(answers(H) for H in blocks[-100:])
+    n, r = 24, 17
+    Q, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    for values in (np.concatenate([np.logspace(0, -8, r), np.zeros(n - r)]), np.logspace(2, -4, n)):
+        H = (Q * values) @ Q.T
+        assert answers(H)
+        assert_closest_held_rows_equal_lstsq(kernel, H, rng)
+    at_cut = (Q * np.concatenate([np.logspace(0, -8, r), [PIVOT_RATIO], np.zeros(n - r - 1)])) @ Q.T
+    assert not answers(at_cut)
+    assert_closest_held_rows_equal_lstsq(kernel, at_cut, rng)

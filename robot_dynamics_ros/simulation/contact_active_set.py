@@ -33,8 +33,9 @@ in every role, so every pattern is certifiable (STICK then means touching).
 
 The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky (``held_rows``), the conditions
 checked (``certified``) and a refused pattern revised (``revise_roles``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
-a singular A_FF takes the least-norm solution in Python (``pattern_solve``), or compiled (``closest_held_rows``, in the
-one-call step of ``contact_step``).
+a singular A_FF takes the least-norm solution in Python (``pattern_solve``: the SVD's least squares), or compiled
+(``closest_held_rows``, in the one-call step of ``contact_step``: a pivoted Cholesky that gives the same solution
+where a check shows the SVD's rank, ``least_norm_semidefinite``, else the SVD's).
 """
 import numpy as np
 
@@ -160,8 +161,9 @@ def held_rows(A, c, m, lam, free, L, F):
 def closest_held_rows(A, c, m, lam, free, previous, L, F, rhs):
     """Where A_FF is singular (``held_rows`` returned -1): of the lam_F solving A_FF lam_F = -(c_F + A_FX lam_X), the
     one closest to ``previous`` (the last solve's impulses), lam_F = previous_F + the least-norm solution of
-    A_FF d = -(c_F + A_FX lam_X) - A_FF previous_F (SVD, singular values below PIVOT_RATIO of the largest taken as
-    zero): ``pattern_solve``'s least squares, with A_FF gathered in L."""
+    A_FF d = -(c_F + A_FX lam_X) - A_FF previous_F (singular values below PIVOT_RATIO of the largest taken as zero):
+    ``pattern_solve``'s least squares, with A_FF gathered in L. By ``least_norm_semidefinite`` where its check shows
+    the SVD's rank, else by the SVD (np.linalg.lstsq)."""
     n = 0
     for r in range(m):
         if free[r]:
@@ -178,9 +180,115 @@ def closest_held_rows(A, c, m, lam, free, previous, L, F, rhs):
             L[a, b] = A[r, F[b]]
             held += L[a, b] * previous[F[b]]
         rhs[a] = -(c[r] + fixed) - held
-    step = np.linalg.lstsq(L[:n, :n], rhs[:n], PIVOT_RATIO)[0]
+    step = np.empty(n)
+    if not least_norm_semidefinite(L[:n, :n], rhs[:n], step):
+        step = np.linalg.lstsq(L[:n, :n], rhs[:n], PIVOT_RATIO)[0]
     for a in range(n):
         lam[F[a]] = previous[F[a]] + step[a]
+
+
+RANK_MARGIN = 2.0    # the rank check's factor on either side of the SVD's cut (PIVOT_RATIO of the largest value)
+
+
+@njit()
+def least_norm_semidefinite(H, b, x):
+    """x = H^+ b, the least-norm least-squares solution of H x = b for H symmetric positive semidefinite (n x n) with
+    its singular values below PIVOT_RATIO of the largest taken as zero, as np.linalg.lstsq(H, b, PIVOT_RATIO) gives
+    it; True, or False (x unwritten) where the check below cannot show that rank r is the SVD's.
+
+    Pivoted Cholesky (the largest remaining diagonal first): P^T H P = [L1; L2] [L1; L2]^T + [0 0; 0 S], L1 r x r
+    lower triangular, S the Schur complement of the rows not taken (the pivots stop where trace(S) drops to
+    PIVOT_RATIO / RANK_MARGIN of H's largest diagonal entry). The SVD's rank is r where
+        sigma_r(H) >= lambda_min(H11) >= 1 / ||L1^-1||_F^2 >= RANK_MARGIN PIVOT_RATIO trace(H)   (Cauchy interlacing;
+                                                                         trace(H) >= sigma_1(H))
+        sigma_r+1(H) <= ||S||_2 <= trace(S) <= PIVOT_RATIO max_i H_ii / RANK_MARGIN              (Weyl; max_i H_ii <=
+                                                                         sigma_1(H))
+    Then with K = P [L1; L2] (n x r, full column rank), H = K K^T to within S, and
+        x = (K K^T)^+ b = K (K^T K)^-1 (K^T K)^-1 K^T b,
+    by the Cholesky factor of K^T K = R R^T. It differs from the SVD's by rounding times sigma_1 / sigma_r. (The
+    SVD's own rounding, ~n eps sigma_1, is far inside RANK_MARGIN; a singular value near the cut, as a held set
+    passing through a singular posture has, is refused and left to the SVD.)"""
+    n = H.shape[0]
+    perm = np.arange(n)
+    K = np.zeros((n, n))
+    d = np.empty(n)                              # the remaining (Schur complement's) diagonal, by original row
+    trace, largest = 0.0, 0.0
+    for i in range(n):
+        d[i] = H[i, i]
+        trace += d[i]
+        largest = max(largest, d[i])
+    if not largest > 0.0:
+        return False
+    cut = PIVOT_RATIO * largest / RANK_MARGIN
+    r = 0
+    for j in range(n):                           # column j of K: the largest remaining diagonal as pivot
+        q, schur = j, 0.0                        # (schur = trace(S), as computed: |.|, rounding may leave d < 0)
+        for k in range(j, n):
+            schur += abs(d[perm[k]])
+            if d[perm[k]] > d[perm[q]]:
+                q = k
+        if schur <= cut:
+            break
+        if not d[perm[q]] > 0.0:                 # no positive pivot left, yet S not negligible: not semidefinite
+            return False
+        perm[j], perm[q] = perm[q], perm[j]
+        for k in range(j):
+            K[j, k], K[q, k] = K[q, k], K[j, k]
+        pivot = np.sqrt(d[perm[j]])
+        K[j, j] = pivot
+        for i in range(j + 1, n):
+            e = H[perm[i], perm[j]]
+            for k in range(j):
+                e -= K[i, k] * K[j, k]
+            K[i, j] = e / pivot
+            d[perm[i]] -= K[i, j] * K[i, j]
+        r = j + 1
+    if r == 0:
+        return False
+    inverse = np.zeros((r, r))                   # ||L1^-1||_F^2, column by column of L1^-1 (forward substitution)
+    frobenius = 0.0
+    for j in range(r):
+        for i in range(j, r):
+            e = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                e -= K[i, k] * inverse[k, j]
+            inverse[i, j] = e / K[i, i]
+            frobenius += inverse[i, j] * inverse[i, j]
+    if 1.0 / frobenius < RANK_MARGIN * PIVOT_RATIO * trace:
+        return False
+    R = np.zeros((r, r))                         # K^T K = R R^T
+    for j in range(r):
+        for i in range(j, r):
+            e = 0.0
+            for k in range(i, n):                # (K[k, i] = 0 above the diagonal)
+                e += K[k, i] * K[k, j]
+            for k in range(j):
+                e -= R[i, k] * R[j, k]
+            if i == j:
+                if not e > 0.0:
+                    return False
+                R[j, j] = np.sqrt(e)
+            else:
+                R[i, j] = e / R[j, j]
+    z = np.zeros(r)                              # z = K^T b
+    for j in range(r):
+        for k in range(j, n):
+            z[j] += K[k, j] * b[perm[k]]
+    for _ in range(2):                           # z = (K^T K)^-1 z, twice: R R^T solves
+        for i in range(r):
+            for k in range(i):
+                z[i] -= R[i, k] * z[k]
+            z[i] /= R[i, i]
+        for i in range(r - 1, -1, -1):
+            for k in range(i + 1, r):
+                z[i] -= R[k, i] * z[k]
+            z[i] /= R[i, i]
+    for k in range(n):                           # x = K z, back in H's order
+        value = 0.0
+        for j in range(r):
+            value += K[k, j] * z[j]
+        x[perm[k]] = value
+    return True
 
 
 @njit()
