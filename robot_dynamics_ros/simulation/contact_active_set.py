@@ -136,14 +136,21 @@ def held_rows(A, c, m, lam, free, L, F):
         if not d > 0.0:
             return -1
         largest, smallest = max(largest, d), min(smallest, d)
+        if smallest < PIVOT_RATIO * largest:  # (the largest only grows, the smallest only falls: the full check's
+            return -1                         # answer, reached without the remaining columns)
         L[j, j] = np.sqrt(d)
-        for i in range(j + 1, n):
-            e = A[F[i], F[j]]
-            for k in range(j):
-                e -= L[i, k] * L[j, k]
-            L[i, j] = e / L[j, j]
-    if n and smallest < PIVOT_RATIO * largest:
-        return -1
+        for i in range(j + 1, n, 2):          # two rows at a time: two independent sums (each in its order)
+            if i + 1 < n:
+                e, f = A[F[i], F[j]], A[F[i + 1], F[j]]
+                for k in range(j):
+                    e -= L[i, k] * L[j, k]
+                    f -= L[i + 1, k] * L[j, k]
+                L[i, j], L[i + 1, j] = e / L[j, j], f / L[j, j]
+            else:
+                e = A[F[i], F[j]]
+                for k in range(j):
+                    e -= L[i, k] * L[j, k]
+                L[i, j] = e / L[j, j]
     for i in range(n):                        # L z = rhs
         z = lam[F[i]]
         for k in range(i):
@@ -236,56 +243,94 @@ def least_norm_semidefinite(H, b, x):
             K[j, k], K[q, k] = K[q, k], K[j, k]
         pivot = np.sqrt(d[perm[j]])
         K[j, j] = pivot
-        for i in range(j + 1, n):
-            e = H[perm[i], perm[j]]
-            for k in range(j):
-                e -= K[i, k] * K[j, k]
-            K[i, j] = e / pivot
-            d[perm[i]] -= K[i, j] * K[i, j]
+        for i in range(j + 1, n, 2):             # two rows at a time: two independent sums (each in its order)
+            if i + 1 < n:
+                e, f = H[perm[i], perm[j]], H[perm[i + 1], perm[j]]
+                for k in range(j):
+                    e -= K[i, k] * K[j, k]
+                    f -= K[i + 1, k] * K[j, k]
+                K[i, j], K[i + 1, j] = e / pivot, f / pivot
+                d[perm[i]] -= K[i, j] * K[i, j]
+                d[perm[i + 1]] -= K[i + 1, j] * K[i + 1, j]
+            else:
+                e = H[perm[i], perm[j]]
+                for k in range(j):
+                    e -= K[i, k] * K[j, k]
+                K[i, j] = e / pivot
+                d[perm[i]] -= K[i, j] * K[i, j]
         r = j + 1
     if r == 0:
         return False
     inverse = np.zeros((r, r))                   # ||L1^-1||_F^2, column by column of L1^-1 (forward substitution)
     frobenius = 0.0
-    for j in range(r):
-        for i in range(j, r):
-            e = 1.0 if i == j else 0.0
-            for k in range(j, i):
+    for j in range(0, r, 2):                     # two columns at a time (each sum, and the norm's, in its order)
+        if j + 1 == r:
+            for i in range(j, r):
+                e = 1.0 if i == j else 0.0
+                for k in range(j, i):
+                    e -= K[i, k] * inverse[k, j]
+                inverse[i, j] = e / K[i, i]
+                frobenius += inverse[i, j] * inverse[i, j]
+            break
+        inverse[j, j] = 1.0 / K[j, j]
+        for i in range(j + 1, r):
+            e, f = 0.0 - K[i, j] * inverse[j, j], 1.0 if i == j + 1 else 0.0
+            for k in range(j + 1, i):
                 e -= K[i, k] * inverse[k, j]
-            inverse[i, j] = e / K[i, i]
-            frobenius += inverse[i, j] * inverse[i, j]
+                f -= K[i, k] * inverse[k, j + 1]
+            inverse[i, j], inverse[i, j + 1] = e / K[i, i], f / K[i, i]
+        for c in range(j, j + 2):
+            for i in range(c, r):
+                frobenius += inverse[i, c] * inverse[i, c]
     if 1.0 / frobenius < RANK_MARGIN * PIVOT_RATIO * trace:
         return False
     R = np.zeros((r, r))                         # K^T K = R R^T
     for j in range(r):
-        for i in range(j, r):
-            e = 0.0
-            for k in range(i, n):                # (K[k, i] = 0 above the diagonal)
-                e += K[k, i] * K[k, j]
-            for k in range(j):
-                e -= R[i, k] * R[j, k]
-            if i == j:
-                if not e > 0.0:
-                    return False
-                R[j, j] = np.sqrt(e)
+        e = 0.0                                  # the diagonal
+        for k in range(j, n):                    # (K[k, i] = 0 above the diagonal)
+            e += K[k, j] * K[k, j]
+        for k in range(j):
+            e -= R[j, k] * R[j, k]
+        if not e > 0.0:
+            return False
+        R[j, j] = np.sqrt(e)
+        for i in range(j + 1, r, 2):             # below it, two rows at a time (each sum in its order)
+            if i + 1 < r:
+                e, f = 0.0 + K[i, i] * K[i, j], 0.0
+                for k in range(i + 1, n):
+                    e += K[k, i] * K[k, j]
+                    f += K[k, i + 1] * K[k, j]
+                for k in range(j):
+                    e -= R[i, k] * R[j, k]
+                    f -= R[i + 1, k] * R[j, k]
+                R[i, j], R[i + 1, j] = e / R[j, j], f / R[j, j]
             else:
+                e = 0.0
+                for k in range(i, n):
+                    e += K[k, i] * K[k, j]
+                for k in range(j):
+                    e -= R[i, k] * R[j, k]
                 R[i, j] = e / R[j, j]
-    z = np.zeros(r)                              # z = K^T b
+    z = np.empty(r)                              # z = K^T b
     for j in range(r):
+        e = 0.0
         for k in range(j, n):
-            z[j] += K[k, j] * b[perm[k]]
+            e += K[k, j] * b[perm[k]]
+        z[j] = e
     for _ in range(2):                           # z = (K^T K)^-1 z, twice: R R^T solves
         for i in range(r):
+            e = z[i]
             for k in range(i):
-                z[i] -= R[i, k] * z[k]
-            z[i] /= R[i, i]
+                e -= R[i, k] * z[k]
+            z[i] = e / R[i, i]
         for i in range(r - 1, -1, -1):
+            e = z[i]
             for k in range(i + 1, r):
-                z[i] -= R[k, i] * z[k]
-            z[i] /= R[i, i]
-    for k in range(n):                           # x = K z, back in H's order
-        value = 0.0
-        for j in range(r):
+                e -= R[k, i] * z[k]
+            z[i] = e / R[i, i]
+    for k in range(n):                           # x = K z, back in H's order (K[k, j] = 0 for j > k: a sum
+        value = 0.0                              # from +0 that skips zero terms is the same)
+        for j in range(min(k + 1, r)):
             value += K[k, j] * z[j]
         x[perm[k]] = value
     return True
