@@ -428,3 +428,39 @@ def test_the_singular_held_rows_solve_equals_lstsq(backend):
     at_cut = (Q * np.concatenate([np.logspace(0, -8, r), [PIVOT_RATIO], np.zeros(n - r - 1)])) @ Q.T
     assert not answers(at_cut)
     assert_closest_held_rows_equal_lstsq(kernel, at_cut, rng)
+
+
+@pytest.mark.parametrize('backend', ['python', 'numba'])
+def test_held_rows_solves_a_regular_block_and_refuses_a_singular_one(backend):
+    """``held_rows`` (Cholesky of A_FF, two rows at a time, stopping at the first pivot below PIVOT_RATIO of the
+    largest so far) against NumPy: on random held sets of random positive definite programs (odd and even sizes) it
+    returns the held rows' count and lam_F = A_FF^-1 (-(c_F + A_FX lam_X)) to rounding, lam_X untouched; on a rank-
+    deficient A_FF (more held rows than freedoms, the singular pivot early or last) and on one with a non-positive
+    pivot it returns -1."""
+    from robot_dynamics_ros.simulation.contact_active_set import held_rows
+    if backend == 'numba':
+        pytest.importorskip('numba')
+        from robot_dynamics_ros.algorithms.backends import compiled
+        held_rows = compiled(held_rows)
+    rng = np.random.default_rng(5)
+    for m in range(1, 12):
+        for _ in range(4):
+            B = rng.standard_normal((m, m))
+            A, c = B @ B.T + 0.1 * np.eye(m), rng.standard_normal(m)
+            free = rng.random(m) < 0.7
+            lam = np.where(free, 0.0, rng.standard_normal(m))
+            held, fixed = np.flatnonzero(free), np.flatnonzero(~free)
+            expected = np.linalg.solve(A[np.ix_(held, held)], -(c[held] + A[np.ix_(held, fixed)] @ lam[fixed]))
+            out = lam.copy()
+            assert held_rows(A, c, m, out, free, np.empty((m, m)), np.empty(m, dtype=np.int64)) == len(held)
+            assert np.allclose(out[held], expected, rtol=1e-9, atol=1e-12), m
+            assert np.array_equal(out[fixed], lam[fixed])
+    n = 9
+    for rank, order in ((4, np.arange(n)), (8, np.arange(n)), (4, rng.permutation(n))):
+        J = np.linalg.qr(rng.standard_normal((n, n)))[0][:, :rank]   # (orthonormal columns: the rank's pivots
+        A = (J @ J.T)[np.ix_(order, order)]                           # well above the cut, the others at rounding)
+        assert held_rows(A, np.ones(n), n, np.zeros(n), np.ones(n, dtype=np.bool_), np.empty((n, n)),
+                         np.empty(n, dtype=np.int64)) == -1
+    A = np.diag([1.0, 2.0, -1.0, 3.0])
+    assert held_rows(A, np.ones(4), 4, np.zeros(4), np.ones(4, dtype=np.bool_), np.empty((4, 4)),
+                     np.empty(4, dtype=np.int64)) == -1

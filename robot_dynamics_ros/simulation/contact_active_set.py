@@ -284,30 +284,28 @@ def least_norm_semidefinite(H, b, x):
                 frobenius += inverse[i, c] * inverse[i, c]
     if 1.0 / frobenius < RANK_MARGIN * PIVOT_RATIO * trace:
         return False
-    R = np.zeros((r, r))                         # K^T K = R R^T
-    for j in range(r):
-        e = 0.0                                  # the diagonal
-        for k in range(j, n):                    # (K[k, i] = 0 above the diagonal)
-            e += K[k, j] * K[k, j]
+    R = np.zeros((r, r))                         # K^T K (lower part), row by row of K: each entry summed in k's
+    for k in range(n):                           # order, from the first nonzero term (K[k, i] = 0 for i > k)
+        for i in range(min(k + 1, r)):
+            a = K[k, i]
+            for h in range(i + 1):
+                R[i, h] += a * K[k, h]
+    for j in range(r):                           # = R R^T, in place
+        e = R[j, j]
         for k in range(j):
             e -= R[j, k] * R[j, k]
         if not e > 0.0:
             return False
         R[j, j] = np.sqrt(e)
-        for i in range(j + 1, r, 2):             # below it, two rows at a time (each sum in its order)
+        for i in range(j + 1, r, 2):             # two rows at a time (each sum in its order)
             if i + 1 < r:
-                e, f = 0.0 + K[i, i] * K[i, j], 0.0
-                for k in range(i + 1, n):
-                    e += K[k, i] * K[k, j]
-                    f += K[k, i + 1] * K[k, j]
+                e, f = R[i, j], R[i + 1, j]
                 for k in range(j):
                     e -= R[i, k] * R[j, k]
                     f -= R[i + 1, k] * R[j, k]
                 R[i, j], R[i + 1, j] = e / R[j, j], f / R[j, j]
             else:
-                e = 0.0
-                for k in range(i, n):
-                    e += K[k, i] * K[k, j]
+                e = R[i, j]
                 for k in range(j):
                     e -= R[i, k] * R[j, k]
                 R[i, j] = e / R[j, j]
