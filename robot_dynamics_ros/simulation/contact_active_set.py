@@ -139,18 +139,22 @@ def held_rows(A, c, m, lam, free, L, F):
         if smallest < PIVOT_RATIO * largest:  # (the largest only grows, the smallest only falls: the full check's
             return -1                         # answer, reached without the remaining columns)
         L[j, j] = np.sqrt(d)
-        for i in range(j + 1, n, 2):          # two rows at a time: two independent sums (each in its order)
-            if i + 1 < n:
-                e, f = A[F[i], F[j]], A[F[i + 1], F[j]]
-                for k in range(j):
-                    e -= L[i, k] * L[j, k]
-                    f -= L[i + 1, k] * L[j, k]
-                L[i, j], L[i + 1, j] = e / L[j, j], f / L[j, j]
-            else:
-                e = A[F[i], F[j]]
-                for k in range(j):
-                    e -= L[i, k] * L[j, k]
-                L[i, j] = e / L[j, j]
+        i = j + 1
+        while i + 3 < n:                      # four rows at a time: four independent sums (each in its order)
+            e, f, g, h = A[F[i], F[j]], A[F[i + 1], F[j]], A[F[i + 2], F[j]], A[F[i + 3], F[j]]
+            for k in range(j):
+                t = L[j, k]
+                e -= L[i, k] * t
+                f -= L[i + 1, k] * t
+                g -= L[i + 2, k] * t
+                h -= L[i + 3, k] * t
+            L[i, j], L[i + 1, j], L[i + 2, j], L[i + 3, j] = e / L[j, j], f / L[j, j], g / L[j, j], h / L[j, j]
+            i += 4
+        for i in range(i, n):
+            e = A[F[i], F[j]]
+            for k in range(j):
+                e -= L[i, k] * L[j, k]
+            L[i, j] = e / L[j, j]
     for i in range(n):                        # L z = rhs
         z = lam[F[i]]
         for k in range(i):
@@ -243,21 +247,26 @@ def least_norm_semidefinite(H, b, x):
             K[j, k], K[q, k] = K[q, k], K[j, k]
         pivot = np.sqrt(d[perm[j]])
         K[j, j] = pivot
-        for i in range(j + 1, n, 2):             # two rows at a time: two independent sums (each in its order)
-            if i + 1 < n:
-                e, f = H[perm[i], perm[j]], H[perm[i + 1], perm[j]]
-                for k in range(j):
-                    e -= K[i, k] * K[j, k]
-                    f -= K[i + 1, k] * K[j, k]
-                K[i, j], K[i + 1, j] = e / pivot, f / pivot
-                d[perm[i]] -= K[i, j] * K[i, j]
-                d[perm[i + 1]] -= K[i + 1, j] * K[i + 1, j]
-            else:
-                e = H[perm[i], perm[j]]
-                for k in range(j):
-                    e -= K[i, k] * K[j, k]
-                K[i, j] = e / pivot
-                d[perm[i]] -= K[i, j] * K[i, j]
+        i = j + 1
+        while i + 3 < n:                         # four rows at a time: four independent sums (each in its order)
+            e, f, g, h = H[perm[i], perm[j]], H[perm[i + 1], perm[j]], H[perm[i + 2], perm[j]], \
+                H[perm[i + 3], perm[j]]
+            for k in range(j):
+                t = K[j, k]
+                e -= K[i, k] * t
+                f -= K[i + 1, k] * t
+                g -= K[i + 2, k] * t
+                h -= K[i + 3, k] * t
+            K[i, j], K[i + 1, j], K[i + 2, j], K[i + 3, j] = e / pivot, f / pivot, g / pivot, h / pivot
+            for a in range(i, i + 4):
+                d[perm[a]] -= K[a, j] * K[a, j]
+            i += 4
+        for i in range(i, n):
+            e = H[perm[i], perm[j]]
+            for k in range(j):
+                e -= K[i, k] * K[j, k]
+            K[i, j] = e / pivot
+            d[perm[i]] -= K[i, j] * K[i, j]
         r = j + 1
     if r == 0:
         return False
@@ -288,8 +297,8 @@ def least_norm_semidefinite(H, b, x):
     for k in range(n):                           # order, from the first nonzero term (K[k, i] = 0 for i > k)
         for i in range(min(k + 1, r)):
             a = K[k, i]
-            for h in range(i + 1):
-                R[i, h] += a * K[k, h]
+            for col in range(i + 1):
+                R[i, col] += a * K[k, col]
     for j in range(r):                           # = R R^T, in place
         e = R[j, j]
         for k in range(j):
