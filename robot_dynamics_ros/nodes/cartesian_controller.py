@@ -242,8 +242,8 @@ class CartesianControllerNode(Node):
         self.error_pub.publish(error)
 
     def _publish_efforts(self, values):
-        """Publish efforts in `joints` order, answering the last valid joint state (StateAnswers: named, not
-        repeated), unless they are not finite (the last check before every command)."""
+        """Publish efforts in `joints` order, named as the answer to the last valid joint state (StateAnswers),
+        unless they are not finite (the last check before every command)."""
         return self.answers.publish(self.state_ns, values)
 
     def _check_stale(self):
