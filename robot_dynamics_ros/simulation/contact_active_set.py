@@ -113,6 +113,30 @@ def fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles
 
 
 @njit()
+def cholesky_column(M, index, L, j, n):
+    """Column j of a Cholesky factor below its diagonal (L[j, j] set): L[i, j] = (M[index[i], index[j]] -
+    sum_k<j L[i, k] L[j, k]) / L[j, j] for i = j+1 .. n-1; four rows at a time, four independent sums, each in its
+    order (the same bits as one row at a time)."""
+    i = j + 1
+    while i + 3 < n:
+        e, f, g, h = M[index[i], index[j]], M[index[i + 1], index[j]], M[index[i + 2], index[j]], \
+            M[index[i + 3], index[j]]
+        for k in range(j):
+            t = L[j, k]
+            e -= L[i, k] * t
+            f -= L[i + 1, k] * t
+            g -= L[i + 2, k] * t
+            h -= L[i + 3, k] * t
+        L[i, j], L[i + 1, j], L[i + 2, j], L[i + 3, j] = e / L[j, j], f / L[j, j], g / L[j, j], h / L[j, j]
+        i += 4
+    for i in range(i, n):
+        e = M[index[i], index[j]]
+        for k in range(j):
+            e -= L[i, k] * L[j, k]
+        L[i, j] = e / L[j, j]
+
+
+@njit()
 def held_rows(A, c, m, lam, free, L, F):
     """lam_F solving A_FF lam_F = -(c_F + A_FX lam_X) by Cholesky A_FF = L L^T (in L): the number of held rows, or -1
     where A_FF is singular (a pivot <= 0 or below PIVOT_RATIO of the largest: more held rows than freedoms)."""
@@ -139,22 +163,7 @@ def held_rows(A, c, m, lam, free, L, F):
         if smallest < PIVOT_RATIO * largest:  # (the largest only grows, the smallest only falls: the full check's
             return -1                         # answer, reached without the remaining columns)
         L[j, j] = np.sqrt(d)
-        i = j + 1
-        while i + 3 < n:                      # four rows at a time: four independent sums (each in its order)
-            e, f, g, h = A[F[i], F[j]], A[F[i + 1], F[j]], A[F[i + 2], F[j]], A[F[i + 3], F[j]]
-            for k in range(j):
-                t = L[j, k]
-                e -= L[i, k] * t
-                f -= L[i + 1, k] * t
-                g -= L[i + 2, k] * t
-                h -= L[i + 3, k] * t
-            L[i, j], L[i + 1, j], L[i + 2, j], L[i + 3, j] = e / L[j, j], f / L[j, j], g / L[j, j], h / L[j, j]
-            i += 4
-        for i in range(i, n):
-            e = A[F[i], F[j]]
-            for k in range(j):
-                e -= L[i, k] * L[j, k]
-            L[i, j] = e / L[j, j]
+        cholesky_column(A, F, L, j, n)
     for i in range(n):                        # L z = rhs
         z = lam[F[i]]
         for k in range(i):
@@ -245,27 +254,9 @@ def least_norm_semidefinite(H, b, x):
         perm[j], perm[q] = perm[q], perm[j]
         for k in range(j):
             K[j, k], K[q, k] = K[q, k], K[j, k]
-        pivot = np.sqrt(d[perm[j]])
-        K[j, j] = pivot
-        i = j + 1
-        while i + 3 < n:                         # four rows at a time: four independent sums (each in its order)
-            e, f, g, h = H[perm[i], perm[j]], H[perm[i + 1], perm[j]], H[perm[i + 2], perm[j]], \
-                H[perm[i + 3], perm[j]]
-            for k in range(j):
-                t = K[j, k]
-                e -= K[i, k] * t
-                f -= K[i + 1, k] * t
-                g -= K[i + 2, k] * t
-                h -= K[i + 3, k] * t
-            K[i, j], K[i + 1, j], K[i + 2, j], K[i + 3, j] = e / pivot, f / pivot, g / pivot, h / pivot
-            for a in range(i, i + 4):
-                d[perm[a]] -= K[a, j] * K[a, j]
-            i += 4
-        for i in range(i, n):
-            e = H[perm[i], perm[j]]
-            for k in range(j):
-                e -= K[i, k] * K[j, k]
-            K[i, j] = e / pivot
+        K[j, j] = np.sqrt(d[perm[j]])
+        cholesky_column(H, perm, K, j, n)
+        for i in range(j + 1, n):
             d[perm[i]] -= K[i, j] * K[i, j]
         r = j + 1
     if r == 0:
