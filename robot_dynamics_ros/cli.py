@@ -78,14 +78,14 @@ def _main(argv):
     stopping.interrupt()   # record catches them again, to close its recording
     try:
         return modules[args.command].run(args)
-    except USER_ERRORS as e:
-        if args.debug:
+    except BaseException as e:
+        if isinstance(e, KeyboardInterrupt) or stopping.interrupted(e):
+            print(f"{parser.prog} {args.command}: interrupted ({stopping.received() or 'SIGINT'})", file=sys.stderr)
+            return stopping.exit_code()
+        if not isinstance(e, USER_ERRORS) or args.debug:
             raise
         print(f"{parser.prog} {args.command}: error: {describe(e)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"{parser.prog} {args.command}: interrupted ({stopping.received() or 'SIGINT'})", file=sys.stderr)
-        return stopping.exit_code()
 
 if __name__ == '__main__':
     sys.exit(main())

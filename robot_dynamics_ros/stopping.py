@@ -67,6 +67,17 @@ def received():
     return _received[0] if _received else None
 
 
+def interrupted(error):
+    """Whether ``error`` is the KeyboardInterrupt of a recorded signal (``interrupt``), itself or wrapped: Python
+    3.11 wraps an exception raised in ``__set_name__`` while a class is created in a RuntimeError (seen in CI:
+    a SIGINT while a node was built landed in an enum's creation)."""
+    while error is not None:
+        if isinstance(error, KeyboardInterrupt):
+            return bool(_received)
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def exit_code():
     """128 + the first signal's number, the shell's code for a command stopped by it (130, 143; 130 when no
     signal was received: a KeyboardInterrupt raised otherwise)."""

@@ -165,6 +165,58 @@ def test_node_exits_0_on_a_signal_at_any_moment_of_start_up(sig, tmp_path):
         assert 'Traceback' not in text and f'stopping ({sig.name}' in text, (delay, text)
 
 
+SIGNAL_WHILE_A_CLASS_IS_CREATED = """
+import signal, sys
+from robot_dynamics_ros.nodes.common import run
+
+class RaisesTheSignal:
+    def __set_name__(self, owner, name):
+        signal.raise_signal(signal.SIG)
+
+class Node:
+    def __init__(self):
+        class Member:   # Python 3.11 wraps the KeyboardInterrupt raised in __set_name__ in a RuntimeError
+            value = RaisesTheSignal()
+
+sys.exit(run(Node, 'probe'))
+"""
+
+
+@pytest.mark.parametrize('sig', ['SIGINT', 'SIGTERM'])
+def test_a_signal_wrapped_by_python_while_a_node_is_built_stops_it_with_0(sig):
+    """Seen in CI: a SIGINT while the simulator was built landed in an enum's creation; Python raised a
+    RuntimeError from the KeyboardInterrupt and the node exited 1 with a traceback."""
+    script = SIGNAL_WHILE_A_CLASS_IS_CREATED.replace('SIG)', sig + ')')
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=60,
+                            env=isolated_ros_env(domain_id(43)))
+    assert result.returncode == 0, result.stderr
+    assert 'Traceback' not in result.stderr and f'stopping ({sig} during start-up)' in result.stderr, result.stderr
+
+
+CLI_SIGNAL_WHILE_A_CLASS_IS_CREATED = """
+import signal, sys
+from robot_dynamics_ros import cli
+from robot_dynamics_ros.commands import demo
+
+class RaisesTheSignal:
+    def __set_name__(self, owner, name):
+        signal.raise_signal(signal.SIGTERM)
+
+def run(args):
+    class Member:
+        value = RaisesTheSignal()
+
+demo.run = run
+sys.exit(cli.main(['demo']))
+"""
+
+
+def test_the_cli_stops_with_one_line_on_a_signal_wrapped_by_python():
+    result = subprocess.run([sys.executable, '-c', CLI_SIGNAL_WHILE_A_CLASS_IS_CREATED], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 143 and result.stderr == 'robot-dynamics demo: interrupted (SIGTERM)\n', result.stderr
+
+
 def test_the_cli_stops_with_one_line_on_a_signal_while_it_loads(tmp_path):
     for sig, code in ((signal.SIGINT, 130), (signal.SIGTERM, 143)):
         from robot_dynamics_ros import stopping

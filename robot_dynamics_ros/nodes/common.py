@@ -451,6 +451,9 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     except ConfigurationError as e:
         reason = str(e)
         code = 1
+    except Exception as e:   # the signal's KeyboardInterrupt wrapped by Python, or a real error
+        if not stopping.interrupted(e):
+            raise
     stopping.ignore()   # a second signal must not interrupt the clean-up
     if stopping.received() and code == 0:
         reason = stopping.received() + (' during start-up' if node is None else '')
