@@ -197,14 +197,52 @@ def test_the_program_updated_in_place_is_a_new_solver_on_the_same_data(quadruped
     states, the same solution as a new solver set up with the same settings on the same data (Clarabel runs the
     same iterations: equal to rounding), and a new set-up only when the feet in contact change."""
     _, model = quadruped12
-    kept, rng = ContactInverseDynamics(model, 0.8), np.random.default_rng(3)
+    kept, rng = ContactInverseDynamics(model, 0.8, certify=False), np.random.default_rng(3)
     for i in range(20):
         feet = FEET if i < 10 else FEET[:3]
         q, v, desired = random_problem(model, rng)
-        fresh = ContactInverseDynamics(model, 0.8)
+        fresh = ContactInverseDynamics(model, 0.8, certify=False)
         for ours, theirs in zip(kept(q, v, desired, feet), fresh(q, v, desired, feet)):
             np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
     assert (kept.setups, kept.updates) == (2, 18)
+
+
+def test_the_certified_minimiser_is_clarabels_solution_and_refused_where_a_constraint_binds(quadruped12):
+    """Where the objective's minimiser meets every cone and torque limit it is taken without Clarabel: the same
+    accelerations and torques as Clarabel's solve of the same program (within its tolerances, as above: 1e-6 on
+    qdd; the torques, of the order of the weight's moments, 1e-6 of the weight times a metre), and its forces inside
+    their cones (Clarabel with tolerances of 1e-13; with its defaults the load split, fixed only by the tiny force
+    weight, differs by mN m). Desired accelerations of 30 per coordinate ask for more than the cones give: those are
+    refused and Clarabel solves them (the same numbers as certify=False's, which never certifies). Joint limits of
+    0.01 N m that bind while standing: not certified."""
+    import dataclasses
+    xml, model = quadruped12
+    weight = sum(float(m.get('value')) for m in ET.fromstring(xml).iter('mass')) * G
+    certified, clarabel = ContactInverseDynamics(model, 0.8), ContactInverseDynamics(model, 0.8, certify=False)
+    tight = ContactInverseDynamics(model, 0.8, certify=False)
+    for tolerance in ('tol_gap_abs', 'tol_gap_rel', 'tol_feas', 'tol_ktratio'):
+        setattr(tight.settings, tolerance, 1e-13)
+    rng = np.random.default_rng(5)
+    for i in range(40):
+        q, v, desired = random_problem(model, rng)
+        desired *= 1.0 if i % 2 else 30.0   # beyond the cones: 30 m/s^2 sideways with mu g = 7.8
+        before = certified.certified
+        tau, qdd, f = certified(q, v, desired, FEET)
+        if certified.certified > before:
+            tau_tight, qdd_tight, _ = tight(q, v, desired, FEET)
+            np.testing.assert_allclose(qdd, qdd_tight, atol=1e-6)
+            np.testing.assert_allclose(tau, tau_tight, atol=1e-6 * weight)
+            assert np.all(np.hypot(f[:, 0], f[:, 1]) <= 0.8 * f[:, 2])
+        else:   # Clarabel's own answer (its solver updated fewer times: equal to rounding)
+            np.testing.assert_allclose(tau, clarabel(q, v, desired, FEET)[0], rtol=1e-12, atol=1e-12)
+    assert clarabel.certified == tight.certified == 0
+    assert 0 < certified.certified < 40 and certified.updates == 40 - certified.certified - 1
+    limits = model.effort_limit.copy()
+    limits[model.joint_v_index] = 0.01   # N m
+    weak = ContactInverseDynamics(dataclasses.replace(model, effort_limit=limits), 0.8)
+    q, v = standing(model)
+    tau, _, _ = weak(q, v, np.zeros(model.nv), FEET)
+    assert weak.certified == 0 and np.max(np.abs(tau)) > 0.01 * (1 - 1e-4)   # the limits bind
 
 
 def test_the_program_kept_gives_the_per_tick_builds_solution(quadruped12):

@@ -30,7 +30,10 @@ with. ``ContactInverseDynamics``, the controller's, solves the same problem in f
     iterations are the same, each about half the time;
   - one solver per model, its data updated in place each tick (Clarabel's ``DefaultSolver.update``: the same
     sparsity pattern, here dense, so the KKT system's symbolic factorisation and allocations are kept); it is set
-    up again only when the program's shape changes (the number of feet in contact, or the rank of their Jacobian).
+    up again only when the program's shape changes (the number of feet in contact, or the rank of their Jacobian);
+  - first the objective's minimiser alone (a 12 x 12 Cholesky solve, ``unconstrained_optimum``): where it meets the
+    cones and the torque limits, as when a robot stands with its feet's forces inside their cones, it is the
+    program's solution, exactly (the KKT conditions hold with zero multipliers), and Clarabel is not called.
 """
 from collections.abc import Sequence
 import time
@@ -110,10 +113,12 @@ class ContactInverseDynamics:
 
     Calling it with (q, v, desired acceleration, contacts) returns (tau, qdd, f) as ``contact_inverse_dynamics``.
     ``setups`` counts the solvers set up (a change of the feet in contact), ``updates`` the in-place updates,
-    ``solve_time`` is the last call's seconds in Clarabel's solve."""
+    ``certified`` the programs solved by their objective's minimiser, ``solve_time`` is the last call's seconds in
+    the solve (the minimiser's, and Clarabel's where it ran). certify=False: Clarabel solves every program."""
 
-    def __init__(self, model: Model, friction: float, gravity: ArrayLike | None = None) -> None:
+    def __init__(self, model: Model, friction: float, gravity: ArrayLike | None = None, certify: bool = True) -> None:
         self.clarabel = _clarabel()
+        self.certify = certify
         self.model, self.friction, self.gravity = model, float(friction), gravity
         self.kinematics = point_kinematics(model)
         # the kinematics, the elimination and the program's fill as loops compiled by numba where installed
@@ -123,6 +128,7 @@ class ContactInverseDynamics:
         self._eliminate = compiled(eliminate_equalities) if numba else eliminate_equalities
         self._fill_program = compiled(fill_program) if numba else fill_program
         self._solution = compiled(solution) if numba else solution
+        self._unconstrained = compiled(unconstrained_optimum) if numba else unconstrained_optimum
         functions = fast.functions(model)   # fast.crba and bias_torques (rnea with qdd = 0), bound once, into buffers
         self._crba, self._rnea = functions.crba, functions.rnea
         self.M, self.h, self._no_acceleration = np.zeros((model.nv, model.nv)), np.zeros(model.nv), np.zeros(model.nv)
@@ -148,7 +154,7 @@ class ContactInverseDynamics:
         # meets the same tolerances (Clarabel's status checks the residuals of the data, not of the factorisation)
         self.settings.iterative_refinement_enable = False
         self.solver, self.shape = None, None
-        self.setups = self.updates = 0
+        self.setups = self.updates = self.certified = 0
         self.solve_time = 0.0
 
     def poses(self, q: NDArray[np.float64]):
@@ -183,26 +189,38 @@ class ContactInverseDynamics:
         P, objective, A, b = self.P, self.objective, self.A, self.b
         self._fill_program(M, h, Jc, x0, Z, self.rows, self.limit, self.weight, self.friction, FORCE_WEIGHT,
                            np.asarray(desired_acceleration, dtype=float), P, objective, A, b)
-        if self.solver is None:
+        set_up = self.solver is None
+        if set_up:   # per shape, certified or not: the first solve that needs it does not wait for it
             self._set_up(shape)
-        else:
-            # Lists: Clarabel reads a NumPy array's values one by one, a list's about twice as fast
-            self.solver.update(P=P.tolist(), q=objective.tolist(), A=A.tolist(), b=b.tolist())
-            self.updates += 1
         started = time.perf_counter()
-        solution = self.solver.solve()
+        y = np.empty(shape[1])
+        if self.certify and self._unconstrained(P, objective, A, b, len(self.limited), self.L, y):
+            self.certified += 1   # the cones and limits hold at the objective's minimiser: the program's solution
+        else:
+            y = self._solve(update=not set_up)
         self.solve_time = time.perf_counter() - started
+        tau, qdd, forces = np.empty(len(self.joints)), np.empty(nv), np.empty(3 * k)
+        self._solution(x0, Z, y, M, h, Jc, self.joints, self.weight, tau, qdd, forces)
+        return tau, qdd, forces.reshape(k, 3)
+
+    def _solve(self, update):
+        """Clarabel's solution y of the program in self.P, objective, A, b (ContactForceError if none); update:
+        whether the solver's data are to be updated to them (not where it was just set up with them)."""
+        if update:
+            # Lists: Clarabel reads a NumPy array's values one by one, a list's about twice as fast
+            self.solver.update(P=self.P.tolist(), q=self.objective.tolist(), A=self.A.tolist(), b=self.b.tolist())
+            self.updates += 1
+        solution = self.solver.solve()
         if str(solution.status) not in ('Solved', 'AlmostSolved'):
             raise ContactForceError(f"no contact forces hold the robot within its friction cones and effort "
                                     f"limits ({solution.status})")
-        tau, qdd, forces = np.empty(len(self.joints)), np.empty(nv), np.empty(3 * k)
-        self._solution(x0, Z, np.asarray(solution.x), M, h, Jc, self.joints, self.weight, tau, qdd, forces)
-        return tau, qdd, forces.reshape(k, 3)
+        return np.asarray(solution.x)
 
     def _allocate(self, shape):
         """The program's data for `shape` (feet, variables y): P's upper triangle and A (dense) in CSC order."""
         k, n = shape
         self.P = np.zeros(n * (n + 1) // 2)
+        self.L = np.zeros((n, n))
         self.objective = np.zeros(n)
         self.A = np.zeros((2 * len(self.limited) + 3 * k) * n)
         self.b = np.zeros(2 * len(self.limited) + 3 * k)
@@ -398,6 +416,55 @@ def fill_program(M, h, Jc, x0, Z, rows, limit, weight, friction, force_weight, d
             A[col * height + row] = -friction * Z[f + 2, col]
             A[col * height + row + 1] = -Z[f, col]
             A[col * height + row + 2] = -Z[f + 1, col]
+
+
+@njit()
+def unconstrained_optimum(P, objective, A, b, torque_rows, L, y):
+    """Whether the minimiser of the objective alone, y = -P^-1 objective, meets every constraint of the program
+    (fill_program's P, objective, A, b: s = b - A y with its first 2 torque_rows entries >= 0 and each following
+    (mu f_z, f_x, f_y) in the second-order cone); it is then the program's solution (KKT with zero multipliers:
+    the objective is strictly convex), written into y. P = L L^T (Cholesky, L overwritten; P is positive definite:
+    Z's columns are orthonormal, so P >= min(1, force_weight weight^2) I)."""
+    n, height = y.shape[0], b.shape[0]
+    e = 0
+    for col in range(n):   # P's upper triangle, column by column, into the lower triangle of L
+        for row in range(col + 1):
+            L[col, row] = P[e]
+            e += 1
+    for j in range(n):     # P = L L^T
+        pivot = L[j, j]
+        for a in range(j):
+            pivot -= L[j, a] * L[j, a]
+        if not pivot > 0.0:
+            return False
+        L[j, j] = np.sqrt(pivot)
+        for i in range(j + 1, n):
+            total = L[i, j]
+            for a in range(j):
+                total -= L[i, a] * L[j, a]
+            L[i, j] = total / L[j, j]
+    for i in range(n):     # L z = -objective, then L^T y = z
+        total = -objective[i]
+        for a in range(i):
+            total -= L[i, a] * y[a]
+        y[i] = total / L[i, i]
+    for i in range(n - 1, -1, -1):
+        total = y[i]
+        for a in range(i + 1, n):
+            total -= L[a, i] * y[a]
+        y[i] = total / L[i, i]
+    s = np.empty(height)
+    for row in range(height):
+        s[row] = b[row]
+        for col in range(n):
+            s[row] -= A[col * height + row] * y[col]
+    for row in range(2 * torque_rows):
+        if s[row] < 0.0:
+            return False
+    for row in range(2 * torque_rows, height, 3):
+        if s[row] * s[row] < s[row + 1] * s[row + 1] + s[row + 2] * s[row + 2] or s[row] < 0.0:
+            return False
+    return True
 
 
 @njit()
