@@ -101,3 +101,48 @@ def test_bringup_runs_a_box_without_a_controller_and_reports_its_rest(tmp_path):
 def test_bringup_ground_options_without_a_floating_root_are_one_line_errors():
     assert_one_line_error(cli('bringup', '--ground-friction', '0.5'), '--root-joint')
     assert_one_line_error(cli('bringup', '--ground-friction', '-1', '--root-joint', 'floating'), '--ground-friction')
+
+
+def test_base_state_writes_the_topics_someone_reads_with_each_links_summed_force(ros_domain):
+    """A topic nobody subscribes to is not written (Go1 has 38 contact links); one read gets, per link, the sum of
+    the forces on that link's points; a new model (attach) brings its own links."""
+    from robot_dynamics_ros import load_urdf
+    from robot_dynamics_ros.model.collision import contact_points_from_urdf
+    from robot_dynamics_ros.nodes.base_state import BaseStatePublisher
+    from robot_dynamics_ros.resources import bundled_urdf
+    from robot_dynamics_ros.simulation.ground_contact import Ground
+    from robot_dynamics_ros.simulation.simulator import Simulator
+
+    def standing_simulator(urdf, initial_positions=None):
+        sim = Simulator(load_urdf(urdf, root_joint='floating'), 1e-3, ground=Ground(0.0, MU),
+                        contact_points=contact_points_from_urdf(urdf), initial_positions=initial_positions)
+        sim.initial_positions[2] -= sim.contact.lowest_height(sim.initial_positions)
+        sim.reset()
+        for _ in range(20):
+            sim.step()
+        return sim
+
+    _, probe = ros_domain
+    quadruped = standing_simulator(bundled_urdf('quadruped.urdf'), np.tile([0.0, 0.8, -1.5], 4))
+    base_state = BaseStatePublisher(probe.node, quadruped, None)
+    links = sorted(set(quadruped.contact.links))
+    assert sorted(base_state.contact_pubs) == links and len(links) > 1
+    read = {'odom', links[0]}   # the topics with a subscriber
+    written = {}
+    for topic, publisher in [('odom', base_state.odom_pub), ('imu', base_state.imu_pub),
+                             *base_state.contact_pubs.items()]:
+        publisher.get_subscription_count = lambda topic=topic: int(topic in read)
+        publisher.publish = lambda msg, topic=topic: written.setdefault(topic, []).append(msg)
+    base_state.publish(JointState().header.stamp)
+    assert set(written) == read
+    force = written[links[0]][0].wrench.force
+    mine = np.array(quadruped.contact.links) == links[0]
+    np.testing.assert_array_equal([force.x, force.y, force.z], quadruped.contact_forces[mine].sum(axis=0))
+    assert force.z > 0.0   # a foot bearing its share of the weight
+
+    box = standing_simulator(BOX)
+    base_state.attach(box, None)
+    base_state.contact_pubs['box'].get_subscription_count = lambda: 1
+    base_state.contact_pubs['box'].publish = lambda msg: written.setdefault('box', []).append(msg)
+    base_state.publish(JointState().header.stamp)
+    np.testing.assert_allclose(written['box'][0].wrench.force.z, MASS * G, rtol=1e-6)

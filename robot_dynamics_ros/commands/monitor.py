@@ -95,8 +95,8 @@ class BaseRecorder(InProcessNode):
         node.create_subscription(JointState, 'joint_states', lambda msg: self.states.append(
             (time.monotonic(), Recorder._stamp(msg))), 1000)
         node.create_subscription(Odometry, 'simulator/odom', self._on_odom, 1000)
-        node.create_subscription(Float64MultiArray, 'effort_controller/commands',
-                                 lambda msg: self.commands.append(time.monotonic()), 1000)
+        node.create_subscription(Float64MultiArray, 'effort_controller/commands',   # counted, not read
+                                 lambda msg: self.commands.append(time.monotonic()), 1000, raw=True)
         if controller:
             node.create_subscription(Float64, f'{controller}/compute_time_us',
                                      lambda msg: self.compute_us.append(msg.data), 100)

@@ -25,17 +25,28 @@ STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
 
 class BaseStatePublisher:
     """Publishes the base odometry, the IMU and the contact forces of ``sim`` (a Simulator whose model has a
-    floating root) on ``node``."""
+    floating root) on ``node``. A topic nobody subscribes to is not written (a robot with meshes has a contact
+    topic per link that carries collision geometry, Go1 38: at 1 kHz their messages took half the simulator's
+    time); a subscriber receives from the next state on, as any volatile topic's late joiner does."""
 
     def __init__(self, node, sim, gravity, world_frame='world'):
-        self.sim, self.world_frame = sim, world_frame
-        self.gravity = STANDARD_GRAVITY if gravity is None else np.asarray(gravity, dtype=float)
-        self.base = sim.model.root_link
+        self.node, self.world_frame = node, world_frame
         self.odom_pub = node.create_publisher(Odometry, '~/odom', 10)
         self.imu_pub = node.create_publisher(Imu, '~/imu', 10)
-        self.links = sorted(set(sim.contact.links)) if sim.contact is not None else []
-        self.contact_pubs = {link: node.create_publisher(WrenchStamped, f'~/contact/{link}', 10)
-                             for link in self.links}
+        self.odom_msg = Odometry()   # filled and published again and again
+        self.contact_pubs = {}   # link -> publisher, for every link any model so far has had contact points on
+        self.attach(sim, gravity)
+
+    def attach(self, sim, gravity):
+        """Publish ``sim``'s state from now on (a new model): a contact topic for each of its contact links."""
+        self.sim, self.base = sim, sim.model.root_link
+        self.gravity = STANDARD_GRAVITY if gravity is None else np.asarray(gravity, dtype=float)
+        links = sim.contact.links if sim.contact is not None else []
+        self.link_points = {link: np.array([i for i, name in enumerate(links) if name == link])
+                            for link in sorted(set(links))}   # link -> its rows of sim.contact_forces
+        for link in self.link_points:
+            if link not in self.contact_pubs:
+                self.contact_pubs[link] = self.node.create_publisher(WrenchStamped, f'~/contact/{link}', 10)
         self.previous = None   # (sim time, world velocity of the base origin) at the last publish
 
     def finite(self):
@@ -53,7 +64,7 @@ class BaseStatePublisher:
             acceleration = (velocity_world - self.previous[1]) / (t - self.previous[0])
         self.previous = (t, velocity_world)
 
-        odom = Odometry()
+        odom = self.odom_msg
         odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, self.world_frame, self.base
         pose = odom.pose.pose
         pose.position.x, pose.position.y, pose.position.z = map(float, q[:3])
@@ -61,20 +72,25 @@ class BaseStatePublisher:
         twist = odom.twist.twist
         twist.linear.x, twist.linear.y, twist.linear.z = map(float, v[:3])
         twist.angular.x, twist.angular.y, twist.angular.z = map(float, v[3:6])
-        self.odom_pub.publish(odom)
+        if self.odom_pub.get_subscription_count():
+            self.odom_pub.publish(odom)
 
-        imu = Imu()
-        imu.header.stamp, imu.header.frame_id = stamp, self.base
-        imu.orientation = pose.orientation
-        imu.angular_velocity = twist.angular
-        specific_force = R.T @ (acceleration - self.gravity)
-        imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z = map(float, specific_force)
-        self.imu_pub.publish(imu)
+        if self.imu_pub.get_subscription_count():
+            imu = Imu()
+            imu.header.stamp, imu.header.frame_id = stamp, self.base
+            imu.orientation = pose.orientation
+            imu.angular_velocity = twist.angular
+            specific_force = R.T @ (acceleration - self.gravity)
+            imu.linear_acceleration.x, imu.linear_acceleration.y, imu.linear_acceleration.z = map(float,
+                                                                                                 specific_force)
+            self.imu_pub.publish(imu)
 
         forces = self.sim.contact_forces
-        for link, publisher in self.contact_pubs.items():
-            total = forces[[i for i, name in enumerate(self.sim.contact.links) if name == link]].sum(axis=0)
+        for link, points in self.link_points.items():
+            publisher = self.contact_pubs[link]
+            if not publisher.get_subscription_count():
+                continue
             msg = WrenchStamped()
             msg.header.stamp, msg.header.frame_id = stamp, self.world_frame
-            msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = map(float, total)
+            msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z = map(float, forces[points].sum(axis=0))
             publisher.publish(msg)

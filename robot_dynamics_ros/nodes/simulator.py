@@ -183,7 +183,7 @@ class SimulatorNode(Node):
             from .base_state import BaseStatePublisher   # nav_msgs: only for robots with a floating root
             self.base_state = BaseStatePublisher(self, sim, gravity, self.world_frame)
         else:
-            self.base_state.sim = sim
+            self.base_state.attach(sim, gravity)
         self._anchor()
         if sim.contact is not None:
             self.get_logger().info(f"ground at z = {self.ground_height:g} m, friction {self.ground_friction:g}, "
