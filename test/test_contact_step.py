@@ -92,6 +92,70 @@ def test_delassus_stage_equals_g_minv_gt():
     np.testing.assert_allclose(A, G @ np.linalg.solve(M, G.T), rtol=1e-9, atol=1e-9)
 
 
+
+def row_by_row_delassus(U, D, G):
+    """Y = M^-1 G^T and A = G Y (its upper triangle, mirrored) by Saha's three sweeps on each row of G alone, and
+    dense sums (every product, zero or not)."""
+    n, m = D.shape[0], G.shape[0]
+    Y = np.zeros((n, m))
+    for r in range(m):
+        for i in range(n - 1, -1, -1):
+            z = G[r, i]
+            for k in range(i + 1, n):
+                if U[i, k] != 0.0:
+                    z -= U[i, k] * Y[k, r]
+            Y[i, r] = z
+        for i in range(n):
+            Y[i, r] /= D[i]
+        for i in range(n):
+            y = Y[i, r]
+            for k in range(i):
+                if U[k, i] != 0.0:
+                    y -= U[k, i] * Y[k, r]
+            Y[i, r] = y
+    A = np.zeros((m, m))
+    for r in range(m):
+        for s in range(r, m):
+            a = 0.0
+            for k in range(n):
+                a += G[r, k] * Y[k, s]
+            A[r, s] = A[s, r] = a
+    return Y, A
+
+
+@pytest.mark.parametrize('backend', ['python', 'numba'])
+def test_delassus_stage_on_sparse_rows_equals_each_rows_own_sweeps_to_the_bit(backend):
+    """The Delassus stage sweeps all rows at once and sums only the nonzero terms of G's rows; on rows as sparse as a
+    step's (+-e_j of the joints, a foot's row on the root's and its leg's columns), and on dense ones, each entry of
+    Y and A is the one each row's own sweeps and dense sums give, bit for bit (the same operations in the same
+    order, the terms skipped exact zeros), and A = G M^-1 G^T."""
+    if backend == 'numba':
+        pytest.importorskip('numba')
+    from robot_dynamics_ros.fast import udut
+    from robot_dynamics_ros.simulation.step_data import stage_kernels
+    delassus = stage_kernels(backend).delassus
+    sim = standing(QUADRUPED, STAND)
+    rng = np.random.default_rng(1)
+    q = sim.q.copy()
+    q[7:] += 0.1 * rng.standard_normal(12)
+    U, D = udut(sim.model, q)
+    nv = sim.model.nv
+    feet = np.zeros((12, nv))
+    for foot in range(4):
+        columns = np.r_[0:6, 6 + 3 * foot:9 + 3 * foot]
+        feet[3 * foot:3 * foot + 3, columns] = rng.standard_normal((3, 9))
+    joints = np.zeros((12, nv))
+    joints[np.arange(12), 6 + rng.permutation(12)] = rng.choice([-1.0, 1.0], 12)
+    for G in (np.vstack([feet, joints]), rng.standard_normal((7, nv))):
+        m = G.shape[0]
+        Y, A = np.full((nv, m + 3), np.nan), np.full((m + 3, m + 3), np.nan)   # (buffers larger than the rows)
+        delassus(U, D, G, m, Y, A)
+        expected_Y, expected_A = row_by_row_delassus(U, D, G)
+        np.testing.assert_array_equal(Y[:, :m], expected_Y)
+        np.testing.assert_array_equal(A[:m, :m], expected_A)
+        M = crba(sim.model, q)
+        np.testing.assert_allclose(A[:m, :m], G @ np.linalg.solve(M, G.T), rtol=1e-9, atol=1e-9)
+
 def test_reset_forgets_the_warm_start():
     """After standing for a while (feet sticking: the warm start holds their roles), ``reset`` clears roles and
     shifts, and the steps after it are those of a new simulator, bit for bit."""
