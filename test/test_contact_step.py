@@ -494,6 +494,31 @@ def test_the_singular_held_rows_solve_equals_lstsq(backend):
     assert_closest_held_rows_equal_lstsq(kernel, at_cut, rng)
 
 
+
+@pytest.mark.parametrize('backend', ['python', 'numba'])
+def test_more_held_rows_than_freedoms_are_singular(backend):
+    """``more_held_than_freedoms``, which sends a pattern to the least-squares solve without held_rows' Cholesky: for
+    k held rows of A = G M^-1 G^T (G k x nv, random, M the quadruped's), A_FF is singular exactly when k > nv (its
+    rank min(k, nv)); rows that are not held do not count."""
+    from robot_dynamics_ros.simulation.contact_active_set import more_held_than_freedoms
+    if backend == 'numba':
+        pytest.importorskip('numba')
+        from robot_dynamics_ros.algorithms.backends import compiled
+        more_held_than_freedoms = compiled(more_held_than_freedoms)
+    sim = standing(QUADRUPED, STAND)
+    nv = sim.model.nv
+    M = crba(sim.model, sim.q)
+    rng = np.random.default_rng(7)
+    for k in (nv - 1, nv, nv + 1, nv + 6):
+        G = rng.standard_normal((k, nv))
+        A = G @ np.linalg.solve(M, G.T)
+        singular = np.linalg.matrix_rank(A) < k
+        free = np.ones(k + 3, dtype=np.bool_)
+        free[k:] = False   # (rows past the held ones, not held)
+        assert more_held_than_freedoms(free, k + 3, nv) == singular == (k > nv), k
+        free[0] = False
+        assert more_held_than_freedoms(free, k + 3, nv) == (k - 1 > nv), k
+
 @pytest.mark.parametrize('backend', ['python', 'numba'])
 def test_held_rows_solves_a_regular_block_and_refuses_a_singular_one(backend):
     """``held_rows`` (Cholesky of A_FF, two rows at a time, stopping at the first pivot below PIVOT_RATIO of the
