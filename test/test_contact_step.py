@@ -20,7 +20,7 @@ from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
-from robot_dynamics_ros.simulation.contact_active_set import (PIVOT_RATIO, RANK_MARGIN, closest_held_rows,  # noqa: E402
+from robot_dynamics_ros.simulation.contact_active_set import (PIVOT_RATIO, closest_held_rows,  # noqa: E402
                                                                least_norm_semidefinite)
 from robot_dynamics_ros.simulation.roles import APART  # noqa: E402
 
@@ -319,6 +319,32 @@ def test_the_one_call_step_equals_the_staged_step_step_by_step(robot):
     assert np.sum(one_call.contact_forces[:, 2] > 0) >= 4   # it stands on its feet
     assert one_call.contact_step.steps - taken == 100, one_call.contact_step.fallbacks
 
+
+
+@pytest.mark.parametrize('stages', ['python', 'numba'])
+def test_the_one_call_steps_free_acceleration_is_abas(stages):
+    """The one call's free acceleration M^-1 (tau - h) (RNEA's bias at qdd = 0, M^-1 by the sweeps on the step's
+    U D U^T) equals ABA's at the step's state and effort (the staged path's), to rounding, on the landing and settling
+    quadruped and while a push's external effort acts."""
+    if stages == 'numba':
+        pytest.importorskip('numba')
+    from robot_dynamics_ros.algorithms.aba import aba
+    from robot_dynamics_ros.simulation.contact_step import QDD
+    sim = standing(QUADRUPED, STAND, stages=stages)
+    steps = 60 if stages == 'numba' else 12
+    for k in range(steps):
+        if k == steps // 2:
+            sim.push('trunk', [20.0, 0.0, 5.0], duration=0.05)
+        sim.set_command(np.concatenate([np.zeros(6), 100.0 * (STAND - sim.q[7:]) - 2.0 * sim.qd[6:]]))
+        q, qd, taken = sim.q.copy(), sim.qd.copy(), sim.contact_step.steps
+        tau = np.clip(sim.command, -sim.model.effort_limit, sim.model.effort_limit)
+        tau[:6] = 0.0
+        expected = aba(sim.model, q, qd, tau - sim.damping * qd + sim._external_effort(q))
+        sim.step()
+        if sim.contact_step.steps > taken:
+            qdd = sim.contact_step.joints[QDD]
+            np.testing.assert_allclose(qdd, expected, rtol=0, atol=1e-12 * np.abs(expected).max(), err_msg=f'step {k}')
+    assert sim.contact_step.steps >= steps // 2
 
 @pytest.mark.parametrize('inputs', ['servo', 'braked', 'no effort', 'push'])
 def test_the_one_call_step_equals_the_staged_step_under_each_kind_of_input(inputs):
