@@ -20,7 +20,7 @@ from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
-from robot_dynamics_ros.simulation.contact_active_set import (PIVOT_RATIO, RANK_MARGIN, closest_held_rows,  # noqa: E402
+from robot_dynamics_ros.simulation.contact_active_set import (PIVOT_RATIO, closest_held_rows,  # noqa: E402
                                                                least_norm_semidefinite)
 from robot_dynamics_ros.simulation.roles import APART  # noqa: E402
 
@@ -91,6 +91,70 @@ def test_delassus_stage_equals_g_minv_gt():
     np.testing.assert_allclose(Y, np.linalg.solve(M, G.T), rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(A, G @ np.linalg.solve(M, G.T), rtol=1e-9, atol=1e-9)
 
+
+
+def row_by_row_delassus(U, D, G):
+    """Y = M^-1 G^T and A = G Y (its upper triangle, mirrored) by Saha's three sweeps on each row of G alone, and
+    dense sums (every product, zero or not)."""
+    n, m = D.shape[0], G.shape[0]
+    Y = np.zeros((n, m))
+    for r in range(m):
+        for i in range(n - 1, -1, -1):
+            z = G[r, i]
+            for k in range(i + 1, n):
+                if U[i, k] != 0.0:
+                    z -= U[i, k] * Y[k, r]
+            Y[i, r] = z
+        for i in range(n):
+            Y[i, r] /= D[i]
+        for i in range(n):
+            y = Y[i, r]
+            for k in range(i):
+                if U[k, i] != 0.0:
+                    y -= U[k, i] * Y[k, r]
+            Y[i, r] = y
+    A = np.zeros((m, m))
+    for r in range(m):
+        for s in range(r, m):
+            a = 0.0
+            for k in range(n):
+                a += G[r, k] * Y[k, s]
+            A[r, s] = A[s, r] = a
+    return Y, A
+
+
+@pytest.mark.parametrize('backend', ['python', 'numba'])
+def test_delassus_stage_on_sparse_rows_equals_each_rows_own_sweeps_to_the_bit(backend):
+    """The Delassus stage sweeps all rows at once and sums only the nonzero terms of G's rows; on rows as sparse as a
+    step's (+-e_j of the joints, a foot's row on the root's and its leg's columns), and on dense ones, each entry of
+    Y and A is the one each row's own sweeps and dense sums give, bit for bit (the same operations in the same
+    order, the terms skipped exact zeros), and A = G M^-1 G^T."""
+    if backend == 'numba':
+        pytest.importorskip('numba')
+    from robot_dynamics_ros.fast import udut
+    from robot_dynamics_ros.simulation.step_data import stage_kernels
+    delassus = stage_kernels(backend).delassus
+    sim = standing(QUADRUPED, STAND)
+    rng = np.random.default_rng(1)
+    q = sim.q.copy()
+    q[7:] += 0.1 * rng.standard_normal(12)
+    U, D = udut(sim.model, q)
+    nv = sim.model.nv
+    feet = np.zeros((12, nv))
+    for foot in range(4):
+        columns = np.r_[0:6, 6 + 3 * foot:9 + 3 * foot]
+        feet[3 * foot:3 * foot + 3, columns] = rng.standard_normal((3, 9))
+    joints = np.zeros((12, nv))
+    joints[np.arange(12), 6 + rng.permutation(12)] = rng.choice([-1.0, 1.0], 12)
+    for G in (np.vstack([feet, joints]), rng.standard_normal((7, nv))):
+        m = G.shape[0]
+        Y, A = np.full((nv, m + 3), np.nan), np.full((m + 3, m + 3), np.nan)   # (buffers larger than the rows)
+        delassus(U, D, G, m, Y, A)
+        expected_Y, expected_A = row_by_row_delassus(U, D, G)
+        np.testing.assert_array_equal(Y[:, :m], expected_Y)
+        np.testing.assert_array_equal(A[:m, :m], expected_A)
+        M = crba(sim.model, q)
+        np.testing.assert_allclose(A[:m, :m], G @ np.linalg.solve(M, G.T), rtol=1e-9, atol=1e-9)
 
 def test_reset_forgets_the_warm_start():
     """After standing for a while (feet sticking: the warm start holds their roles), ``reset`` clears roles and
@@ -255,6 +319,32 @@ def test_the_one_call_step_equals_the_staged_step_step_by_step(robot):
     assert np.sum(one_call.contact_forces[:, 2] > 0) >= 4   # it stands on its feet
     assert one_call.contact_step.steps - taken == 100, one_call.contact_step.fallbacks
 
+
+
+@pytest.mark.parametrize('stages', ['python', 'numba'])
+def test_the_one_call_steps_free_acceleration_is_abas(stages):
+    """The one call's free acceleration M^-1 (tau - h) (RNEA's bias at qdd = 0, M^-1 by the sweeps on the step's
+    U D U^T) equals ABA's at the step's state and effort (the staged path's), to rounding, on the landing and settling
+    quadruped and while a push's external effort acts."""
+    if stages == 'numba':
+        pytest.importorskip('numba')
+    from robot_dynamics_ros.algorithms.aba import aba
+    from robot_dynamics_ros.simulation.contact_step import QDD
+    sim = standing(QUADRUPED, STAND, stages=stages)
+    steps = 60 if stages == 'numba' else 12
+    for k in range(steps):
+        if k == steps // 2:
+            sim.push('trunk', [20.0, 0.0, 5.0], duration=0.05)
+        sim.set_command(np.concatenate([np.zeros(6), 100.0 * (STAND - sim.q[7:]) - 2.0 * sim.qd[6:]]))
+        q, qd, taken = sim.q.copy(), sim.qd.copy(), sim.contact_step.steps
+        tau = np.clip(sim.command, -sim.model.effort_limit, sim.model.effort_limit)
+        tau[:6] = 0.0
+        expected = aba(sim.model, q, qd, tau - sim.damping * qd + sim._external_effort(q))
+        sim.step()
+        if sim.contact_step.steps > taken:
+            qdd = sim.contact_step.joints[QDD]
+            np.testing.assert_allclose(qdd, expected, rtol=0, atol=1e-12 * np.abs(expected).max(), err_msg=f'step {k}')
+    assert sim.contact_step.steps >= steps // 2
 
 @pytest.mark.parametrize('inputs', ['servo', 'braked', 'no effort', 'push'])
 def test_the_one_call_step_equals_the_staged_step_under_each_kind_of_input(inputs):
@@ -429,6 +519,31 @@ def test_the_singular_held_rows_solve_equals_lstsq(backend):
     assert not answers(at_cut)
     assert_closest_held_rows_equal_lstsq(kernel, at_cut, rng)
 
+
+
+@pytest.mark.parametrize('backend', ['python', 'numba'])
+def test_more_held_rows_than_freedoms_are_singular(backend):
+    """``more_held_than_freedoms``, which sends a pattern to the least-squares solve without held_rows' Cholesky: for
+    k held rows of A = G M^-1 G^T (G k x nv, random, M the quadruped's), A_FF is singular exactly when k > nv (its
+    rank min(k, nv)); rows that are not held do not count."""
+    from robot_dynamics_ros.simulation.contact_active_set import more_held_than_freedoms
+    if backend == 'numba':
+        pytest.importorskip('numba')
+        from robot_dynamics_ros.algorithms.backends import compiled
+        more_held_than_freedoms = compiled(more_held_than_freedoms)
+    sim = standing(QUADRUPED, STAND)
+    nv = sim.model.nv
+    M = crba(sim.model, sim.q)
+    rng = np.random.default_rng(7)
+    for k in (nv - 1, nv, nv + 1, nv + 6):
+        G = rng.standard_normal((k, nv))
+        A = G @ np.linalg.solve(M, G.T)
+        singular = np.linalg.matrix_rank(A) < k
+        free = np.ones(k + 3, dtype=np.bool_)
+        free[k:] = False   # (rows past the held ones, not held)
+        assert more_held_than_freedoms(free, k + 3, nv) == singular == (k > nv), k
+        free[0] = False
+        assert more_held_than_freedoms(free, k + 3, nv) == (k - 1 > nv), k
 
 @pytest.mark.parametrize('backend', ['python', 'numba'])
 def test_held_rows_solves_a_regular_block_and_refuses_a_singular_one(backend):

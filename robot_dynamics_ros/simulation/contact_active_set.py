@@ -31,6 +31,8 @@ On a frictionless ground (mu = 0) the cone is the normal half-line: a touching c
 fixed at zero and its normal row is held (y_n = 0, lam_n >= 0), an apart one has y_n >= 0; the condition is linear
 in every role, so every pattern is certifiable (STICK then means touching).
 
+More held rows than the robot's freedoms nv (A = G M^-1 G^T has rank <= nv) are singular without a Cholesky to show
+it (``more_held_than_freedoms``): its pivots can miss that by rounding (on a settling Go1, 19 held rows once passed).
 The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky (``held_rows``), the conditions
 checked (``certified``) and a refused pattern revised (``revise_roles``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
 a singular A_FF takes the least-norm solution in Python (``pattern_solve``: the SVD's least squares), or compiled
@@ -64,15 +66,18 @@ def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, b
     return lam if status else None
 
 
-def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, y, L, F):
+def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, y, L, F,
+                  freedoms=None):
     """True when the pattern, or one of its revisions, certifies lam (written in lam); the stages of
     ``solve_on_pattern`` on given buffers, with the kernels ``k`` (a namespace of ``fix_pattern``, ``held_rows``,
-    ``certified``, ``revise_roles``). The role arrays are revised in place."""
+    ``certified``, ``revise_roles``). The role arrays are revised in place. ``freedoms``: the columns of G (nv),
+    where A = G M^-1 G^T (``more_held_than_freedoms``)."""
     previous = lam[:m].copy()   # the last solve's impulses (of this step's fixed point, or of the last step)
     for revision in range(PATTERN_REVISIONS + 1):
         if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
             return False   # a sliding contact: not certifiable here
-        n_free = k.held_rows(A, c, m, lam, free, L, F)
+        singular = freedoms is not None and np.count_nonzero(free[:m]) > freedoms   # (more_held_than_freedoms)
+        n_free = -1 if singular else k.held_rows(A, c, m, lam, free, L, F)
         if n_free < 0:   # A_FF singular: of the solutions, the one closest to the previous impulses
             F_ = np.flatnonzero(free[:m])
             X = np.flatnonzero(~free[:m])
@@ -134,6 +139,18 @@ def cholesky_column(M, index, L, j, n):
         for k in range(j):
             e -= L[i, k] * L[j, k]
         L[i, j] = e / L[j, j]
+
+
+@njit()
+def more_held_than_freedoms(free, m, nv):
+    """Whether more of the m rows are held than the nv freedoms: then A_FF = G_F M^-1 G_F^T (rank <= nv) is
+    singular, whatever its Cholesky's pivots show in rounding (a last pivot just above PIVOT_RATIO of the largest
+    would give impulses of rounding's size over it), and the held rows take the least-squares solve."""
+    held = 0
+    for r in range(m):
+        if free[r]:
+            held += 1
+    return held > nv
 
 
 @njit()

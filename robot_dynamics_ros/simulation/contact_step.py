@@ -4,7 +4,10 @@
 ABA, the joints' rows, the contact points' kinematics and candidate rows, M = U D U^T, the Delassus matrix, the fixed
 point over certified patterns, the roles kept for the next step and the free-root integration. ``contact_step`` runs
 the same stage kernels, in the same order, in one call, over buffers allocated once (``ContactStep``), so that a
-standing or walking robot's step costs one call instead of some sixty NumPy and kernel calls. Written as loops,
+standing or walking robot's step costs one call instead of some sixty NumPy and kernel calls. One stage differs in
+how, not what: the free acceleration M^-1 (tau - h) takes the bias h from RNEA (qdd = 0) and M^-1 from Saha's
+sweeps on the step's U D U^T (``delassus.inverse_mass_rows``), which the Delassus stage needs anyway, where ABA
+would compute the articulated-body inertias (U D U^T's pivots) a second time; the two agree to rounding. Written as loops,
 as ``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
 
 It takes the step only where that path needs nothing else. Anything else, it returns a reason to fall back, having
@@ -18,16 +21,16 @@ back, the Python path runs the step from the same state, as it does without this
 """
 import numpy as np
 
-from ..algorithms.aba import aba_kernel
 from ..algorithms.backends import njit
 from ..algorithms.packing import packed, spatial_gravity
 from ..algorithms.point_kinematics import body_poses, world_columns
+from ..algorithms.rnea import rnea_kernel
 from ..algorithms.spatial_kernels import unit_quaternions
 from ..algorithms.udut import udut_kernel
 from ..model.configuration import QUATERNION_TOLERANCE
 from .contact_active_set import remember_roles
 from .contact_rows import broken_stops, candidate_rows, joint_row_sets, joint_rows, point_heights
-from .delassus import delassus
+from .delassus import delassus, inverse_mass_rows
 from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
 from .pattern_fixed_point import pattern_fixed_point
@@ -45,8 +48,8 @@ REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite', PEN
 # then its scratch.
 LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
 COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs (TAU..CENTER: GIVEN)
-TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER = range(13, 19)  # scratch
-JOINT_ROWS = 19
+TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER, BIAS = range(13, 20)  # scratch
+JOINT_ROWS = 20
 # Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
 # ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
 # step's counts: its rows m and contact candidates nc (``ContactStep.rows``).
@@ -63,7 +66,7 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
-    path with the warm start (roles, shifts, lam) unchanged. P, work, f_ext, a0: the packed model (ABA, U D U^T);
+    path with the warm start (roles, shifts, lam) unchanged. P, work, f_ext, a0: the packed model (RNEA, U D U^T);
     parent .. moves: the point kinematics; body, centre, radius: the contact points; R .. rhs: the step's data
     (``step_data.StepData``) and the impulses' scratch; the rest as ``ContactStep``."""
     nv = qd.shape[0]
@@ -88,12 +91,18 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
                 v_hi[j] = min((joints[UPPER_V, j] - position) / dt, joints[SPEED, j])
             bound[j] = dt * joints[FRICTION, j]
             center[j] = 0.0
-    # free velocity w = qd + dt qdd (ABA), the root's linear part carried as a point's (Simulator._free_velocity)
+    # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
+    # by the sweeps on M = U D U^T), the root's linear part carried as a point's
     if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
         return QUATERNION
+    udut_kernel(P, work, q, U, D)                   # M = U D U^T
+    bias = joints[BIAS]
     for j in range(nv):
-        tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j]
-    aba_kernel(P, work, a0, f_ext, q, qd, tau_total, qdd)
+        qdd[j] = 0.0
+    rnea_kernel(P, work, a0, f_ext, q, qd, qdd, bias)   # h (minus the f_ext terms: f_ext is zero here)
+    for j in range(nv):
+        tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
+    inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, qdd.reshape((nv, 1)))
     for j in range(nv):
         w[j] = qd[j] + dt * qdd[j]
     w[0] += dt * (qd[4] * qd[2] - qd[5] * qd[1])    # dt omega x v
@@ -111,7 +120,6 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
     nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies)
     if nc == 0:
         return NO_CANDIDATES
-    udut_kernel(P, work, q, U, D)                   # M = U D U^T
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (GroundContact._solve_rows)
     sets = joint_ints[SETS:SETS + 4]
     n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, sets)

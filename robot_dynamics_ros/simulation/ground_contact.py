@@ -251,7 +251,8 @@ class GroundContact:
             c[3 * nc:m] += beta_joints
             c[2:3 * nc:3] += gap_velocity + shift
             certified = try_pattern and pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles,
-                                                      box_roles, stop_roles, d.lam, d.free, d.y, d.L, d.F)
+                                                      box_roles, stop_roles, d.lam, d.free, d.y, d.L, d.F,
+                                                      freedoms=G.shape[1])
             try_pattern = certified
             if certified:
                 self.solves['pattern'] += 1

@@ -11,7 +11,8 @@ the one-call step (``contact_step``) takes the least-squares solve here too.
 import numpy as np
 
 from ..algorithms.backends import njit
-from .contact_active_set import PATTERN_REVISIONS, certified, closest_held_rows, fix_pattern, held_rows, revise_roles
+from .contact_active_set import PATTERN_REVISIONS, certified, closest_held_rows, fix_pattern, held_rows, \
+    more_held_than_freedoms, revise_roles
 
 
 @njit()
@@ -39,7 +40,7 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
         for revision in range(PATTERN_REVISIONS + 1):
             if not fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
                 return 0
-            if held_rows(A, c, m, lam, free, L, F) < 0:
+            if more_held_than_freedoms(free, m, nv) or held_rows(A, c, m, lam, free, L, F) < 0:
                 if not least_squares:
                     return 0
                 closest_held_rows(A, c, m, lam, free, previous, L, F, rhs)
