@@ -13,6 +13,8 @@ Conventions (REP 103, REP 145, and what robot_localization expects):
   world coordinates (``header.frame_id`` = `world_frame`); torque zero (the force acts at the contact points, which
   differ from the link origin: use the force).
 """
+import time
+
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
@@ -21,13 +23,16 @@ from sensor_msgs.msg import Imu
 from ..spatial import quaternion_to_matrix
 
 STANDARD_GRAVITY = np.array([0.0, 0.0, -9.81])
+READERS_PERIOD = 0.1   # s of wall time between looks at which topics have subscribers
 
 
 class BaseStatePublisher:
     """Publishes the base odometry, the IMU and the contact forces of ``sim`` (a Simulator whose model has a
     floating root) on ``node``. A topic nobody subscribes to is not written (a robot with meshes has a contact
     topic per link that carries collision geometry, Go1 38: at 1 kHz their messages took half the simulator's
-    time); a subscriber receives from the next state on, as any volatile topic's late joiner does."""
+    time); which topics have subscribers is looked at every READERS_PERIOD of wall time (39 looks per state cost
+    a tenth of the simulator's time), so a new subscriber receives within that, as any volatile topic's late joiner
+    receives from the next message on."""
 
     def __init__(self, node, sim, gravity, world_frame='world'):
         self.node, self.world_frame = node, world_frame
@@ -48,6 +53,16 @@ class BaseStatePublisher:
             if link not in self.contact_pubs:
                 self.contact_pubs[link] = self.node.create_publisher(WrenchStamped, f'~/contact/{link}', 10)
         self.previous = None   # (sim time, world velocity of the base origin) at the last publish
+        self.readers, self.readers_seen = set(), -np.inf   # the publishers with subscribers, and when last looked
+
+    def _read(self, publisher):
+        """Whether ``publisher``'s topic had a subscriber at the last look (every READERS_PERIOD)."""
+        now = time.monotonic()
+        if now - self.readers_seen >= READERS_PERIOD:
+            self.readers = {publisher for publisher in (self.odom_pub, self.imu_pub, *self.contact_pubs.values())
+                            if publisher.get_subscription_count()}
+            self.readers_seen = now
+        return publisher in self.readers
 
     def finite(self):
         return bool(np.isfinite(self.sim.q[:7]).all() and np.isfinite(self.sim.qd[:6]).all()
@@ -72,10 +87,10 @@ class BaseStatePublisher:
         twist = odom.twist.twist
         twist.linear.x, twist.linear.y, twist.linear.z = map(float, v[:3])
         twist.angular.x, twist.angular.y, twist.angular.z = map(float, v[3:6])
-        if self.odom_pub.get_subscription_count():
+        if self._read(self.odom_pub):
             self.odom_pub.publish(odom)
 
-        if self.imu_pub.get_subscription_count():
+        if self._read(self.imu_pub):
             imu = Imu()
             imu.header.stamp, imu.header.frame_id = stamp, self.base
             imu.orientation = pose.orientation
@@ -88,7 +103,7 @@ class BaseStatePublisher:
         forces = self.sim.contact_forces
         for link, points in self.link_points.items():
             publisher = self.contact_pubs[link]
-            if not publisher.get_subscription_count():
+            if not self._read(publisher):
                 continue
             msg = WrenchStamped()
             msg.header.stamp, msg.header.frame_id = stamp, self.world_frame
