@@ -76,7 +76,7 @@ def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_rol
     for revision in range(PATTERN_REVISIONS + 1):
         if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
             return False   # a sliding contact: not certifiable here
-        singular = freedoms is not None and np.count_nonzero(free[:m]) > freedoms   # (more_held_than_freedoms)
+        singular = freedoms is not None and more_held_than_freedoms(free, m, freedoms)
         n_free = -1 if singular else k.held_rows(A, c, m, lam, free, L, F)
         if n_free < 0:   # A_FF singular: of the solutions, the one closest to the previous impulses
             F_ = np.flatnonzero(free[:m])
