@@ -7,8 +7,10 @@ Bounds: F/K within 5 % (the issue; at rest K e = -F exactly, see test_cartesian_
 """
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -18,6 +20,7 @@ from conftest import ROOT
 from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.control.cartesian import dexterous_posture
+from robot_dynamics_ros.nodes import cartesian_target_publisher as target_publisher
 from robot_dynamics_ros.nodes.launch_support import LOCKSTEP_STATE_TIMEOUT
 
 REAL = os.path.join(ROOT, 'test', 'urdf', 'real')
@@ -131,6 +134,16 @@ def test_bad_targets_and_wrenches_are_refused_with_a_reason_and_the_pose_is_held
 
 
 ARMS = ('ur5', 'panda', 'kinova_gen3', 'xarm7', 'z1')
+RADIUS = next(p.default for p in target_publisher.PARAMETERS if p.name == 'radius')
+
+
+def assert_tracked_the_circle(summary):
+    """Within the issue's bounds of the circle, and around it: over 8 s (2 turns) the circle through the start
+    point reaches the point opposite, 2 RADIUS away (a controller holding its start pose tracks within any bound)."""
+    error = summary['cartesian_tracking_error']
+    assert error['max_position'] <= 2e-3, error
+    assert error['max_orientation'] <= np.radians(0.5), error
+    assert summary['farthest_from_start'] == pytest.approx(2 * RADIUS, abs=2e-3), summary
 
 
 @pytest.mark.parametrize('robot', ARMS)
@@ -143,7 +156,66 @@ def test_bringup_cartesian_tracks_the_circle_on_public_arms(robot, tmp_path):
          '--plot', str(tmp_path / 'tracking.png'), '--startup-timeout', str(STARTUP)],
         capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
-    error = json.loads(report.read_text())['cartesian_tracking_error']
-    assert error['max_position'] <= 2e-3, error
-    assert error['max_orientation'] <= np.radians(0.5), error
+    summary = json.loads(report.read_text())
+    assert_tracked_the_circle(summary)
     assert (tmp_path / 'tracking.png').exists()
+
+
+STALL = 1.5   # s wall the target publisher is stopped at a time: more than its default lead_time (1 s) of sim time
+
+
+def node_processes(name, domain):
+    """PIDs of the node processes ``name`` running on ROS domain ``domain`` (from /proc)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir('/proc')):
+        try:
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                command = f.read().split(b'\0')
+            with open(f'/proc/{pid}/environ', 'rb') as f:
+                environment = f.read().split(b'\0')
+        except OSError:   # exited meanwhile, or not ours
+            continue
+        if b'robot_dynamics_ros.nodes.start' in command and name.encode() in command \
+                and f'ROS_DOMAIN_ID={domain}'.encode() in environment:
+            pids.append(int(pid))
+    return pids
+
+
+def stall_repeatedly(name, domain, done, stalls):
+    """Until ``done``: stop the node ``name`` (SIGSTOP) for STALL s, let it run 0.2 s, again (a machine too busy
+    to run it); appends one entry to ``stalls`` per stop."""
+    while not done.is_set():
+        pids = node_processes(name, domain)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        if pids:
+            stalls.append(pids)
+        done.wait(STALL if pids else 0.05)
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        done.wait(0.2 if pids else 0.0)
+
+
+def test_bringup_cartesian_lockstep_is_not_changed_by_a_stalled_target_publisher(tmp_path):
+    """A lockstep run must not depend on machine load. The target publisher is stopped for STALL s of every
+    STALL + 0.2 s from its start to its end; the simulator outruns it by far more than the default 1 s lead (CI
+    once saw 13 mm off the circle on panda from one such stall). The tracking must stay within the issue's 2 mm."""
+    domain = domain_id(__name__ + ' stalled')
+    report = tmp_path / 'report.json'
+    done, stalls = threading.Event(), []
+    staller = threading.Thread(target=stall_repeatedly, args=('cartesian_target_publisher', domain, done, stalls))
+    staller.start()
+    try:
+        result = subprocess.run(
+            [sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--urdf', os.path.join(REAL, 'panda.urdf'),
+             '--controller', 'cartesian', '--duration', '8', '--sync', 'lockstep', '--isolated', '--report',
+             str(report), '--domain-id', str(domain), '--startup-timeout', str(STARTUP)],
+            capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    finally:
+        done.set()
+        staller.join()
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = json.loads(report.read_text())
+    assert len(stalls) >= summary['wall_time'] / (STALL + 0.2) - 1, (stalls, summary['wall_time'])
+    assert summary['sim_time'] >= 8.0
+    assert_tracked_the_circle(summary)

@@ -1,8 +1,9 @@
 """``robot-dynamics bringup --controller cartesian``: the Cartesian demo loop. The simulator (starting at
 ``dexterous_posture``, away from singularities), the Cartesian controller and the circle target publisher run as
 processes; the end effector's pose error is recorded here for ``--duration`` s of sim time and reported as
-``cartesian_tracking_error`` (max and RMS position error in m, max orientation error in rad), with a plot of
-target and actual x, y, z.
+``cartesian_tracking_error`` (max and RMS position error in m, max orientation error in rad) and
+``farthest_from_start`` (m: the end effector's largest distance from its first recorded position), with a plot
+of target and actual x, y, z.
 """
 import argparse
 import os
@@ -20,11 +21,26 @@ from .node_runs import (NO_MATPLOTLIB, any_exited, compute_time, loop_lines, fin
 from .processes import describe_domain, start_node, use_environment
 
 NODES = ('simulator', 'cartesian_controller', 'cartesian_target_publisher')
+END_MARGIN = 1.0   # s of sim time: lockstep runs a little past --duration before the nodes are stopped
+
+
+def whole_run_targets(duration):
+    """Target publisher parameters for lockstep: the targets of the whole run (and END_MARGIN s after it) published
+    at the start pose, so that a target publisher stalled by a busy machine cannot leave the controller without
+    its reference (with the default lead_time, a stall of more than 1 s of sim time did: up to 13 mm off the
+    circle). Targets are spaced wider than the default where the run's would not fit the controller's buffer."""
+    from ..control.cartesian import TARGET_BUFFER
+    from ..nodes.cartesian_target_publisher import BURST, PARAMETERS
+    lead = duration + END_MARGIN
+    default_period = next(p.default for p in PARAMETERS if p.name == 'target_period')
+    period = max(default_period, lead / (TARGET_BUFFER - 2 * BURST))
+    return ['-p', f'lead_time:={lead}', '-p', f'target_period:={period}']
 
 
 def summary(recorder, model, start, end, sim_log):
     """The run in numbers (SI units): what ``--report`` writes."""
     errors = np.array([e for t, _, e in recorder.errors if start <= t <= end]).reshape(-1, 6)
+    path = np.array([recorder.poses[s] for t, s, _ in recorder.errors if start <= t <= end and s in recorder.poses])
     stamps = [s for t, s in recorder.states if start <= t <= end]
     simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
     wall = end - start
@@ -38,6 +54,7 @@ def summary(recorder, model, start, end, sim_log):
         'cartesian_tracking_error': ({'max_position': float(position.max()),
                                       'rms_position': float(np.sqrt(np.mean(position**2))),
                                       'max_orientation': float(orientation.max())} if len(errors) else None),
+        'farthest_from_start': float(np.linalg.norm(path - path[0], axis=1).max()) if len(path) else 0.0,
         'simulator_steps_per_second': steps_per_second(sim_log),
         'joint_states_hz': rate(recorder.states, start, end),
         'controller_commands_hz': rate(recorder.errors, start, end),
@@ -54,7 +71,8 @@ def report(result, duration):
     if error:
         lines.append(f"Cartesian tracking error over {result['controller_updates']} updates: position max "
                      f"{1e3 * error['max_position']:.3f} mm, RMS {1e3 * error['rms_position']:.3f} mm; orientation "
-                     f"max {np.degrees(error['max_orientation']):.3f} deg")
+                     f"max {np.degrees(error['max_orientation']):.3f} deg; the end effector went up to "
+                     f"{1e3 * result['farthest_from_start']:.1f} mm from its start")
     else:
         lines.append("tracking error: no controller updates received")
     return lines + loop_lines(result)
@@ -112,22 +130,27 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     node_args = {name: common for name in NODES}
     if args.sync == 'lockstep':   # (see LOCKSTEP_STATE_TIMEOUT)
         node_args['cartesian_controller'] = common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']
+        node_args['cartesian_target_publisher'] = common + whole_run_targets(args.duration)
     node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
                                        '-p', f'initial_positions:={start_posture.tolist()}']
     recorder = CartesianRecorder()
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {}
 
-    def startup():   # as the joint-space bringup: the simulator paused while the controller and the publisher start
+    def startup():   # as the joint-space bringup: the simulator paused until the controller has the first targets
         processes['simulator'] = start_node('simulator', node_args['simulator'], env,
                                             os.path.join(log_dir, 'simulator.log'))
         spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(processes),
                      args.startup_timeout)
         for name in NODES[1:]:
             processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
-        if not spin_or_stop(recorder, lambda: (recorder.errors and recorder.request_pause(False))
+
+        def targets_out():
+            with open(os.path.join(log_dir, 'cartesian_target_publisher.log')) as f:
+                return 'targets published' in f.read()
+        if not spin_or_stop(recorder, lambda: (recorder.errors and targets_out() and recorder.request_pause(False))
                             or any_exited(processes), args.startup_timeout):
-            print(f"no Cartesian controller update within {args.startup_timeout:g} s", file=sys.stderr)
+            print(f"no Cartesian controller update on the circle within {args.startup_timeout:g} s", file=sys.stderr)
         return bool(recorder.errors)
     run = record(recorder, processes, startup, args.duration, recorder.sim_time_since,
                  f"loop running; recording {args.duration:g} s of sim time ...")

@@ -45,16 +45,19 @@ class CartesianTargetPublisherNode(Node):
 
     def _on_pose(self, msg):
         stamp = stamp_seconds(msg.header.stamp)
-        if self.start is None:
+        first = self.start is None
+        if first:
             self.start = (stamp, msg)
-            self.get_logger().info(f"circle of radius {self.p['radius']:g} m, {self.p['period']:g} s per turn, in the "
-                                   f"{self.p['plane']} plane around the start pose")
         start_stamp, start = self.start
         period = self.p['target_period']
         while self.next * period <= stamp - start_stamp + self.p['lead_time'] + 1e-9:
             self.publisher.publish(self.target(start_stamp, start, self.next * period, msg.header.frame_id))
             self.next += 1
             self.published += 1
+        if first:
+            self.get_logger().info(f"circle of radius {self.p['radius']:g} m, {self.p['period']:g} s per turn, in the "
+                                   f"{self.p['plane']} plane around the start pose: {self.published} targets "
+                                   f"published, {self.p['lead_time']:g} s ahead")
 
     def target(self, start_stamp, start, elapsed, frame_id):
         """The circle's point ``elapsed`` s after the start, stamped start + elapsed."""
