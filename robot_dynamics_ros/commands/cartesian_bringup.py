@@ -27,8 +27,8 @@ END_MARGIN = 1.0   # s of sim time: lockstep runs a little past --duration befor
 def whole_run_targets(duration):
     """Target publisher parameters for lockstep: the targets of the whole run (and END_MARGIN s after it) published
     at the start pose, so that a target publisher stalled by a busy machine cannot leave the controller without
-    its reference (with the default lead_time, a stall of more than 1 s of sim time did: up to 13 mm off the
-    circle). Targets are spaced wider than the default where the run's would not fit the controller's buffer."""
+    its reference (with the default lead_time, a stall of more than 1 s of sim time does). Targets are spaced
+    wider than the default where the run's would not fit the controller's buffer."""
     from ..control.cartesian import TARGET_BUFFER
     from ..nodes.cartesian_target_publisher import BURST, PARAMETERS
     lead = duration + END_MARGIN
