@@ -181,18 +181,24 @@ def node_processes(name, domain):
     return pids
 
 
+def send(pids, sig):
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:   # exited since it was listed
+            pass
+
+
 def stall_repeatedly(name, domain, done, stalls):
     """Until ``done``: stop the node ``name`` (SIGSTOP) for STALL s, let it run 0.2 s, again (a machine too busy
     to run it); appends one entry to ``stalls`` per stop."""
     while not done.is_set():
         pids = node_processes(name, domain)
-        for pid in pids:
-            os.kill(pid, signal.SIGSTOP)
+        send(pids, signal.SIGSTOP)
         if pids:
             stalls.append(pids)
         done.wait(STALL if pids else 0.05)
-        for pid in pids:
-            os.kill(pid, signal.SIGCONT)
+        send(pids, signal.SIGCONT)
         done.wait(0.2 if pids else 0.0)
 
 
