@@ -193,7 +193,7 @@ def test_the_simulator_steps_only_on_the_answer_to_the_state_it_published_last(r
     publisher.publish(command(zero))   # names no state: answers the one waiting
     assert probe.spin_until(lambda: max(states) == 2 * period, STARTUP), sim.log()
     assert sim.stop() == 0
-    assert '2 answers to earlier states ignored' in sim.log(), sim.log()
+    assert '2 commands naming another state ignored' in sim.log(), sim.log()
     probe.node.destroy_subscription(subscription)
     probe.node.destroy_publisher(publisher)
 

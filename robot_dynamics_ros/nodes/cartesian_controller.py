@@ -20,7 +20,6 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
@@ -30,9 +29,9 @@ from ..control.cartesian import LAWS, TARGET_BUFFER, CartesianController, Cartes
 from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, as_float, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, run, StateAnswers,
-                     stamp_nanoseconds, stamp_seconds)
+from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, Throttle, as_float, as_vector,
+                    choice, declare_parameters, default_as_none, joint_order, positive, run, StateAnswers,
+                    stamp_nanoseconds, stamp_seconds)
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
 
@@ -82,7 +81,7 @@ def pose_of(msg):
     return [p.x, p.y, p.z], [o.x, o.y, o.z, o.w]
 
 
-class CartesianControllerNode(Node):
+class CartesianControllerNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('cartesian_controller')
         self.model = self.controller = None

@@ -12,10 +12,9 @@ import math
 import sys
 
 from geometry_msgs.msg import PoseStamped
-from rclpy.node import Node
 
 from ..control.cartesian import PLANES, circle_offset
-from .common import Param, as_float, choice, declare_parameters, positive, run, stamp_seconds
+from .common import GuardedNode, Param, as_float, choice, declare_parameters, positive, run, stamp_seconds
 
 
 PARAMETERS = (
@@ -31,7 +30,7 @@ PARAMETERS = (
 BURST = 10   # history depth beyond the targets of one lead_time (published at once at the start)
 
 
-class CartesianTargetPublisherNode(Node):
+class CartesianTargetPublisherNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('cartesian_target_publisher')
         self.p = declare_parameters(self, PARAMETERS)

@@ -14,6 +14,7 @@ import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import InvalidParameterTypeException
+from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
@@ -393,6 +394,38 @@ class Throttle:
         return f" ({dropped} similar suppressed)" if dropped else ""
 
 
+class GuardedNode(Node):
+    """A Node that no message or service request can stop: an exception in a subscription's or a service's callback
+    is a throttled warning naming the topic and the error (the message is dropped; a service answers its default
+    response), never a dead node. Unguarded, rclpy's executors raise it out of spin, and the EventsExecutor then
+    loses the events that follow."""
+
+    def create_subscription(self, msg_type, topic, callback, *args, **kwargs):
+        def guarded(msg):   # one parameter: rclpy passes the message alone (no MessageInfo)
+            try:
+                callback(msg)
+            except Exception as error:
+                self._callback_failed(topic, error)
+        return super().create_subscription(msg_type, topic, guarded, *args, **kwargs)
+
+    def create_service(self, srv_type, srv_name, callback, *args, **kwargs):
+        def guarded(request, response):
+            try:
+                return callback(request, response)
+            except Exception as error:
+                self._callback_failed(srv_name, error)
+                return response
+        return super().create_service(srv_type, srv_name, guarded, *args, **kwargs)
+
+    def _callback_failed(self, name, error):
+        if stopping.interrupted(error):   # a signal's KeyboardInterrupt, wrapped: the signal, not a bad message
+            raise error
+        if not hasattr(self, '_callback_throttle'):
+            self._callback_throttle = Throttle(self.get_logger())
+        self._callback_throttle.warn(f'callback {name}', f"dropped a message on {name!r}: its callback failed with "
+                                                         f"{type(error).__name__}: {error}"[:2000])
+
+
 def make_executor(node):
     """The executor named by the node's `executor` parameter. 'auto' is rclpy's EventsExecutor where this
     rclpy has it (Jazzy and later), else the SingleThreadedExecutor (Humble): at 1 kHz joint states the
@@ -632,18 +665,19 @@ def publish_finite(publisher, msg, values, throttle) -> bool:
 
 
 STATE_LABEL = 'answers state '   # + '<sec>.<nanosec>': the label of an effort command's layout dimension
+# The label's stamp as StateAnswers writes it: builtin_interfaces/Time's sec (uint32: at most 10 digits) and nanosec
+# (9 digits), ASCII only (str.isdigit takes '\u00b2', which int() refuses; a 5,000-digit field exceeds int()'s limit).
+LABELLED_STAMP = re.compile(r'answers state ([0-9]{1,10})\.([0-9]{9})', re.ASCII)
 
 
 def answered_state(msg) -> int | None:
     """The stamp (ns) of the joint state an effort command (Float64MultiArray) names as the one it answers
-    (StateAnswers), or None when it names none."""
+    (StateAnswers), or None when it names none (no label, or one not written as StateAnswers writes it)."""
     dims = msg.layout.dim
-    if len(dims) != 1 or not dims[0].label.startswith(STATE_LABEL):
+    match = LABELLED_STAMP.fullmatch(dims[0].label) if len(dims) == 1 else None
+    if match is None:
         return None
-    sec, _, nanosec = dims[0].label[len(STATE_LABEL):].partition('.')
-    if not (sec.isdigit() and nanosec.isdigit()):
-        return None
-    return int(sec) * 1_000_000_000 + int(nanosec)
+    return int(match[1]) * 1_000_000_000 + int(match[2])
 
 
 class StateAnswers:

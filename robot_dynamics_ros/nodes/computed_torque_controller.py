@@ -26,7 +26,6 @@ from concurrent.futures import ThreadPoolExecutor
 from operator import attrgetter
 
 import numpy as np
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
@@ -40,9 +39,9 @@ from ..control.joint_states import MAX_MAGNITUDE, JointStateMapper, plausibility
 from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from .common import (STEADY_CLOCK, ConfigurationError, JointGains, ModelSource, Param, Throttle, as_vector, choice,
-                     declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
-                     StateAnswers, stamp_nanoseconds, stamp_seconds)
+from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, JointGains, ModelSource, Param, Throttle, as_vector,
+                    choice, declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
+                    StateAnswers, stamp_nanoseconds, stamp_seconds)
 from .trajectory_cdr import FIELDS, read_joint_trajectory
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many
@@ -87,7 +86,7 @@ PARAMETERS = (
 )
 
 
-class ControllerNode(Node):
+class ControllerNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('computed_torque_controller')
         self.model = self.controller = None

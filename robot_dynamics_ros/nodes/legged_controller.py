@@ -38,7 +38,6 @@ import time
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
@@ -50,9 +49,9 @@ from ..control.references import TrajectoryReference
 from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, JointGains, ModelSource, Param, StateAnswers, Throttle, as_float, as_vector,
-                     choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
-                     positive_integer, run, semantic_description, stamp_nanoseconds, stamp_seconds, stance)
+from .common import (ConfigurationError, GuardedNode, JointGains, ModelSource, Param, StateAnswers, Throttle, as_float,
+                    as_vector, choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
+                    positive_integer, run, semantic_description, stamp_nanoseconds, stamp_seconds, stance)
 from .computed_torque_controller import TrajectoryWorker, checked_columns
 
 
@@ -110,7 +109,7 @@ def warm_up(controller):
         pass   # a posture the feet cannot hold: the solver was set up all the same
 
 
-class LeggedControllerNode(Node):
+class LeggedControllerNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('legged_controller')
         self.controller = None

@@ -31,7 +31,6 @@ import time
 from array import array
 
 import numpy as np
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from geometry_msgs.msg import WrenchStamped
@@ -44,9 +43,9 @@ from ..fast import choose_code
 from ..model.collision import contact_points_from_urdf, leaf_links, reduce_points
 from ..model.model import FREE_FLYER
 from ..simulation.simulator import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, Throttle, answered_state, as_float,
-                     as_vector, choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
-                     positive_integer, run, semantic_description, stamp_nanoseconds, stance)
+from .common import (STATE_LABEL, STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, Throttle,
+                    answered_state, as_float, as_vector, choice, contact_point, declare_parameters, default_as_none,
+                    joint_order, positive, positive_integer, run, semantic_description, stamp_nanoseconds, stance)
 
 RESTING = 1e-3           # m: a contact point this close to the ground at spawn rests on it
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
@@ -57,6 +56,10 @@ KEEP_UP_FRACTION = 0.95  # below this fraction of the real-time factor the node 
 SYNC_MODES = ('realtime', 'lockstep')
 GROUND_MODES = ('auto', 'on', 'off')
 LOCKSTEP_REPUBLISH = 0.1  # s wall between republished states while a lockstep simulator waits to start
+# Lockstep's command queue: deep enough that the answer a lockstep simulator waits for is not overwritten by other
+# commands on the topic (another publisher's, wrong lengths) before the executor takes it (with depth 1, a flood of
+# 129 wrong-label commands/s took the loop from 457 to 8 states/s). Real time keeps depth 1: the newest command wins.
+LOCKSTEP_COMMAND_DEPTH = 100
 
 
 PARAMETERS = (
@@ -98,7 +101,7 @@ PARAMETERS = (
 )
 
 
-class SimulatorNode(Node):
+class SimulatorNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('simulator')
         p = declare_parameters(self, PARAMETERS)
@@ -199,7 +202,8 @@ class SimulatorNode(Node):
         """Publishers, subscriptions, services and the stepping timer: once, for every model."""
         self.state_pub = self.create_publisher(JointState, 'joint_states', self.joint_states_depth)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if self.publish_clock else None
-        self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 1)
+        self.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command,
+                                 LOCKSTEP_COMMAND_DEPTH if self.sync == 'lockstep' else 1)
         self.create_subscription(JointState, '~/joint_commands', self._on_joint_command, 1)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
@@ -213,7 +217,7 @@ class SimulatorNode(Node):
         self.clock_published_ns = None   # sim time of the last /clock message
         self.published_at = 0.0    # lockstep: wall time of the last state
         self.published_ns = None   # lockstep: its stamp; a command naming another state does not answer it
-        self.late_answers = 0      # lockstep: commands ignored for naming an earlier state
+        self.ignored_commands = 0  # lockstep: commands ignored for naming another state
         self._anchor()
         self.wall_start = self.anchor[0]
         self.keep_up = None        # (wall, sim time) at the start of the real-time check window
@@ -386,9 +390,18 @@ class SimulatorNode(Node):
         self.published_at = time.monotonic()
         self.published_ns = stamp_nanoseconds(msg.header.stamp)
 
+    def _answers_last_state(self, msg):
+        """Lockstep: whether an effort command answers the state published last: it names that state, or it names
+        none (a third-party controller's). One naming another state (a late answer to a copy republished while
+        waiting, another publisher's) or carrying our label unreadably does not."""
+        stamp = answered_state(msg)
+        if stamp is None:
+            return not any(dim.label.startswith(STATE_LABEL) for dim in msg.layout.dim)
+        return stamp == self.published_ns
+
     def _on_command(self, msg):
-        if self.sync == 'lockstep' and answered_state(msg) not in (None, self.published_ns):
-            self.late_answers += 1   # answers a state before the last one (one republished while waiting)
+        if self.sync == 'lockstep' and not self._answers_last_state(msg):
+            self.ignored_commands += 1
             return
         values = np.asarray(msg.data, dtype=float)
         if values.shape != (len(self.joint_names),):
@@ -514,7 +527,8 @@ class SimulatorNode(Node):
         return (f"{self.steps} steps in {elapsed:.1f} s wall ({self.steps / elapsed:.0f} steps/s, target "
                 f"{target}), sim time {self.sim.t:.3f} s (real-time factor "
                 f"{self.steps / self.rate / elapsed:.2f})"
-                + (f", {self.late_answers} answers to earlier states ignored" if self.late_answers else ""))
+                + (f", {self.ignored_commands} commands naming another state ignored" if self.ignored_commands
+                   else ""))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -13,13 +13,12 @@ import sys
 
 import numpy as np
 from rclpy.duration import Duration
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control.references import sinusoid_reference
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, as_float, as_vector, choice,
-                     declare_parameters, joint_order, run)
+from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, as_float, as_vector, choice,
+                    declare_parameters, joint_order, run)
 
 MODES = ('sinusoid', 'waypoints')
 NEW_SUBSCRIBER_CHECK_PERIOD = 0.1  # s
@@ -42,7 +41,7 @@ PARAMETERS = (
 )
 
 
-class TrajectoryPublisherNode(Node):
+class TrajectoryPublisherNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('trajectory_publisher')
         p = declare_parameters(self, PARAMETERS)

@@ -18,7 +18,6 @@ from collections import deque
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
 from nav_msgs.msg import Odometry
-from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from ..errors import RobotDynamicsError, URDFError
@@ -26,8 +25,8 @@ from ..model.collision import contact_points_from_urdf
 from ..viewer import require
 from ..viewer.geometry import robot_geometry
 from ..viewer.scene import RobotScene, look_at_robot, robot_size
-from .common import (STEADY_CLOCK, ConfigurationError, ModelSource, Param, declare_parameters, positive, run,
-                     stamp_seconds)
+from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, declare_parameters, positive,
+                    run, stamp_seconds)
 
 GHOST_COLOR = (80, 200, 120)
 FORCE_COLOR = (220, 40, 40)
@@ -53,7 +52,7 @@ PARAMETERS = (
 )
 
 
-class ViewerNode(Node):
+class ViewerNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('viewer')
         self.p = declare_parameters(self, PARAMETERS)
