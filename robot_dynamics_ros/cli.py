@@ -7,6 +7,7 @@ reports a command a signal ended; ``record`` keeps what it recorded.
 """
 import argparse
 import importlib
+import os
 import re
 import sys
 import warnings
@@ -54,11 +55,19 @@ def describe(error):
 
 
 def main(argv=None):
-    handlers = stopping.catch()   # a signal while the commands load: one line, no traceback
+    handlers = stopping.catch(wake_up=_stop_during_start_up)   # while the commands load: stop at once
     try:
         return _main(argv)
     finally:
         stopping.restore(handlers)
+
+
+def _stop_during_start_up():
+    """A signal while the subcommands' modules load (seconds on a loaded machine): nothing has started that needs
+    stopping, so the process ends at once with one line rather than after the imports."""
+    sys.stderr.write(f"robot-dynamics: stopped by {stopping.received()} during start-up\n")
+    sys.stderr.flush()
+    os._exit(stopping.exit_code())
 
 
 def _main(argv):
@@ -72,6 +81,7 @@ def _main(argv):
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     args = parser.parse_args(argv)
     warnings.formatwarning = lambda message, category, *_, **__: f"{parser.prog}: warning: {message}\n"
+    stopping.catch()   # from here a signal is the command's to handle (no exit at once)
     if stopping.received():
         print(f"{parser.prog} {args.command}: stopped by {stopping.received()} before it started", file=sys.stderr)
         return stopping.exit_code()
