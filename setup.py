@@ -8,7 +8,8 @@ package_name = 'robot_dynamics_ros'
 # 'ros-jazzy-<name>' is Jazzy (the LTS). Where ROS is sourced, colcon builds the package and these come from
 # the ROS distribution instead (package.xml).
 ros_packages = ['rclpy', 'rmw-fastrtps-cpp', 'rcl-interfaces', 'builtin-interfaces', 'sensor-msgs', 'std-msgs',
-                'std-srvs', 'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python', 'geometry-msgs', 'nav-msgs']
+                'std-srvs', 'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python', 'geometry-msgs', 'nav-msgs',
+                'diagnostic-msgs']
 
 setup(
     name=package_name,

@@ -31,6 +31,7 @@ DEPENDENCIES = {
     'std_srvs': ('std_srvs', ROS),
     'geometry_msgs': ('geometry_msgs', ROS),
     'nav_msgs': ('nav_msgs', ROS),
+    'diagnostic_msgs': ('diagnostic_msgs', ROS),
     'trajectory_msgs': ('trajectory_msgs', ROS),
     'rosgraph_msgs': ('rosgraph_msgs', ROS),
     'ament_index_python': ('ament_index_python', ROS),

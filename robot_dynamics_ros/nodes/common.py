@@ -6,6 +6,7 @@ Only APIs available in rclpy as shipped with Humble are used.
 import re
 import time
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -360,6 +361,7 @@ class Throttle:
         self._clock = clock
         self._last = {}        # key -> clock time of the last logged warning
         self._suppressed = {}  # key -> warnings dropped since then
+        self.counts = Counter()  # key -> warnings since the start, logged or not (for /diagnostics)
 
     @staticmethod
     def reason(error):
@@ -386,6 +388,7 @@ class Throttle:
     def _due(self, key):
         """None when a line for key was logged less than a period ago, else the suffix of the line to log now."""
         now = self._clock()
+        self.counts[key] += 1
         if now - self._last.get(key, -np.inf) < self._period:
             self._suppressed[key] = self._suppressed.get(key, 0) + 1
             return None

@@ -42,6 +42,7 @@ from ..fast import choose_code
 from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, JointGains, ModelSource, Param, Throttle, as_vector,
                     choice, declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
                     StateAnswers, stamp_nanoseconds, stamp_seconds)
+from .diagnostics import OK, WARN, Diagnostics, warnings_by_kind
 from .trajectory_cdr import FIELDS, read_joint_trajectory
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many
@@ -205,6 +206,19 @@ class ControllerNode(GuardedNode):
         # Raw: the worker thread deserializes it (see _on_trajectory).
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
         self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
+        self.diagnostics = Diagnostics(self, 'computed-torque control', self._diagnostic_status,
+                                       lambda: self.model.name)
+
+    def _diagnostic_status(self):
+        """/diagnostics: commands per second over the last period, and the counts since the start."""
+        values = {'commands per second': self.diagnostics.rate('commands', self.commands),
+                  'commands': self.commands, 'rejected joint states': self.rejected,
+                  'reference limited to the joint limits': self.limited_updates, **warnings_by_kind(self.throttle)}
+        if self.last_state is None:
+            return OK, 'waiting for joint states', values
+        if self.stale:
+            return WARN, f"joint states stale: {self.settings['stale_behavior']}", values
+        return OK, 'commanding', values
 
     def _reference_time(self):
         """Reference time of the last joint state: the reference is evaluated at the measurement's stamp,

@@ -46,6 +46,7 @@ from ..simulation.simulator import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simul
 from .common import (STATE_LABEL, STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, Throttle,
                     answered_state, as_float, as_vector, choice, contact_point, declare_parameters, default_as_none,
                     joint_order, positive, positive_integer, run, semantic_description, stamp_nanoseconds, stance)
+from .diagnostics import ERROR, OK, WARN, Diagnostics, warnings_by_kind
 
 RESTING = 1e-3           # m: a contact point this close to the ground at spawn rests on it
 MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
@@ -218,6 +219,9 @@ class SimulatorNode(GuardedNode):
         self.published_at = 0.0    # lockstep: wall time of the last state
         self.published_ns = None   # lockstep: its stamp; a command naming another state does not answer it
         self.ignored_commands = 0  # lockstep: commands ignored for naming another state
+        self.commands_received = 0
+        self.late_ticks = 0        # real time: timer ticks that stepped more than one publish period (catching up)
+        self.diagnostics = Diagnostics(self, 'simulation', self._diagnostic_status, lambda: self.sim.model.name)
         self._anchor()
         self.wall_start = self.anchor[0]
         self.keep_up = None        # (wall, sim time) at the start of the real-time check window
@@ -299,6 +303,7 @@ class SimulatorNode(GuardedNode):
             self._publish()
         else:
             periods = self._periods_due()
+            self.late_ticks += periods > 1
             if periods:
                 self._advance(periods * self.steps_per_publish)
                 self._publish()
@@ -452,6 +457,7 @@ class SimulatorNode(GuardedNode):
         return fields
 
     def _command_received(self):
+        self.commands_received += 1
         if self.waiting:
             self.get_logger().info("first command received; simulation time starts")
             self.waiting = False
@@ -510,6 +516,23 @@ class SimulatorNode(GuardedNode):
         response.success = True
         response.message = 'paused' if self.sim.paused else 'running'
         return response
+
+    def _diagnostic_status(self):
+        """/diagnostics: the step rate and real-time factor over the last period, and the counts since the start."""
+        steps_per_second = self.diagnostics.rate('steps', self.steps)
+        achieved = steps_per_second * self.sim.dt
+        values = {'steps per second': steps_per_second, 'real-time factor': achieved, 'sim time': self.sim.t,
+                  'sync': self.sync, 'late ticks': self.late_ticks, 'commands received': self.commands_received,
+                  'commands naming another state ignored': self.ignored_commands, **warnings_by_kind(self.throttle)}
+        if self.failure:
+            return ERROR, f"stopped: {self.failure}", values
+        if self.sim.paused or self.waiting:
+            return OK, 'paused' if self.sim.paused else 'waiting for the first command', values
+        if self.sim.command_is_stale():
+            return WARN, f"no command for over command_timeout: {self.on_command_timeout}", values
+        if self.sync == 'realtime' and 0 < self.real_time_factor and achieved < KEEP_UP_FRACTION * self.real_time_factor:
+            return WARN, f"cannot keep up: real-time factor {achieved:.2f} of {self.real_time_factor:g}", values
+        return OK, 'running', values
 
     def _log_rate(self):
         now = time.monotonic()

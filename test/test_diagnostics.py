@@ -1,0 +1,52 @@
+"""/diagnostics over DDS: the simulator and the computed-torque controller each publish their status once a second
+(diagnostic_msgs/DiagnosticArray, as rqt_robot_monitor reads it), with the loop's rate, and say when something is
+wrong: here, the simulator's commands stop when the controller is stopped."""
+import time
+
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from test_lockstep import STARTUP, node_args
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402  (ros_helpers skipped without rclpy)
+from sensor_msgs.msg import JointState  # noqa: E402
+
+SIMULATOR, CONTROLLER = 'simulator: simulation', 'computed_torque_controller: computed-torque control'
+OK, WARN = DiagnosticStatus.OK, DiagnosticStatus.WARN   # bytes
+
+
+def test_the_loop_reports_its_rate_and_a_stale_command_on_diagnostics(ros_domain, start):
+    """Both statuses arrive with the robot's name as hardware_id. The simulator's 'steps per second' agrees, within
+    30 % (the windows are not aligned to its ticks), with the sim time its joint states' stamps (sim time, with
+    publish_clock) advanced per wall second over the same period, divided by the step (1 ms). Once the controller is stopped, the command goes
+    stale after command_timeout (0.5 s of sim time) and the simulator's status turns WARN, saying so."""
+    _, probe = ros_domain
+    statuses = []
+    arrivals = []
+    probe.node.create_subscription(
+        DiagnosticArray, '/diagnostics', lambda msg: statuses.extend((time.monotonic(), s) for s in msg.status), 100)
+    probe.node.create_subscription(JointState, 'joint_states', lambda msg: arrivals.append(
+        (time.monotonic(), msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec)), 100)
+    sim = start('simulator', **node_args(('publish_clock', True)))
+    controller = start('computed_torque_controller', **node_args())
+
+    def latest(name):
+        found = [status for _, status in statuses if status.name == name]
+        return found[-1] if found else None
+
+    def ok_and_running():
+        return all(latest(name) is not None and latest(name).level == OK and latest(name).message != 'waiting for '
+                   'the first command' for name in (SIMULATOR, CONTROLLER)) and latest(CONTROLLER).message == 'commanding'
+    assert probe.spin_until(ok_and_running, 4 * STARTUP), sim.log() + controller.log()
+    probe.spin_for(3.0)
+    _, status = next((wall, status) for wall, status in reversed(statuses) if status.name == SIMULATOR)
+    values = {item.key: item.value for item in status.values}
+    wall = [when for when, s in statuses if s.name == SIMULATOR][-2:]
+    window = [(when, stamp) for when, stamp in arrivals if wall[0] <= when <= wall[1]]
+    steps = (window[-1][1] - window[0][1]) / (window[-1][0] - window[0][0]) / 1e-3
+    print(f"diagnostics: {values['steps per second']} steps/s; the stamps advanced {steps:.0f} steps per second")
+    assert status.hardware_id == 'arm7' and latest(CONTROLLER).hardware_id == 'arm7'
+    assert abs(float(values['steps per second']) - steps) <= 0.3 * steps, (values, steps)
+    assert int(values['commands received']) > 0
+    assert controller.stop() == 0
+    assert probe.spin_until(lambda: latest(SIMULATOR).level == WARN, STARTUP), sim.log()
+    assert latest(SIMULATOR).message == 'no command for over command_timeout: brake'
+    assert sim.stop() == 0
