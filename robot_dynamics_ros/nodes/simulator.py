@@ -42,6 +42,7 @@ from ..errors import RobotDynamicsError
 from ..fast import choose_code
 from ..model.collision import contact_points_from_urdf, leaf_links, reduce_points
 from ..model.model import FREE_FLYER
+from ..simulation.force_torque import ForceTorqueSensors
 from ..simulation.simulator import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
 from .common import (STATE_LABEL, STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, Throttle,
                     answered_state, as_float, as_vector, choice, contact_point, declare_parameters, default_as_none,
@@ -97,6 +98,8 @@ PARAMETERS = (
                                                             'empty: upright, its lowest contact point on the ground'),
     Param('push_duration', 0.1, 'sim seconds a ~/push acts', positive),
     Param('world_frame', 'world', 'frame_id of ~/odom and ~/contact/<link>'),
+    Param('ft_sensors', Parameter.Type.STRING_ARRAY, 'joints with a force/torque sensor: ~/ft/<joint> '
+                                                     '(WrenchStamped in the child link frame); robots without ground'),
     Param('joint_states_depth', 100, 'QoS history depth of joint_states: how many states a reliable subscriber '
                                      'that falls behind (a recorder) may owe before it loses one', positive_integer),
 )
@@ -121,6 +124,8 @@ class SimulatorNode(GuardedNode):
         self.ground, self.ground_height, self.ground_friction = p['ground'], p['ground_height'], p['ground_friction']
         self.contact_points_param, self.initial_base_pose = p['contact_points'], p['initial_base_pose']
         self.push_duration, self.world_frame = p['push_duration'], p['world_frame']
+        self.ft_sensors_param = p['ft_sensors']
+        self.ft_publishers = {}   # joint -> its ~/ft/<joint> publisher (kept across models)
         self.throttle = Throttle(self.get_logger())
         self.sim = None
         self.failure = None   # why the run cannot go on (``fail``)
@@ -163,6 +168,10 @@ class SimulatorNode(GuardedNode):
         if sim.contact is not None:
             self._check_resting_links(model, sim)
         try:
+            ft_sensors = ForceTorqueSensors(sim, self.ft_sensors_param) if len(self.ft_sensors_param) else None
+        except ValueError as e:
+            raise ConfigurationError(f"parameter 'ft_sensors': {e}") from None
+        try:
             sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
         except ValueError as e:   # e.g. ground_contact.ContactSolverError at the spawn pose
             raise ConfigurationError(f"the first simulation step failed: {e}") from None
@@ -173,7 +182,7 @@ class SimulatorNode(GuardedNode):
         if self.sim is not None:
             sim.t = self.sim.t   # a clock that jumps back upsets ROS time users
         first = self.sim is None
-        self.sim, self.joint_names = sim, joint_names
+        self.sim, self.joint_names, self.ft_sensors = sim, joint_names, ft_sensors
         self.q_index, self.v_index = model.joint_q_index[index], model.joint_v_index[index]
         self.model_index = {name: i for i, name in enumerate(model.joint_names)}
         self.state_msg = JointState(name=list(joint_names))   # filled and published again and again
@@ -324,6 +333,8 @@ class SimulatorNode(GuardedNode):
                 self.sim.paused, self.pause_at_time = True, 0.0   # once: ~/pause resumes
                 self.get_logger().info(f"paused at sim time {self.sim.t:.3f} s (pause_at_time)")
                 break
+            if self.ft_sensors is not None:
+                self.ft_sensors.before_step()
             try:
                 self.sim.step()
             except SimulationDiverged as e:   # the Simulator kept the last finite state, at rest
@@ -391,9 +402,25 @@ class SimulatorNode(GuardedNode):
         self.state_pub.publish(msg)
         if self.base_state is not None:
             self.base_state.publish(msg.header.stamp)
+        if self.ft_sensors is not None:
+            self._publish_wrenches(msg.header.stamp)
         self.answered = False
         self.published_at = time.monotonic()
         self.published_ns = stamp_nanoseconds(msg.header.stamp)
+
+    def _publish_wrenches(self, stamp):
+        """~/ft/<joint> for each force/torque sensor, unless a value is not finite."""
+        for joint, link, wrench in zip(self.ft_sensors.joints, self.ft_sensors.links, self.ft_sensors.read()):
+            if not np.isfinite(wrench).all():
+                self.throttle.warn('non-finite wrench', f"not publishing a non-finite wrench of joint {joint!r}")
+                continue
+            if joint not in self.ft_publishers:
+                self.ft_publishers[joint] = self.create_publisher(WrenchStamped, f'~/ft/{joint}', 10)
+            msg = WrenchStamped()
+            msg.header.stamp, msg.header.frame_id = stamp, link
+            (msg.wrench.torque.x, msg.wrench.torque.y, msg.wrench.torque.z,
+             msg.wrench.force.x, msg.wrench.force.y, msg.wrench.force.z) = map(float, wrench)
+            self.ft_publishers[joint].publish(msg)
 
     def _answers_last_state(self, msg):
         """Lockstep: whether an effort command answers the state published last: it names that state, or it names

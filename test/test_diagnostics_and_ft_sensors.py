@@ -1,6 +1,6 @@
-"""/diagnostics over DDS: the simulator and the computed-torque controller each publish their status once a second
-(diagnostic_msgs/DiagnosticArray, as rqt_robot_monitor reads it), with the loop's rate, and say when something is
-wrong: here, the simulator's commands stop when the controller is stopped."""
+"""Over DDS: /diagnostics, where the simulator and the computed-torque controller each publish their status once a
+second (diagnostic_msgs/DiagnosticArray, as rqt_robot_monitor reads it) with the loop's rate and what is wrong (here,
+the simulator's commands stop when the controller is stopped); and the simulator's force/torque sensors."""
 import time
 
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
@@ -49,4 +49,32 @@ def test_the_loop_reports_its_rate_and_a_stale_command_on_diagnostics(ros_domain
     assert controller.stop() == 0
     assert probe.spin_until(lambda: latest(SIMULATOR).level == WARN, STARTUP), sim.log()
     assert latest(SIMULATOR).message == 'no command for over command_timeout: brake'
+    assert sim.stop() == 0
+
+
+def test_a_force_torque_sensor_publishes_pinocchios_joint_force(ros_domain, start):
+    """The simulator with ft_sensors [arm7_joint6], waiting for its first command (still, so the wrench is static):
+    ~/ft/arm7_joint6 carries, in the joint's child link frame, Pinocchio's data.f of that joint after rnea at the
+    published joint state with zero velocity and acceleration, to 1e-9 N (m)."""
+    from geometry_msgs.msg import WrenchStamped
+    import numpy as np
+    import pinocchio as pin
+    from conftest import BUNDLED_URDF
+    _, probe = ros_domain
+    wrenches, states = [], []
+    probe.node.create_subscription(WrenchStamped, '/simulator/ft/arm7_joint6', wrenches.append, 10)
+    probe.node.create_subscription(JointState, 'joint_states', states.append, 10)
+    sim = start('simulator', **node_args(('ft_sensors', '[arm7_joint6]')))
+    assert probe.spin_until(lambda: wrenches and states, 4 * STARTUP), sim.log()
+    model = pin.buildModelFromUrdf(BUNDLED_URDF)
+    data = model.createData()
+    q = pin.neutral(model)
+    for name, position in zip(states[-1].name, states[-1].position):
+        q[model.joints[model.getJointId(name)].idx_q] = position
+    pin.rnea(model, data, q, np.zeros(model.nv), np.zeros(model.nv))
+    expected = data.f[model.getJointId('arm7_joint6')]
+    wrench = wrenches[-1].wrench
+    assert wrenches[-1].header.frame_id == 'arm7_link6'   # the joint's child link
+    assert np.allclose([wrench.force.x, wrench.force.y, wrench.force.z], expected.linear, atol=1e-9)
+    assert np.allclose([wrench.torque.x, wrench.torque.y, wrench.torque.z], expected.angular, atol=1e-9)
     assert sim.stop() == 0
