@@ -53,6 +53,7 @@ from .common import (ConfigurationError, GuardedNode, JointGains, ModelSource, P
                     as_vector, choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
                     positive_integer, run, semantic_description, stamp_nanoseconds, stamp_seconds, stance)
 from .computed_torque_controller import TrajectoryWorker, checked_columns
+from .diagnostics import OK, WARN, Diagnostics, warnings_by_kind
 
 
 def _non_negative(name, value):
@@ -211,6 +212,8 @@ class LeggedControllerNode(GuardedNode):
             self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
+            self.diagnostics = Diagnostics(self, 'legged control', self._diagnostic_status, lambda: self.model.name)
+        self.problem = None   # why the last state got no command (stale inputs, no feasible contact forces), if so
         self.answers = StateAnswers(self.command_pub, len(self.index), self.throttle)
         if p['contact_topics']:
             for link in feet:
@@ -343,6 +346,7 @@ class LeggedControllerNode(GuardedNode):
             feet_in_contact = self._feet_in_contact(now)
         except StaleState as e:
             self.throttle.warn('stale', f"{e}: not commanding")
+            self.problem = str(e)
             return
         if self.answered is not None and any(new is old for new, old in zip(inputs[2:], self.answered[2:])):
             return   # a foot's contact force of this state is still to come
@@ -357,16 +361,30 @@ class LeggedControllerNode(GuardedNode):
             tau = self.controller.update(q, v, self._reference_time(), feet_in_contact, now=self.joint_state[1])
         except (ContactForceError, ValueError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
+            self.problem = f"no command: {e}"
             return
         if not self.answers.publish(self.joint_state[4], tau[self.index]):
             return
         self.commands += 1
+        self.problem = None
         if not self.started:
             self.started = True
             self.get_logger().info(f"standing: {len(self.controller.contacts)} feet in contact, base at height "
                                    f"{q[2]:.3f} m, mode {self.controller.mode}")
         self.compute_time_msg.data = (time.perf_counter() - started) * 1e6
         self.compute_time_pub.publish(self.compute_time_msg)
+
+    def _diagnostic_status(self):
+        """/diagnostics: commands per second over the last period, and the counts since the start."""
+        values = {'commands per second': self.diagnostics.rate('commands', self.commands), 'commands': self.commands,
+                  'rejected messages': self.rejected, **warnings_by_kind(self.throttle)}
+        if self.joint_state is not None and time.monotonic() - self.joint_state[0] > self.params['state_timeout']:
+            return WARN, 'joint states stale: not commanding', values
+        if self.problem is not None:
+            return WARN, self.problem[:200], values
+        if not self.started:
+            return OK, 'waiting for joint states and odometry', values
+        return OK, f"{self.controller.mode} control", values
 
     def summary(self):
         if self.controller is None:
