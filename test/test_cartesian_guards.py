@@ -2,7 +2,7 @@
 10 m (and 1e300 m) away, a 1e30 N feed-forward with max_force = 10 N, and gains the loop cannot realise at its rate.
 
 In process on UR5 with the Simulator as the plant, with the node's settings (impedance, its default gains, the guards
-of ``speed_limits``). The simulator's drives are not limited to the URDF velocity limits here (``limit_velocity=False``),
+of ``speed_limits``; and operational_space at bringup's gains). The simulator's drives are not limited to the URDF velocity limits here (``limit_velocity=False``),
 so the joint speeds measured are the controller's doing. Bounds: joint speeds below 90 % of their limits (the
 issue); under a feed-forward held at max_force F on an impedance K with the target held, the end effector comes to
 rest where K e = -F (test_cartesian_control: the law adds no other task force at rest), F / K = 20 mm, and a
@@ -25,20 +25,22 @@ PERIOD = 1e-3   # the simulator's step: one joint state, one command
 NODE_GAINS = dict(stiffness=(50.0, 50.0, 50.0, 500.0, 500.0, 500.0), damping_ratio=1.0, nullspace_stiffness=10.0)
 
 
-def guarded(model, q0, **settings):
+def guarded(model, q0, law='impedance', **settings):
     """The controller as the node builds it (speed_limits' guards) on tool0, holding q0's posture."""
     angular, linear, joint_speed = speed_limits(model, 'tool0')
-    return CartesianController(model, 'tool0', 'impedance', posture=q0, max_angular_speed=angular,
+    return CartesianController(model, 'tool0', law, posture=q0, max_angular_speed=angular,
                                max_linear_speed=linear, joint_speed_limit=joint_speed, period=PERIOD,
                                **{**NODE_GAINS, **settings})
 
 
+@pytest.mark.parametrize('law, stiffness', [('impedance', NODE_GAINS['stiffness']),
+                                             ('operational_space', (2000.0,) * 6)])   # config/closed_loop.yaml's
 @pytest.mark.parametrize('distance', [10.0, 1e300])
-def test_a_far_target_moves_the_arm_at_a_bounded_speed_within_its_joint_limits(distance):
+def test_a_far_target_moves_the_arm_at_a_bounded_speed_within_its_joint_limits(distance, law, stiffness):
     """Before: efforts saturated and every joint at 100 % of its velocity limit, into the stretched posture."""
     q0 = dexterous_posture(MODEL, 'tool0')
     sim = Simulator(MODEL, PERIOD, initial_positions=q0, limit_velocity=False)
-    controller = guarded(MODEL, q0)
+    controller = guarded(MODEL, q0, law, stiffness=stiffness)
     controller.ee.update(q0, np.zeros(MODEL.nv))
     R0, p0 = controller.ee.R.copy(), controller.ee.p.copy()
     target = p0 + [distance, 0.0, 0.0]

@@ -583,23 +583,27 @@ class CartesianController:
         return self.tau.copy()
 
 
-SPEED_FRACTION = 0.25       # of what one joint at its velocity limit gives the frame: ``speed_limits``' task speeds
+# ``speed_limits``' task speeds, as fractions of what the slowest joint at its velocity limit gives the frame: turning
+# it, and moving it at the arm's reach. UR5 at a quarter of that linear speed (0.86 m/s) had its base joint at 72 %
+# of its limit in the open workspace; at a tenth (0.35 m/s) its joints stay below the guard until the arm stretches.
+ANGULAR_SPEED_FRACTION = 0.25
+LINEAR_SPEED_FRACTION = 0.1
 JOINT_SPEED_GUARD = 0.7     # of each URDF velocity limit: joint speeds beyond are braked (``speed_limits``)
 
 
 def speed_limits(model: Model, link: str) -> tuple[float, float, NDArray]:
     """(max_angular_speed rad/s, max_linear_speed m/s, joint_speed_limit) for the guards of ``CartesianController``
-    on this link, from the URDF velocity limits of the joints that move it: SPEED_FRACTION of the slowest revolute
-    joint's limit (and of that speed at the arm's ``reach``, or a prismatic joint's limit), and JOINT_SPEED_GUARD
-    of every joint's limit (inf where the URDF gives none). A quarter of one joint's speed leaves the rest to the
-    postures where the task needs several joints, or one far from the frame, to move it."""
+    on this link, from the URDF velocity limits of the joints that move it: ANGULAR_SPEED_FRACTION of the slowest
+    revolute joint's limit, LINEAR_SPEED_FRACTION of that speed at the arm's ``reach`` (or of a prismatic joint's
+    limit), and JOINT_SPEED_GUARD of every joint's limit (inf where the URDF gives none). The fractions leave room
+    for the postures where the task needs several joints, or one close to the frame, to move it."""
     ee = EndEffector(model, link)
     limit = np.where((model.velocity_limit > 0) & np.isfinite(model.velocity_limit), model.velocity_limit, np.inf)
     chain = ee._constants[6]   # the joints that move the frame
     revolute, prismatic = chain & (model.joint_type == REVOLUTE), chain & (model.joint_type == PRISMATIC)
     turning = np.min(limit[revolute], initial=np.inf)
     linear = min(turning * reach(model), np.min(limit[prismatic], initial=np.inf))
-    return SPEED_FRACTION * turning, SPEED_FRACTION * linear, JOINT_SPEED_GUARD * limit
+    return ANGULAR_SPEED_FRACTION * turning, LINEAR_SPEED_FRACTION * linear, JOINT_SPEED_GUARD * limit
 
 
 GAIN_SAMPLES = 50   # configurations (fixed seed) besides the middle of the limits over which ``check_gains`` holds

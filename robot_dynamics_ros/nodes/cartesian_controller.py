@@ -78,7 +78,7 @@ PARAMETERS = (
     Param('max_force', 0.0, 'N, bound on the norm of the commanded task force; 0: none', limit, runtime=True),
     Param('max_torque', 0.0, 'N m, bound on the norm of the commanded task torque; 0: none', limit, runtime=True),
     Param('max_linear_speed', 0.0, 'm/s the law drives the end effector at, at most (the position error is clipped '
-                                   'to it); 0: a quarter of the slowest joint\'s velocity limit at the arm\'s reach',
+                                   'to it); 0: a tenth of the slowest joint\'s velocity limit at the arm\'s reach',
           non_negative, runtime=True),
     Param('max_angular_speed', 0.0, 'rad/s the law turns the end effector at, at most (the orientation error is '
                                     'clipped to it); 0: a quarter of the slowest joint\'s velocity limit',
