@@ -4,7 +4,6 @@ at run time with the reason and the old ones kept: in process, and over DDS as `
 import signal
 
 import numpy as np
-import pytest
 
 from conftest import ROOT
 from ros_helpers import ParameterClient, domain_id, ros_domain, start  # noqa: F401  (fixtures; skips without rclpy)

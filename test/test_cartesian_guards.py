@@ -2,11 +2,12 @@
 10 m (and 1e300 m) away, a 1e30 N feed-forward with max_force = 10 N, and gains the loop cannot realise at its rate.
 
 In process on UR5 with the Simulator as the plant, with the node's settings (impedance, its default gains, the guards
-of ``speed_limits``; and operational_space at bringup's gains). The simulator's drives are not limited to the URDF velocity limits here (``limit_velocity=False``),
-so the joint speeds measured are the controller's doing. Bounds: joint speeds below 90 % of their limits (the
-issue); under a feed-forward held at max_force F on an impedance K with the target held, the end effector comes to
-rest where K e = -F (test_cartesian_control: the law adds no other task force at rest), F / K = 20 mm, and a
-critically damped spring does not overshoot it: within 5 % (as the F/K tests).
+of ``speed_limits``; and operational_space at bringup's gains). The simulator's drives are not limited to the URDF
+velocity limits here (``limit_velocity=False``), so the joint speeds measured are the controller's doing.
+Bounds: joint speeds below 90 % of their limits (the issue); under a feed-forward held at max_force F on an impedance
+K with the target held, the end effector comes to rest where K e = -F (test_cartesian_control: the law adds no other
+task force at rest), F / K = 20 mm, and a critically damped spring does not overshoot it: within 5 % (as the F/K
+tests).
 """
 import os
 
@@ -34,7 +35,7 @@ def guarded(model, q0, law='impedance', **settings):
 
 
 @pytest.mark.parametrize('law, stiffness', [('impedance', NODE_GAINS['stiffness']),
-                                             ('operational_space', (2000.0,) * 6)])   # config/closed_loop.yaml's
+                                            ('operational_space', (2000.0,) * 6)])   # config/closed_loop.yaml's
 @pytest.mark.parametrize('distance', [10.0, 1e300])
 def test_a_far_target_moves_the_arm_at_a_bounded_speed_within_its_joint_limits(distance, law, stiffness):
     """Before: efforts saturated and every joint at 100 % of its velocity limit, into the stretched posture."""
@@ -87,7 +88,7 @@ def test_a_huge_feed_forward_moves_the_end_effector_only_as_far_as_max_force_can
     ('operational_space', (2000.0,) * 5 + (1e12,), 1.0, 10.0),
 ])
 def test_gains_the_loop_cannot_realise_at_its_rate_are_refused_with_a_reason(law, stiffness, damping_ratio,
-                                                                            nullspace_stiffness):
+                                                                             nullspace_stiffness):
     with pytest.raises(ValueError, match='unstable at 1000 joint states per second'):
         check_gains(MODEL, 'tool0', law, stiffness, damping_ratio, nullspace_stiffness, PERIOD)
 

@@ -42,8 +42,9 @@ QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is
 MAX_TARGET_GAP = 0.5           # s; consecutive targets further apart are steps: no reference velocity from them
 TARGET_BUFFER = 1000           # target poses kept ahead of the controller's time
 # Joint speeds beyond a guard are braked at qdd = -JOINT_SPEED_BRAKING / T (qd - clip(qd)), T the joint-state period:
-# with the command acting one period late, the excess x follows x_k+1 = x_k - c x_k-1 (c = this value), whose roots
-# z^2 - z + c = 0 are a double 0.5 at c = 0.25: the fastest decay without oscillation.
+# the excess x follows x_k+1 = (1 - c) x_k with each command held over the period after its state (c = this value),
+# and x_k+1 = x_k - c x_k-1 with a command acting a period late, whose roots z^2 - z + c = 0 are a double 0.5 at
+# c = 0.25: the fastest decay without oscillation there, and stable in both.
 JOINT_SPEED_BRAKING = 0.25
 JOINT_SPEED_FADE = 1.2   # the task's authority fades out between a guard speed and this many times it
 
@@ -494,15 +495,17 @@ class CartesianController:
     m per joint left 0.67 deg on the circle without it (in process, lockstep).
 
     Guards, so that a far or unreachable target, or a huge feed-forward, moves the arm at a bounded speed:
-    - speed saturation (Khatib 1987's velocity limit; the error clip of crisp_controllers): the velocity the law
-      drives the frame towards, v_ref + rate e (rate = K_k / D_kk per axis: Kp / Kd for 'operational_space'), is kept
-      within ``max_angular_speed`` (rad/s) and ``max_linear_speed`` (m/s) by scaling e and v_ref; the error is
-      clipped to |rate e| <= the max speed, so a target 10 m away pulls as one max speed / rate away does;
+    - speed saturation (Khatib 1987's velocity limit; the error clip of crisp_controllers): the twist the law drives
+      the frame towards at rest, v_ref + D^-1 K e (Kd^-1 Kp for 'operational_space'), is kept within
+      ``max_angular_speed`` (rad/s) and ``max_linear_speed`` (m/s) by scaling e and v_ref as a whole: the error is
+      clipped, so a target 10 m away pulls as one at the max speed's distance does (and a disturbance at rest is
+      held with K times the clipped error at most);
     - the feed-forward wrench is clipped to max_force, max_torque before it is added, and then the total: a
       1e30 N feed-forward acts as max_force, and the spring and damper still answer it;
-    - joint speeds beyond ``joint_speed_limit`` (per joint) are braked, tau -= rate M (qd - clip(qd)), a
-      deceleration at JOINT_SPEED_BRAKING / period (``period``: the joint-state period; stable in the sampled loop,
-      see JOINT_SPEED_BRAKING);
+    - joint speeds beyond ``joint_speed_limit`` (per joint) are braked, tau -= c M (qd - clip(qd)), a deceleration
+      at c = JOINT_SPEED_BRAKING / period (``period``: the joint-state period), and the task's and nullspace's
+      efforts fade out as the excess grows to (JOINT_SPEED_FADE - 1) times the limit (a singular posture can ask
+      a light wrist for any speed);
     - efforts are clamped to the effort limits.
     Defaults: no guard (the law alone); ``speed_limits`` gives the node's, from the URDF velocity limits.
     ``check_gains`` says whether the gains keep the sampled loop stable.
@@ -642,7 +645,7 @@ def held_loop_is_stable(kp: float, kd: float, period: float) -> bool:
 def check_gains(model: Model, link: str, law: str, stiffness: ArrayLike, damping_ratio: float,
                 nullspace_stiffness: float, period: float, base: str | None = None) -> None:
     """ValueError unless the gains keep the sampled loop stable at the joint-state period (``held_loop_is_stable``:
-    at damping ratio 1, w T < 1; 2 zeta w T < 2 for larger ratios; no damping is never stable), mode by mode:
+    at damping ratio 1, w T < 1; zeta w T < 1 for larger ratios; no damping is never stable), mode by mode:
     - 'operational_space' makes each task axis e'' = -(Kp e + 2 zeta sqrt(Kp) e'), whatever the posture;
     - 'impedance' makes Lambda x'' + D x' + K x = 0, whose modes K v = w^2 Lambda v each have the ratio zeta: e'' =
       -(w^2 e + 2 zeta w e'), w^2 the eigenvalues of K^1/2 Lambda^-1 K^1/2; Lambda depends on the posture (a light
@@ -665,8 +668,8 @@ def check_gains(model: Model, link: str, law: str, stiffness: ArrayLike, damping
     for w2 in np.unique(modes):
         if not held_loop_is_stable(w2, 2.0 * zeta * math.sqrt(w2), period):
             raise ValueError(f"stiffness and damping_ratio make the {law} loop unstable at {rate}: a task mode of "
-                             f"{math.sqrt(w2):.4g} rad/s with damping ratio {zeta:g} (the sampled loop needs a ratio above 0, "
-                             f"w T below 1 at ratio 1 and ratio w T below 1); lower them")
+                             f"{math.sqrt(w2):.4g} rad/s with damping ratio {zeta:g} (the sampled loop needs a ratio "
+                             f"above 0, w T below 1 at ratio 1 and ratio w T below 1); lower them")
     if kn > 0:
         for _, diagonal, smallest in samples:
             for M_ii, m in zip(diagonal, smallest):
