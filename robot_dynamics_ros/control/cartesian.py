@@ -41,6 +41,12 @@ SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reac
 QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is refused, not normalised
 MAX_TARGET_GAP = 0.5           # s; consecutive targets further apart are steps: no reference velocity from them
 TARGET_BUFFER = 1000           # target poses kept ahead of the controller's time
+# Joint speeds beyond a guard are braked at qdd = -JOINT_SPEED_BRAKING / T (qd - clip(qd)), T the joint-state period:
+# the excess x follows x_k+1 = (1 - c) x_k with each command held over the period after its state (c = this value),
+# and x_k+1 = x_k - c x_k-1 with a command acting a period late, whose roots z^2 - z + c = 0 are a double 0.5 at
+# c = 0.25: the fastest decay without oscillation there, and stable in both.
+JOINT_SPEED_BRAKING = 0.25
+JOINT_SPEED_FADE = 1.2   # the task's authority fades out between a guard speed and this many times it
 
 
 @njit(cache=True)
@@ -349,14 +355,37 @@ def task_inertia(J, row_scale, U, D):
 
 
 @njit(cache=True)
+def norm_scale(x, limit):
+    """min(1, limit / |x|) for x (3,), without overflow (x may be 1e300)."""
+    m = max(abs(x[0]), abs(x[1]), abs(x[2]))
+    if m == 0.0:
+        return 1.0
+    size = math.sqrt((x[0] / m)**2 + (x[1] / m)**2 + (x[2] / m)**2)   # |x| / m
+    return 1.0 if size * m <= limit else limit / m / size
+
+
+@njit(cache=True)
+def speed_scale(twist, magnitude, limits):
+    """min(1, limit / (magnitude |part|)) over the angular and linear parts of a twist [angular; linear], limits
+    (max angular, max linear speed): the factor that keeps magnitude * twist within both (magnitude may be 1e300)."""
+    scale = 1.0
+    for part in range(2):
+        size = math.sqrt(twist[3 * part]**2 + twist[3 * part + 1]**2 + twist[3 * part + 2]**2)
+        if size * magnitude > limits[part]:
+            scale = min(scale, limits[part] / magnitude / size)
+    return scale
+
+
+@njit(cache=True)
 def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R,
-                  base_p, law, gains, posture, effort_limit, damping, friction, row_scale, q, qd, refs, R, p, J,
-                  Jdot_qd, frames, work, error, tau):
+                  base_p, law, gains, posture, effort_limit, speed_limit, damping, friction, row_scale, q, qd, refs,
+                  R, p, J, Jdot_qd, frames, work, error, tau):
     """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), M, U D U^T and
-    h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring;
-    returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref | wrench; gains:
-    stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1); work rows: M (n) | U (n) | D |
-    h | zero."""
+    h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring with
+    the guards of the class; returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref |
+    wrench; gains: stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1), max angular speed,
+    max linear speed, joint-speed damping rate; work rows: M (n) | U (n) | D | h | zero. ``error`` is the pose error
+    e as measured, before the speed saturation."""
     n = len(q)
     M, U, D, h, zero = work[:n], work[n:2 * n], work[2 * n], work[2 * n + 1], work[2 * n + 2]
     zero[:] = 0.0
@@ -374,8 +403,9 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
     Lambda, singular = task_inertia(J, row_scale, U, D)
     error[:3] = rotation_vector(np.ascontiguousarray(refs[2:5, :3]) @ R.T)
     error[3:] = refs[0, :3] - p
-    e_dot = np.concatenate((refs[0, 3:], refs[1, 3:])) - J @ qd
     stiffness, zeta = gains[:6], gains[6]
+    rate = np.zeros((6, 6))   # D^-1 K: the twist per error the law settles at (no damping: 0, not saturated)
+    task_damping = np.zeros((6, 6))
     if law == 0:   # impedance: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lambda K^-1/2) K^1/2
         s = np.sqrt(stiffness)
         s_inverse = np.zeros(6)
@@ -383,32 +413,60 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
             if s[k] > 0:
                 s_inverse[k] = 1.0 / s[k]
         a, Q = np.linalg.eigh(s_inverse.reshape(6, 1) * Lambda * s_inverse.reshape(1, 6))
-        task_damping = (2.0 * zeta) * s.reshape(6, 1) * ((Q * np.sqrt(np.maximum(a, 0.0))) @ Q.T) * s.reshape(1, 6)
-        force = stiffness * error + task_damping @ e_dot
+        root = np.sqrt(np.maximum(a, 0.0))
+        task_damping = (2.0 * zeta) * s.reshape(6, 1) * ((Q * root) @ Q.T) * s.reshape(1, 6)
+        if zeta > 0:   # D^-1 K = K^-1/2 sqrtm(K^-1/2 Lambda K^-1/2)^-1 K^1/2 / (2 zeta), on the stiff axes
+            root_inverse = np.zeros(6)
+            for k in range(6):
+                if root[k] > 1e-12 * root[5]:
+                    root_inverse[k] = 1.0 / root[k]
+            rate = s_inverse.reshape(6, 1) * ((Q * root_inverse) @ Q.T) * s.reshape(1, 6) / (2.0 * zeta)
+    elif zeta > 0:   # operational space: Kd^-1 Kp
+        for k in range(6):
+            rate[k, k] = math.sqrt(stiffness[k]) / (2.0 * zeta)
+    # speed saturation (Khatib 1987's velocity limit, crisp_controllers' error clip): the twist the law drives the
+    # frame towards, v_ref + D^-1 K e, kept within the max angular and linear speeds by scaling e (first alone) and
+    # v_ref, each as a whole (the direction kept)
+    e, v_ref, limits = error.copy(), np.concatenate((refs[0, 3:], refs[1, 3:])), gains[11:13]
+    for x, twist in ((e, rate), (v_ref, np.eye(6))):
+        m = np.max(np.abs(x))
+        if m > 0:
+            x *= speed_scale(twist @ (x / m), m, limits)
+    scale = speed_scale(v_ref + rate @ e, 1.0, limits)
+    e *= scale
+    v_ref *= scale
+    e_dot = v_ref - J @ qd
+    if law == 0:
+        force = stiffness * e + task_damping @ e_dot
         rnea_kernel(P, Wk, a0, f_ext, q, zero, zero, h)   # g(q)
     else:          # operational space: Lambda (xdd_ref + Kd e_dot + Kp e - Jdot qd)
-        force = Lambda @ (refs[5] + stiffness * error + (2.0 * zeta) * np.sqrt(stiffness) * e_dot - Jdot_qd)
+        force = Lambda @ (refs[5] + stiffness * e + (2.0 * zeta) * np.sqrt(stiffness) * e_dot - Jdot_qd)
         rnea_kernel(P, Wk, a0, f_ext, q, qd, zero, h)     # h(q, qd) = C qd + g
-    force += refs[6]
-    for rows, limit in ((0, gains[9]), (3, gains[8])):   # torque, force norms
-        norm = math.sqrt(np.dot(force[rows:rows + 3], force[rows:rows + 3]))
-        if norm > limit:
-            force[rows:rows + 3] *= limit / norm
-    tau[:] = J.T @ force + h
+    wrench = refs[6]
+    for rows, limit in ((0, gains[9]), (3, gains[8])):   # torque, force norms: the feed-forward, then the total
+        block = slice(rows, rows + 3)
+        force[block] += norm_scale(wrench[block], limit) * wrench[block]
+        force[block] *= norm_scale(force[block], limit)
+    excess = qd - np.minimum(np.maximum(qd, -speed_limit), speed_limit)   # joint speed beyond the guard's
+    authority = 1.0   # of the task and nullspace terms: 1 up to the guard speed, 0 from JOINT_SPEED_FADE times it
+    for k in range(n):
+        if excess[k] != 0.0:
+            authority = min(authority, max(0.0, 1.0 - abs(excess[k]) / ((JOINT_SPEED_FADE - 1.0) * speed_limit[k])))
+    tau[:] = authority * (J.T @ force) + h
     kn = gains[7]
     if kn > 0:   # N^T tau0 = tau0 - J^T Lambda J M^-1 tau0
         tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * np.diag(M)) * qd
         x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
-        tau += tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True)))
+        tau += authority * (tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True))))
     if gains[10] > 0:   # friction feed-forward at qd_ref = qd + M^-1 J^T Lambda (v_ref - J qd + lambda e) (class doc)
         sliding = e_dot.copy()
         if law == 1:   # lambda = Kp / Kd per axis
-            for k in range(6):
-                if stiffness[k] > 0 and zeta > 0:
-                    sliding[k] += math.sqrt(stiffness[k]) / (2.0 * zeta) * error[k]
+            sliding += rate @ e
         y = unit_upper_solve(U, J.T @ (Lambda @ sliding), False) / D
         qd_ref = qd + unit_upper_solve(U, y, True)
         tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
+    if authority < 1.0:   # brake the excess at the rate gains[13]: qdd = -rate excess
+        tau -= gains[13] * (M @ excess)
     for k in range(n):
         tau[k] = min(max(tau[k], -effort_limit[k]), effort_limit[k])
     return singular
@@ -435,6 +493,22 @@ class CartesianController:
     whose reference velocity crosses zero while its error asks to move gets its Coulomb friction compensated in the
     direction of the error, not left to a feedback whose stiffness is Lambda Kp (small on a light wrist): xArm7's 1 N
     m per joint left 0.67 deg on the circle without it (in process, lockstep).
+
+    Guards, so that a far or unreachable target, or a huge feed-forward, moves the arm at a bounded speed:
+    - speed saturation (Khatib 1987's velocity limit; the error clip of crisp_controllers): the twist the law drives
+      the frame towards at rest, v_ref + D^-1 K e (Kd^-1 Kp for 'operational_space'), is kept within
+      ``max_angular_speed`` (rad/s) and ``max_linear_speed`` (m/s) by scaling e and v_ref as a whole: the error is
+      clipped, so a target 10 m away pulls as one at the max speed's distance does (and a disturbance at rest is
+      held with K times the clipped error at most);
+    - the feed-forward wrench is clipped to max_force, max_torque before it is added, and then the total: a
+      1e30 N feed-forward acts as max_force, and the spring and damper still answer it;
+    - joint speeds beyond ``joint_speed_limit`` (per joint) are braked, tau -= c M (qd - clip(qd)), a deceleration
+      at c = JOINT_SPEED_BRAKING / period (``period``: the joint-state period), and the task's and nullspace's
+      efforts fade out as the excess grows to (JOINT_SPEED_FADE - 1) times the limit (a singular posture can ask
+      a light wrist for any speed);
+    - efforts are clamped to the effort limits.
+    Defaults: no guard (the law alone); ``speed_limits`` gives the node's, from the URDF velocity limits.
+    ``check_gains`` says whether the gains keep the sampled loop stable.
     ``update(q, qd, R_ref, p_ref, velocity_ref, acceleration_ref, wrench)`` returns tau; ``singular``
     says whether Lambda was damped at the last update, ``error`` is its e.
     """
@@ -444,7 +518,9 @@ class CartesianController:
                  nullspace_stiffness: float = 0.0, posture: ArrayLike | None = None, max_force: float = math.inf,
                  max_torque: float = math.inf, gravity: ArrayLike | None = None,
                  effort_limit: ArrayLike | None = None, base: str | None = None,
-                 friction_compensation: bool = False) -> None:
+                 friction_compensation: bool = False, max_angular_speed: float = math.inf,
+                 max_linear_speed: float = math.inf, joint_speed_limit: ArrayLike | None = None,
+                 period: float = 1e-3) -> None:
         if law not in LAWS:
             raise ValueError(f"unknown Cartesian control law {law!r}; expected one of {LAWS}")
         self.model, self.law, self.ee = model, law, EndEffector(model, end_effector, base)
@@ -455,15 +531,22 @@ class CartesianController:
         if not (np.all(np.isfinite(self.stiffness)) and np.all(self.stiffness >= 0)):
             raise ValueError(f"stiffness must be 6 finite non-negative values, got {self.stiffness.tolist()}")
         for name, value in (('damping_ratio', damping_ratio), ('nullspace_stiffness', nullspace_stiffness),
-                            ('max_force', max_force), ('max_torque', max_torque)):
+                            ('max_force', max_force), ('max_torque', max_torque),
+                            ('max_angular_speed', max_angular_speed), ('max_linear_speed', max_linear_speed)):
             if not value >= 0:
                 raise ValueError(f"{name} must be non-negative, got {value}")
+        if not (math.isfinite(period) and period > 0):
+            raise ValueError(f"period must be positive and finite, got {period}")
         self.zeta, self.nullspace_stiffness = float(damping_ratio), float(nullspace_stiffness)
         self.max_force, self.max_torque = float(max_force), float(max_torque)
         self.posture = model.neutral() if posture is None else np.asarray(posture, dtype=float).reshape(model.nv)
         self._law = LAWS.index(law)
+        self.joint_speed_limit = np.full(model.nv, np.inf) if joint_speed_limit is None else np.abs(
+            np.asarray(joint_speed_limit, dtype=float).reshape(model.nv))
         self._gains = np.concatenate([self.stiffness, [self.zeta, self.nullspace_stiffness, self.max_force,
-                                                       self.max_torque, float(friction_compensation)]])
+                                                       self.max_torque, float(friction_compensation),
+                                                       float(max_angular_speed), float(max_linear_speed),
+                                                       JOINT_SPEED_BRAKING / period]])
         self._friction = np.array(model.damping), np.array(model.friction)
         pack = packed(model)
         self._model_arrays = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(gravity),
@@ -494,10 +577,105 @@ class CartesianController:
         r[0, 3:], r[1, 3:] = velocity_ref[:3], velocity_ref[3:]
         r[5] = 0.0 if acceleration_ref is None else acceleration_ref
         r[6] = 0.0 if wrench is None else wrench
+        if not np.all(np.isfinite(r[6])):
+            raise ValueError(f"feed-forward wrench is not finite: {r[6].tolist()}")
         self.singular = self._kernel(*self._model_arrays, *ee._constants, self._law, self._gains, self.posture,
-                                     self.effort_limit, self._friction[0], self._friction[1], ee.row_scale, q, qd,
-                                     r, ee.R, ee.p, ee.J, ee.Jdot_qd, ee.frames, self._work, self.error, self.tau)
+                                     self.effort_limit, self.joint_speed_limit, self._friction[0], self._friction[1],
+                                     ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd, ee.frames, self._work,
+                                     self.error, self.tau)
         return self.tau.copy()
+
+
+# ``speed_limits``' task speeds, as fractions of what the slowest joint at its velocity limit gives the frame: turning
+# it, and moving it at the arm's reach. UR5 at a quarter of that linear speed (0.86 m/s) had its base joint at 72 %
+# of its limit in the open workspace; at a tenth (0.35 m/s) its joints stay below the guard until the arm stretches.
+ANGULAR_SPEED_FRACTION = 0.25
+LINEAR_SPEED_FRACTION = 0.1
+JOINT_SPEED_GUARD = 0.7     # of each URDF velocity limit: joint speeds beyond are braked (``speed_limits``)
+
+
+def speed_limits(model: Model, link: str) -> tuple[float, float, NDArray]:
+    """(max_angular_speed rad/s, max_linear_speed m/s, joint_speed_limit) for the guards of ``CartesianController``
+    on this link, from the URDF velocity limits of the joints that move it: ANGULAR_SPEED_FRACTION of the slowest
+    revolute joint's limit, LINEAR_SPEED_FRACTION of that speed at the arm's ``reach`` (or of a prismatic joint's
+    limit), and JOINT_SPEED_GUARD of every joint's limit (inf where the URDF gives none). The fractions leave room
+    for the postures where the task needs several joints, or one close to the frame, to move it."""
+    ee = EndEffector(model, link)
+    limit = np.where((model.velocity_limit > 0) & np.isfinite(model.velocity_limit), model.velocity_limit, np.inf)
+    chain = ee._constants[6]   # the joints that move the frame
+    revolute, prismatic = chain & (model.joint_type == REVOLUTE), chain & (model.joint_type == PRISMATIC)
+    turning = np.min(limit[revolute], initial=np.inf)
+    linear = min(turning * reach(model), np.min(limit[prismatic], initial=np.inf))
+    return ANGULAR_SPEED_FRACTION * turning, LINEAR_SPEED_FRACTION * linear, JOINT_SPEED_GUARD * limit
+
+
+GAIN_SAMPLES = 50   # configurations (fixed seed) besides the middle of the limits over which ``check_gains`` holds
+
+
+def _gain_samples(model: Model, link: str, base: str | None) -> list[tuple[NDArray, NDArray, NDArray]]:
+    """(Lambda^-1 as the law damps it, diag M, 1 / diag M^-1) at the middle of the limits and GAIN_SAMPLES random
+    configurations; cached on the model."""
+    key = ('cartesian_gain_samples', link, base)
+    if key not in model._cache:
+        ee, rng, samples = EndEffector(model, link, base), np.random.default_rng(0), []
+        for k in range(GAIN_SAMPLES + 1):
+            q = model.random_configuration(rng) if k else model.middle_of_limits()
+            ee.update(q, np.zeros(model.nv))
+            U, d = fast.udut(model, q)
+            Lambda, _ = task_inertia(ee.J, ee.row_scale, U, d)
+            U_inverse = np.linalg.inv(U)
+            M_inverse = U_inverse.T @ (U_inverse / d[:, None])   # M = U D U^T
+            samples.append((np.linalg.inv(Lambda), np.diag(np.linalg.inv(M_inverse)), 1.0 / np.diag(M_inverse)))
+        model._cache[key] = samples
+    return model._cache[key]
+
+
+def held_loop_is_stable(kp: float, kd: float, period: float) -> bool:
+    """Whether e'' = -(kp e + kd e') stays stable when each command, computed from the state at the start of a
+    period, is held over that period (zero-order hold, as the lockstep simulator and an in-process loop apply it):
+    the spectral radius of the sampled map on (e, e') is below 1. (The computed-torque check also delays each
+    command by a period; with that delay the node's default 50 N m/rad would be refused on UR5's wrist, a mode of
+    615 rad/s: w T = 0.62 at 1 kHz, beyond that model's 0.43 and within this one's 1.)"""
+    T = period
+    A = np.array([[1.0 - 0.5 * T * T * kp, T - 0.5 * T * T * kd],
+                  [-T * kp, 1.0 - T * kd]])
+    return bool(np.max(np.abs(np.linalg.eigvals(A))) < 1.0)
+
+
+def check_gains(model: Model, link: str, law: str, stiffness: ArrayLike, damping_ratio: float,
+                nullspace_stiffness: float, period: float, base: str | None = None) -> None:
+    """ValueError unless the gains keep the sampled loop stable at the joint-state period (``held_loop_is_stable``:
+    at damping ratio 1, w T < 1; zeta w T < 1 for larger ratios; no damping is never stable), mode by mode:
+    - 'operational_space' makes each task axis e'' = -(Kp e + 2 zeta sqrt(Kp) e'), whatever the posture;
+    - 'impedance' makes Lambda x'' + D x' + K x = 0, whose modes K v = w^2 Lambda v each have the ratio zeta: e'' =
+      -(w^2 e + 2 zeta w e'), w^2 the eigenvalues of K^1/2 Lambda^-1 K^1/2; Lambda depends on the posture (a light
+      wrist has a small one: a fast mode), so they are checked at the middle of the limits and GAIN_SAMPLES seeded
+      random configurations (``_gain_samples``);
+    - the nullspace term, per joint on the smallest inertia it can meet there, 1 / (M^-1)_ii (the others free):
+      e'' = -(Kn e + 2 zeta sqrt(Kn M_ii) e') / m.
+    Axes with zero stiffness have no feedback to destabilise. No damping (zeta = 0) is unstable with any stiffness."""
+    stiffness = np.asarray(stiffness, dtype=float).reshape(6)
+    zeta, kn = float(damping_ratio), float(nullspace_stiffness)
+    rate = f"{1.0 / period:g} joint states per second (each command held over the period after its state)"
+    samples = _gain_samples(model, link, base) if law == 'impedance' or kn > 0 else []
+    if law == 'operational_space':
+        modes = stiffness[stiffness > 0]
+    else:
+        root = np.sqrt(stiffness)
+        modes = np.concatenate([np.linalg.eigvalsh(root[:, None] * compliance * root[None, :])
+                                for compliance, _, _ in samples])
+        modes = modes[modes > 0]
+    for w2 in np.unique(modes):
+        if not held_loop_is_stable(w2, 2.0 * zeta * math.sqrt(w2), period):
+            raise ValueError(f"stiffness and damping_ratio make the {law} loop unstable at {rate}: a task mode of "
+                             f"{math.sqrt(w2):.4g} rad/s with damping ratio {zeta:g} (the sampled loop needs a ratio "
+                             f"above 0, w T below 1 at ratio 1 and ratio w T below 1); lower them")
+    if kn > 0:
+        for _, diagonal, smallest in samples:
+            for M_ii, m in zip(diagonal, smallest):
+                if not held_loop_is_stable(kn / m, 2.0 * zeta * math.sqrt(kn * M_ii) / m, period):
+                    raise ValueError(f"nullspace.stiffness {kn:g} with damping_ratio {zeta:g} makes the nullspace "
+                                     f"loop unstable at {rate} on a joint of inertia {m:.3g}; lower it")
 
 
 def reach(model: Model) -> float:

@@ -11,7 +11,11 @@ angular = rotation vector, rad, linear = position error, m; target minus current
 
 Until a target comes the frame holds the pose of the first joint state, and the nullspace posture (empty
 ``nullspace.posture``) is that state's. Target poses stamped zero take the last joint state's stamp; each target is
-reached at its stamp, the reference interpolated between targets (``CartesianTarget``). Bad targets (non-finite,
+reached at its stamp, the reference interpolated between targets (``CartesianTarget``). Guards
+(``CartesianController``): the end effector is driven at most at ``max_linear_speed`` and ``max_angular_speed`` (the
+pose error clipped to them), joint speeds beyond 70 % of their URDF limits are braked, the feed-forward and then the
+total wrench are bounded by max_force and max_torque; gains that the loop cannot realise at ``joint_state_rate``
+are refused (``check_gains``) at start-up and at ``ros2 param set``, with the reason. Bad targets (non-finite,
 not a unit quaternion, another frame) are rejected with a reason and the last target kept; joint states as the
 computed-torque controller rejects them. No joint state for ``state_timeout``: one zero command, then silence until they are back.
 """
@@ -25,7 +29,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
 from .. import spatial
-from ..control.cartesian import LAWS, TARGET_BUFFER, CartesianController, CartesianTarget, default_end_effector
+from ..control.cartesian import (LAWS, TARGET_BUFFER, CartesianController, CartesianTarget, check_gains,
+                                 default_end_effector, speed_limits)
 from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
@@ -55,6 +60,9 @@ PARAMETERS = (
     Param('robot_base_link', '', 'link (fixed to the root) whose frame target and current poses are in; empty: the '
                                  'root link'),
     Param('state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale', positive),
+    Param('joint_state_rate', 1000.0, 'joint states per second the loop runs at: the gains must keep the loop '
+                                      'stable at this rate (each command held over the period after its state)',
+          positive),
     Param('ignore_unknown_joints', False, 'skip joint-state entries for joints the model does not have'),
     Param('nullspace.posture', Parameter.Type.DOUBLE_ARRAY, 'joint positions (joints order) the nullspace pulls to; '
                                                             'empty: the first joint state'),
@@ -68,6 +76,12 @@ PARAMETERS = (
           non_negative, runtime=True),
     Param('max_force', 0.0, 'N, bound on the norm of the commanded task force; 0: none', limit, runtime=True),
     Param('max_torque', 0.0, 'N m, bound on the norm of the commanded task torque; 0: none', limit, runtime=True),
+    Param('max_linear_speed', 0.0, 'm/s the law drives the end effector at, at most (the position error is clipped '
+                                   'to it); 0: a tenth of the slowest joint\'s velocity limit at the arm\'s reach',
+          non_negative, runtime=True),
+    Param('max_angular_speed', 0.0, 'rad/s the law turns the end effector at, at most (the orientation error is '
+                                    'clipped to it); 0: a quarter of the slowest joint\'s velocity limit',
+          non_negative, runtime=True),
     Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward at the joint '
                                           'velocity of the reference', runtime=True),
     Param('max_effort', Parameter.Type.DOUBLE_ARRAY, 'per joint (joints order): efforts are clamped to these and '
@@ -100,11 +114,19 @@ class CartesianControllerNode(GuardedNode):
         self.settings = settings
 
     def _make_controller(self, settings, posture):
+        """A controller with these settings, or ConfigurationError: also for gains that make the loop unstable at
+        joint_state_rate (``check_gains``, at start-up and at every set)."""
+        stiffness = [settings[f'stiffness.{axis}'] for axis in AXES]
+        period = 1.0 / self.parameters['joint_state_rate']
+        angular, linear, joint_speed = speed_limits(self.model, self.end_effector)
         try:
+            check_gains(self.model, self.end_effector, settings['law'], stiffness, settings['damping_ratio'],
+                        settings['nullspace.stiffness'], period, self.base)
             return CartesianController(
-                self.model, self.end_effector, settings['law'], [settings[f'stiffness.{axis}'] for axis in AXES],
-                settings['damping_ratio'], settings['nullspace.stiffness'], posture, settings['max_force'],
-                settings['max_torque'], self.gravity, self.max_effort, self.base, settings['friction_compensation'])
+                self.model, self.end_effector, settings['law'], stiffness, settings['damping_ratio'],
+                settings['nullspace.stiffness'], posture, settings['max_force'], settings['max_torque'], self.gravity,
+                self.max_effort, self.base, settings['friction_compensation'],
+                settings['max_angular_speed'] or angular, settings['max_linear_speed'] or linear, joint_speed, period)
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
 
