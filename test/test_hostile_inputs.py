@@ -92,3 +92,156 @@ def test_a_stream_of_wrench_messages_is_logged_once_per_throttle_period():
     assert fake.sim.held_wrench[1][3] == pytest.approx(1.0 + 0.01 * 999)   # none of these
     assert [kind for kind, _ in logger.lines] == ['info', 'warning'], logger.lines
     assert 'rejected wrench' in logger.lines[1][1] and '10 g' in logger.lines[1][1]
+
+
+# 2. Collision meshes that are not meshes, or leave their package: skipped with a URDFWarning naming link and file.
+
+def urdf_with_mesh(filename):
+    return (f'<robot name="r"><link name="a"><collision><geometry><mesh filename="{filename}"/></geometry></collision>'
+            '</link></robot>')
+
+
+def contact_points_of_mesh(folder, filename):
+    urdf = folder / 'r.urdf'
+    urdf.write_text(urdf_with_mesh(filename))
+    return contact_points_from_urdf(str(urdf))
+
+
+def write_stl(path, triangles):
+    """A binary STL of (n, 3, 3) triangles: an 80-byte header, the count, 50 bytes a triangle."""
+    record = np.zeros(len(triangles), dtype=[('normal', '<f4', 3), ('corners', '<f4', (3, 3)), ('attribute', '<u2')])
+    record['corners'] = triangles
+    with open(path, 'wb') as f:
+        f.write(bytes(80) + np.uint32(len(triangles)).tobytes() + record.tobytes())
+
+
+def sphere_triangles(count, radius):
+    """About ``count`` triangles of a latitude-longitude sphere of ``radius`` about the origin (poles at z = -+r)."""
+    k = int(np.sqrt(count / 2))
+    theta, phi = np.meshgrid(np.linspace(0, np.pi, k + 1), np.linspace(0, 2 * np.pi, k + 1), indexing='ij')
+    v = radius * np.stack([np.sin(theta) * np.cos(phi), np.sin(theta) * np.sin(phi), np.cos(theta)], axis=-1)
+    a, b, c, d = v[:-1, :-1], v[1:, :-1], v[1:, 1:], v[:-1, 1:]
+    return np.concatenate([np.stack([a, b, c], axis=-2).reshape(-1, 3, 3),
+                           np.stack([a, c, d], axis=-2).reshape(-1, 3, 3)])
+
+
+@pytest.mark.parametrize('filename', ['/etc/passwd', 'file:///proc/self/environ', 'garbage.stl', 'garbage.obj'])
+def test_a_collision_file_that_is_not_a_mesh_is_skipped_with_a_warning(tmp_path, filename):
+    """trimesh's NotImplementedError (and whatever else a reader raises) escaped and ended the simulator's start."""
+    pytest.importorskip('trimesh')
+    for name in ('garbage.stl', 'garbage.obj'):
+        (tmp_path / name).write_bytes(b'solid x\n\x00\xff not a mesh \x01' * 40)
+    with pytest.warns(URDFWarning, match=f"link 'a': collision mesh '{filename}' gives no contact points"):
+        assert contact_points_of_mesh(tmp_path, filename) == []
+
+
+def test_a_package_path_that_leaves_its_package_is_refused(tmp_path, monkeypatch):
+    """package://pkg/../outside.stl named a real mesh beside the package and was read; package://pkg/ followed by
+    enough ../ reached /etc/passwd. Both are refused, by the path alone, with the warning; a mesh inside the package
+    (its path through a sub-folder's ..) is still read."""
+    trimesh = pytest.importorskip('trimesh')
+    package = tmp_path / 'share' / 'pkg'
+    (package / 'meshes').mkdir(parents=True)
+    box = trimesh.creation.box(extents=(0.2, 0.2, 0.2))
+    box.export(str(tmp_path / 'share' / 'outside.stl'))
+    box.export(str(package / 'inside.stl'))
+    monkeypatch.setenv('AMENT_PREFIX_PATH', str(tmp_path))
+    monkeypatch.delenv('ROS_PACKAGE_PATH', raising=False)
+    to_root = '../' * len(package.parts)
+    for filename in ('package://pkg/../outside.stl', f'package://pkg/{to_root}etc/passwd', 'package://pkg//etc/passwd',
+                     'package://../share/outside.stl'):
+        with pytest.warns(URDFWarning, match=f"link 'a': collision mesh '{filename}' .*leaves its package"):
+            assert contact_points_of_mesh(tmp_path, filename) == []
+    assert len(contact_points_of_mesh(tmp_path, 'package://pkg/meshes/../inside.stl')) == 8   # the box's corners
+
+
+# 3. Large inputs: bounded or simplified before use, with a one-line note.
+
+def test_a_large_collision_mesh_is_reduced_on_a_grid_with_a_note(tmp_path):
+    """A 300k-triangle sphere (900k stored vertices; a 1M-triangle one cost 24.6 s and 707 MB at start, reading
+    every vertex into its convex hull): the hull is taken over one vertex per cell of a 128-cell grid, said in one
+    warning line. Every contact point is a vertex of the sphere, and the lowest is within a cell diagonal
+    (2 r / 128 sqrt 3) of its pole."""
+    pytest.importorskip('trimesh')
+    from robot_dynamics_ros.model.collision import MESH_POINTS
+    radius = 0.02
+    write_stl(tmp_path / 'ball.stl', sphere_triangles(300_000, radius))
+    with pytest.warns(URDFWarning) as caught:
+        points = np.array([p.offset for p in contact_points_of_mesh(tmp_path, 'ball.stl')])
+    notes = [str(w.message) for w in caught if 'is large' in str(w.message)]
+    assert len(notes) == 1 and '\n' not in notes[0] and "'ball.stl'" in notes[0] and '128-cell grid' in notes[0]
+    assert len(points) == MESH_POINTS
+    np.testing.assert_allclose(np.linalg.norm(points, axis=1), radius, rtol=1e-6)   # float32 vertices
+    assert -radius <= points[:, 2].min() <= -radius + 2 * radius / 128 * np.sqrt(3)
+
+
+def test_a_collision_mesh_file_above_the_bound_is_skipped_unread(tmp_path, monkeypatch):
+    pytest.importorskip('trimesh')
+    from robot_dynamics_ros.model import meshes
+    monkeypatch.setattr(meshes, 'MESH_FILE_BYTES', 1_000_000)
+    write_stl(tmp_path / 'ball.stl', sphere_triangles(40_000, 0.02))   # 2 MB
+    with pytest.warns(URDFWarning, match=r"'ball.stl' gives no contact points: the file has 2 MB, above the 1 MB"):
+        assert contact_points_of_mesh(tmp_path, 'ball.stl') == []
+
+
+def test_a_large_visual_mesh_is_drawn_with_at_most_view_triangles(tmp_path):
+    """Every browser is sent every triangle (a 1M-triangle mesh with 20 browsers took 1.6 GB): a 300k-triangle
+    sphere is drawn with at most VIEW_TRIANGLES, its vertices moved by at most a cell diagonal, said in one line."""
+    pytest.importorskip('trimesh')
+    pytest.importorskip('viser')
+    from robot_dynamics_ros.viewer.geometry import VIEW_TRIANGLES, robot_geometry, shape_mesh
+    radius = 0.02
+    write_stl(tmp_path / 'ball.stl', sphere_triangles(300_000, radius))
+    urdf = tmp_path / 'r.urdf'
+    urdf.write_text('<robot name="r"><link name="a"><visual><geometry><mesh filename="ball.stl" scale="10 10 10"/>'
+                    '</geometry></visual></link></robot>')
+    shape, = robot_geometry(str(urdf), environ={}).shapes
+    with pytest.warns(URDFWarning) as caught:
+        mesh = shape_mesh(shape)
+    assert 0 < len(mesh.faces) <= VIEW_TRIANGLES
+    note, = [str(w.message) for w in caught]
+    within = float(note.split('at most ')[1].split(' mm')[0]) / 1e3
+    assert "link 'a'" in note and 'ball.stl' in note and '\n' not in note
+    # the cell diagonal of a grid of 2^k cells along the drawn (scaled) sphere's 0.4 m: said in its millimetres
+    assert any(within == pytest.approx(20 * radius / 2**k * np.sqrt(3), rel=5e-3) for k in range(1, 10)), within
+    distances = np.linalg.norm(mesh.vertices, axis=1)      # each kept vertex is one of the scaled sphere's
+    np.testing.assert_allclose(distances, 10 * radius, rtol=1e-6)
+    assert np.ptp(mesh.vertices, axis=0) == pytest.approx([20 * radius] * 3, abs=2 * within)
+
+
+def test_an_srdf_above_the_bound_is_refused_before_it_is_parsed(tmp_path):
+    from robot_dynamics_ros import SRDFError, load_srdf
+    from robot_dynamics_ros.model.srdf import SRDF_BYTES
+    line = '<disable_collisions link1="trunk" link2="FL_hip" reason="Adjacent"/>\n'
+    big = '<robot name="quadruped">' + line * (SRDF_BYTES // len(line) + 1) + '</robot>'
+    path = tmp_path / 'big.srdf'
+    path.write_text(big)
+    for source in (str(path), big):
+        with pytest.raises(SRDFError, match=r"has 5.0 MB, more than the 5 MB an SRDF may have"):
+            load_srdf(source)
+    assert_one_line_error(cli('bringup', '--urdf', QUADRUPED, '--srdf', str(path)), 'big.srdf', '5 MB')
+
+
+# 4. An SRDF orientation that is no rotation: an error where the stance is read, one line and exit 2 at the CLI.
+
+def zero_orientation_srdf(values):
+    return ('<robot name="quadruped"><virtual_joint name="root_joint" type="floating" parent_frame="world" '
+            f'child_link="trunk"/><group_state name="standing" group="all"><joint name="root_joint" value="{values}"/>'
+            '</group_state></robot>')
+
+
+def test_a_zero_quaternion_in_the_stance_is_an_error_naming_it(tmp_path):
+    """A zero quaternion normalized to NaN and the simulator failed later (exit 1)."""
+    from robot_dynamics_ros import SRDFError, load_srdf
+    from robot_dynamics_ros.model.srdf import stance_configuration
+    floating = load_urdf(QUADRUPED, root_joint='floating')
+    with pytest.raises(SRDFError, match=r"'standing'.*'root_joint'.*quaternion \(qx qy qz qw\).*no orientation"):
+        stance_configuration(floating, load_srdf(zero_orientation_srdf('0 0 0.3 0 0 0 0')))
+    planar = load_urdf(QUADRUPED, root_joint='planar')
+    with pytest.raises(SRDFError, match=r"'root_joint'.*\(cos, sin\).*no orientation"):
+        stance_configuration(planar, load_srdf(zero_orientation_srdf('0 0.3 0 0').replace('floating', 'planar')))
+    _, q, _ = stance_configuration(floating, load_srdf(zero_orientation_srdf('0 0 0.3 0 0 0 2')))
+    assert q[:7] == pytest.approx([0, 0, 0.3, 0, 0, 0, 2])   # not unit, yet a rotation: the simulator normalizes it
+    path = tmp_path / 'zero.srdf'
+    path.write_text(zero_orientation_srdf('0 0 0.3 0 0 0 0'))
+    assert_one_line_error(cli('bringup', '--urdf', QUADRUPED, '--srdf', str(path)), 'standing', 'quaternion')
