@@ -182,8 +182,9 @@ def shape_mesh(shape):
 
 def decimate(mesh, triangles):
     """(the mesh simplified to at most ``triangles`` triangles, the farthest a vertex moved) by vertex clustering
-    (Rossignac and Borrel): its vertices merged per cell of a grid (``model.meshes.grid_clusters``), halved until few
-    enough triangles stay distinct; the result has no colours of its own."""
+    (Rossignac and Borrel): its vertices merged per cell of a grid (``model.meshes.grid_clusters``), coarser until few
+    enough triangles stay distinct (the triangles of a surface go as the square of the cells); the result has no
+    colours of its own."""
     trimesh = require()[1]
     cells = 512
     while True:
@@ -194,4 +195,4 @@ def decimate(mesh, triangles):
         faces = np.unique(np.take_along_axis(faces, (start + np.arange(3)) % 3, axis=1), axis=0)
         if len(faces) <= triangles or cells <= 2:
             return trimesh.Trimesh(mesh.vertices[first], faces, process=False), within
-        cells //= 2
+        cells = max(2, min(cells - 1, int(0.9 * cells * np.sqrt(triangles / len(faces)))))
