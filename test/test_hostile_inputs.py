@@ -9,13 +9,15 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from conftest import ROOT, assert_one_line_error, cli
+from conftest import ROOT, TEST_DIR, assert_one_line_error, cli
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.model.collision import contact_points_from_urdf
 from robot_dynamics_ros.model.urdf import URDFWarning
 from robot_dynamics_ros.simulation.simulator import Simulator
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
+BOX = os.path.join(TEST_DIR, 'urdf', 'box.urdf')
 STAND = np.tile([0.0, 0.8, -1.5], 4)
 G = 9.81
 
@@ -92,6 +94,46 @@ def test_a_stream_of_wrench_messages_is_logged_once_per_throttle_period():
     assert fake.sim.held_wrench[1][3] == pytest.approx(1.0 + 0.01 * 999)   # none of these
     assert [kind for kind, _ in logger.lines] == ['info', 'warning'], logger.lines
     assert 'rejected wrench' in logger.lines[1][1] and '10 g' in logger.lines[1][1]
+
+
+def test_the_simulator_node_refuses_a_1e30_wrench_runs_on_and_logs_a_stream_once_per_period(ros_domain, start):
+    """Over DDS, a 2 kg box on the ground (bound 196.2 N): a 1e30 N wrench is refused with a warning and the node
+    keeps publishing finite odometry with the box at rest on the ground; a stream of 200 valid wrenches (pressing
+    it down, within friction) logs at most one line per 2 s throttle period."""
+    import time
+    from geometry_msgs.msg import WrenchStamped
+    from nav_msgs.msg import Odometry
+    pytest.importorskip('clarabel')
+    _, probe = ros_domain
+    odom = []
+    probe.node.create_subscription(Odometry, '/simulator/odom', odom.append, 100)
+    simulator = start('simulator', params=[('urdf_file', BOX), ('root_joint', 'floating'), ('wait_for_command', False),
+                                           ('publish_rate', 100.0)])
+    assert probe.spin_until(lambda: len(odom) > 10, 60.0), simulator.log()
+    publisher = probe.node.create_publisher(WrenchStamped, '/simulator/wrench', 10)
+    assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, 60.0)
+    msg = WrenchStamped()
+    msg.header.frame_id = 'box'
+    msg.wrench.force.x = 1e30
+    publisher.publish(msg)
+    assert probe.spin_until(lambda: 'rejected wrench' in simulator.log(), 10.0), simulator.log()
+    assert '196.2 N' in simulator.log()
+    msg.wrench.force.x = 0.0
+    started = time.monotonic()
+    for k in range(200):
+        msg.wrench.force.z = -1.0 - 0.01 * k
+        publisher.publish(msg)
+        probe.spin_for(0.005)
+    count = len(odom)
+    assert probe.spin_until(lambda: len(odom) > count + 50, 10.0), simulator.log()
+    elapsed = time.monotonic() - started
+    assert simulator.alive(), simulator.log()
+    position = odom[-1].pose.pose.position
+    assert np.all(np.isfinite([position.x, position.y, position.z]))
+    assert position.z == pytest.approx(0.05, abs=1e-3) and abs(position.x) < 1e-3   # at rest on its face
+    lines = simulator.log().count('external wrench on')
+    assert 1 <= lines <= elapsed / 2.0 + 1, simulator.log()
+    assert simulator.stop() == 0, simulator.log()
 
 
 # 2. Collision meshes that are not meshes, or leave their package: skipped with a URDFWarning naming link and file.
