@@ -195,6 +195,11 @@ def test_a_package_path_that_leaves_its_package_is_refused(tmp_path, monkeypatch
         with pytest.warns(URDFWarning, match=f"link 'a': collision mesh '{filename}' .*leaves its package"):
             assert contact_points_of_mesh(tmp_path, filename) == []
     assert len(contact_points_of_mesh(tmp_path, 'package://pkg/meshes/../inside.stl')) == 8   # the box's corners
+    from robot_dynamics_ros.viewer.geometry import resolve_mesh   # the viewer's lookup: not found, drawn as missing
+    environ = {'AMENT_PREFIX_PATH': str(tmp_path)}
+    assert resolve_mesh('package://pkg/../outside.stl', str(tmp_path), environ) is None
+    assert os.path.samefile(resolve_mesh('package://pkg/meshes/../inside.stl', str(tmp_path), environ),
+                            package / 'inside.stl')
 
 
 # 3. Large inputs: bounded or simplified before use, with a one-line note.
