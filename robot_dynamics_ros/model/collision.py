@@ -5,7 +5,9 @@ Spheres give one point (their centre, with their radius); boxes their 8 corners;
 on each of their two rims (the cylinder's polygon approximation: a rolling cylinder rolls on a polygon).
 Meshes give at most ``MESH_POINTS`` vertices of their convex hull, spread by farthest-point sampling (the hull's
 lowest vertex first), read with ``trimesh`` (the ``legged`` extra); their files are found as ``meshes.resolve``
-finds them. A mesh that cannot be found or read is skipped with a URDFWarning naming it.
+finds them, and a large one is reduced first (``meshes.hull_vertices``, a URDFWarning says how). A mesh that cannot
+be found or read (not a mesh, too large, a ``package://`` path leaving its package) is skipped with a URDFWarning
+naming the link and the file.
 
 Each link's points are then de-duplicated and reduced (``reduce_points``), so that a URDF with thousands of collision
 spheres on a link gives a contact problem of bounded size: a ground plane touches a union of spheres only at spheres
@@ -186,11 +188,13 @@ def _mesh_points(link, mesh, folder):
         raise URDFError(f"link {link!r}: <collision> <mesh> has no 'filename'")
     scale = _numbers(mesh, 'scale', 3, link) if mesh.get('scale') else np.ones(3)
     try:
-        vertices = meshes.hull_vertices(meshes.resolve(filename, folder))
-    except (OSError, ValueError, ImportError) as e:
+        vertices, note = meshes.hull_vertices(meshes.resolve(filename, folder))
+    except Exception as e:   # any failure to read it (trimesh raises many kinds for a file that is not a mesh)
         warnings.warn(f"link {link!r}: collision mesh {filename!r} gives no contact points: {e}", URDFWarning,
                       stacklevel=4)
         return np.zeros((0, 3))
+    if note:
+        warnings.warn(f"link {link!r}: collision mesh {filename!r} is large: {note}", URDFWarning, stacklevel=4)
     return farthest_points(vertices * scale, MESH_POINTS)
 
 

@@ -7,7 +7,9 @@ Read as MoveIt and Pinocchio (``loadReferenceConfigurations``) read them:
   x y z qx qy qz qw, a planar one Pinocchio's 4: x y cos sin);
 - ``<end_effector parent_link=...>``: the links the end effectors hang from; for a legged robot, its feet.
 
-Anything else (groups, disabled collisions, passive joints, Pinocchio's rotor parameters) is left alone.
+Anything else (groups, disabled collisions, passive joints, Pinocchio's rotor parameters) is left alone. An SRDF
+above SRDF_BYTES is refused before it is parsed; a root orientation that is no rotation (a zero quaternion) is
+refused where the stance is read.
 """
 import os
 import xml.etree.ElementTree as ET
@@ -20,6 +22,7 @@ from .model import FREE_FLYER, NQ, PLANAR, Model
 
 STANCE_NAMES = ('standing', 'home')   # the posture to stand in: the first of these, else the first group_state
 ROOT_TYPES = {'floating': 'floating', 'planar': 'planar', 'fixed': None}
+SRDF_BYTES = 5_000_000   # 40 times the largest SRDF example-robot-data ships (PR2's, 121 kB, mostly disabled pairs)
 
 
 class VirtualJoint(NamedTuple):
@@ -71,10 +74,12 @@ def load_srdf(source: str | os.PathLike) -> SRDF:
     source = os.fspath(source)
     if not source.lstrip().startswith('<'):
         try:
+            _check_size(os.path.getsize(source), f"SRDF file {source!r}")
             with open(source, encoding='utf-8') as f:
                 source = f.read()
         except OSError as e:
             raise SRDFError(f"cannot read SRDF file {source!r}: {e.strerror}") from None
+    _check_size(len(source.encode()), 'the SRDF')
     try:
         robot = ET.fromstring(source)
     except ET.ParseError as e:
@@ -86,6 +91,11 @@ def load_srdf(source: str | os.PathLike) -> SRDF:
     effectors = tuple(EndEffector(_required(e, 'name', 'end_effector'), _required(e, 'parent_link', 'end_effector'),
                                   e.get('group', '')) for e in robot.findall('end_effector'))
     return SRDF(robot.get('name', ''), virtual, states, effectors)
+
+
+def _check_size(size, what):
+    if size > SRDF_BYTES:
+        raise SRDFError(f"{what} has {size / 1e6:.1f} MB, more than the {SRDF_BYTES / 1e6:g} MB an SRDF may have")
 
 
 def _required(element, attribute, where):
@@ -125,7 +135,7 @@ def _group_state(element):
 def configuration(model: Model, state: GroupState, srdf: SRDF) -> tuple[np.ndarray, bool]:
     """(q, base given): the model's neutral configuration with the group_state's joint values; a floating or planar
     root takes the values of the SRDF's virtual joint (or of the model's root joint name). SRDFError for a joint
-    the model lacks or a value of the wrong length."""
+    the model lacks, a value of the wrong length or a root orientation that is zero."""
     q = model.neutral()
     root_names = {model.body_joint_names[0]} | {joint.name for joint in srdf.virtual_joints}
     floating_root = model.joint_type[0] in (FREE_FLYER, PLANAR)
@@ -142,8 +152,19 @@ def configuration(model: Model, state: GroupState, srdf: SRDF) -> tuple[np.ndarr
         if len(values) != count:
             raise SRDFError(f"SRDF <group_state name={state.name!r}> <joint name={name!r}> has {len(values)} "
                             f"values; the joint has {count} coordinates")
+        if count > 1:
+            _check_orientation(state, name, values)
         q[start:start + count] = values
     return q, base_given
+
+
+def _check_orientation(state, name, values):
+    """SRDFError where a root joint's orientation, the quaternion (qx qy qz qw) of a floating one's 7 values or the
+    (cos, sin) of a planar one's 4, is zero: it is no rotation (normalizing it gives NaN)."""
+    orientation, kind = (values[3:], 'quaternion (qx qy qz qw)') if len(values) == 7 else (values[2:], '(cos, sin)')
+    if not np.linalg.norm(orientation) > 0:
+        raise SRDFError(f"SRDF <group_state name={state.name!r}> <joint name={name!r}> has the {kind} "
+                        f"{orientation}, which is no orientation")
 
 
 def check_links(model: Model, srdf: SRDF) -> None:

@@ -20,7 +20,8 @@ It also publishes ``~/odom``, ``~/imu`` and ``~/contact/<link>`` (``base_state.p
 (geometry_msgs/WrenchStamped: ``header.frame_id`` names the link, empty for the base; force and torque in world
 coordinates, applied at the link origin for ``push_duration`` sim seconds). ``~/wrench`` (geometry_msgs/WrenchStamped,
 any robot: force and torque in world coordinates at the origin of the link ``header.frame_id`` names) is held until
-the next message; a zero wrench removes it. joint_states and commands hold the actuated joints only.
+the next message; a zero wrench removes it. Both are refused beyond ``Simulator.push``'s bound (10 g on the mass).
+joint_states and commands hold the actuated joints only.
 
 A step that fails (the contact solver's ``ContactSolverError``: no certified solution) ends the run: one error line
 naming the cause, then the node stops with exit code 1 (``bringup`` says "the simulation stopped" and exits 1). A step
@@ -524,16 +525,20 @@ class SimulatorNode(GuardedNode):
 
     def _on_wrench(self, msg):
         """Hold the message's wrench (world coordinates, at the origin of the link header.frame_id names) on the link
-        until the next message; a zero wrench removes it."""
+        until the next message; a zero wrench removes it; one beyond Simulator.apply_wrench's bound (a push's) is
+        rejected. Logged at most once per throttle period (a stream of wrenches is one line)."""
         force, torque = msg.wrench.force, msg.wrench.torque
         try:
             self.sim.apply_wrench(msg.header.frame_id, [force.x, force.y, force.z], [torque.x, torque.y, torque.z])
         except ValueError as e:
             self.throttle.warn(Throttle.reason(e), f"rejected wrench: {e}")
             return
-        self.get_logger().info(f"external wrench on {msg.header.frame_id!r}: force {[force.x, force.y, force.z]} N, "
-                               f"torque {[torque.x, torque.y, torque.z]} N m" if self.sim.held_wrench else
-                               "external wrench removed")
+        if self.sim.held_wrench:
+            line = (f"external wrench on {msg.header.frame_id!r}: force {[force.x, force.y, force.z]} N, torque "
+                    f"{[torque.x, torque.y, torque.z]} N m")
+            self.throttle.info('wrench', line)
+        else:
+            self.throttle.info('wrench removed', "external wrench removed")
 
     def _on_pause(self, request, response):
         self.sim.paused = bool(request.data)

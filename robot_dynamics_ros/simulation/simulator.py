@@ -28,8 +28,8 @@ TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
 POSITION_GAIN = 0.1
 # A pivot D_i of U D U^T at or below this fraction of the largest one is a singular mass matrix.
 SINGULAR_PIVOT_RATIO = 1e-12
-# A push accelerates the robot's whole mass by at most 10 g (a hard shove is a few g), its torque that force at a
-# 1 m lever (longer than any link of the robots it serves): beyond, it is no push but a fault in the sender.
+# A push or held external wrench accelerates the robot's whole mass by at most 10 g (a hard shove is a few g), its
+# torque that force at a 1 m lever (longer than any link of the robots it serves): beyond, it is a fault in the sender.
 PUSH_ACCELERATION = 10.0 * 9.81   # m/s^2
 PUSH_LEVER = 1.0                  # m
 
@@ -199,29 +199,35 @@ class Simulator:
     def push(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0), duration: float = 0.1) -> None:
         """Apply a force (N) at the origin of ``link`` and a torque (N m), both in world coordinates, for
         ``duration`` sim seconds from now (a push, for tests and demos); it replaces any push still acting.
-        ValueError beyond PUSH_ACCELERATION times the robot's mass (and that at PUSH_LEVER for the torque)."""
-        if link not in self.model.frames:
-            raise ValueError(f"push: no link {link!r} in {self.model.name!r}")
-        wrench = np.concatenate([as_finite_vector('push torque', torque, 3), as_finite_vector('push force', force, 3)])
-        mass = sum(inertia[5, 5] for inertia in self.model.inertia)
-        limit = PUSH_ACCELERATION * mass
-        if np.linalg.norm(wrench[3:]) > limit or np.linalg.norm(wrench[:3]) > limit * PUSH_LEVER:
-            raise ValueError(f"push: force {np.linalg.norm(wrench[3:]):.4g} N, torque {np.linalg.norm(wrench[:3]):.4g} "
-                             f"N m: at most {limit:.4g} N and {limit * PUSH_LEVER:.4g} N m (10 g on the robot's "
-                             f"{mass:.4g} kg, at a {PUSH_LEVER:g} m lever)")
+        ValueError beyond the bound of ``_external_wrench``, and the push acting stays."""
+        wrench = self._external_wrench('push', link, force, torque)
         if not (np.isfinite(duration) and duration > 0):
             raise ValueError(f'push duration must be positive and finite, got {duration}')
         self.push_wrench = (link, wrench, self.t + duration)
 
     def apply_wrench(self, link: str, force: ArrayLike, torque: ArrayLike = (0.0, 0.0, 0.0)) -> None:
         """Apply a force (N) at the origin of ``link`` and a torque (N m), both in world coordinates, from now until
-        the next call (an external load, held); a zero wrench removes it. ValueError for an unknown link or
-        non-finite values, and the wrench acting stays."""
-        if link not in self.model.frames:
-            raise ValueError(f"wrench: no link {link!r} in {self.model.name!r}")
-        wrench = np.concatenate([as_finite_vector('wrench torque', torque, 3),
-                                 as_finite_vector('wrench force', force, 3)])
+        the next call (an external load, held); a zero wrench removes it. ValueError for an unknown link,
+        non-finite values or beyond the bound of ``_external_wrench`` (as a push's), and the wrench acting stays."""
+        wrench = self._external_wrench('wrench', link, force, torque)
         self.held_wrench = (link, wrench) if np.any(wrench) else None
+
+    def _external_wrench(self, kind, link, force, torque):
+        """[torque; force] of a push or held wrench on ``link``; ValueError for an unknown link, non-finite values,
+        or beyond PUSH_ACCELERATION times the robot's mass (and that at PUSH_LEVER for the torque): refused, not
+        clipped, since a sender that far off is at fault and a clipped wrench would act in its name."""
+        if link not in self.model.frames:
+            raise ValueError(f"{kind}: no link {link!r} in {self.model.name!r}")
+        wrench = np.concatenate([as_finite_vector(f'{kind} torque', torque, 3),
+                                 as_finite_vector(f'{kind} force', force, 3)])
+        mass = sum(inertia[5, 5] for inertia in self.model.inertia)
+        limit = PUSH_ACCELERATION * mass
+        force_norm, torque_norm = np.linalg.norm(wrench[3:]), np.linalg.norm(wrench[:3])
+        if force_norm > limit or torque_norm > limit * PUSH_LEVER:
+            raise ValueError(f"{kind}: force {force_norm:.4g} N, torque {torque_norm:.4g} N m: at most {limit:.4g} N "
+                             f"and {limit * PUSH_LEVER:.4g} N m (10 g on the robot's {mass:.4g} kg, at a "
+                             f"{PUSH_LEVER:g} m lever)")
+        return wrench
 
     def _external_effort(self, q):
         """The generalized force of the active push and of the held wrench, J^T [torque; force] (J: the link's

@@ -4,20 +4,26 @@ link has no visual or its meshes are missing. No ROS and no viser import; trimes
 Mesh file names are resolved as ROS tools resolve them: ``package://pkg/path`` from the URDF's folder (an
 ancestor named ``pkg`` or holding a folder ``pkg``), then ``ROS_PACKAGE_PATH`` (folders that hold packages, or
 packages), then ``AMENT_PREFIX_PATH`` (``<prefix>/share/pkg``); ``file://`` and plain paths as they are,
-relative ones from the URDF's folder.
+relative ones from the URDF's folder; a ``package://`` name that would leave its package is not looked for.
+A mesh of more than VIEW_TRIANGLES triangles is drawn simplified (``decimate``), with a URDFWarning saying so: every
+browser connected is sent every triangle.
 """
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import spatial
+from ..errors import URDFWarning
+from ..model.meshes import PACKAGE, grid_clusters, package_path
 from ..model.urdf import URDFError, read_xml
 from . import require
 
 DEFAULT_COLOR = (0.35, 0.5, 0.8, 1.0)   # steel blue: unlike the white ground and grey grid
 PRIMITIVES = ('box', 'cylinder', 'sphere')
+VIEW_TRIANGLES = 100_000   # a mesh's triangles drawn at most (a 1M-triangle mesh took 1.6 GB for 20 browsers)
 
 
 class Shape(NamedTuple):
@@ -47,10 +53,14 @@ class RobotGeometry(NamedTuple):
 
 
 def resolve_mesh(filename, urdf_dir, environ=None):
-    """The path of a URDF mesh ``filename`` on this machine, or None where it is not found."""
+    """The path of a URDF mesh ``filename`` on this machine, or None where it is not found (or is a ``package://``
+    path that would leave its package, ``model.meshes.package_path``)."""
     environ = os.environ if environ is None else environ
-    if filename.startswith('package://'):
-        package, _, rest = filename[len('package://'):].partition('/')
+    if filename.startswith(PACKAGE):
+        try:
+            package, rest = package_path(filename)
+        except ValueError:   # it would leave its package: not looked for
+            return None
         for root in _package_roots(package, urdf_dir, environ):
             candidate = os.path.join(root, rest)
             if os.path.isfile(candidate):
@@ -154,6 +164,12 @@ def shape_mesh(shape):
         if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
             raise URDFError(f"link {shape.link!r}: mesh {shape.path!r} has no triangles")
         mesh.apply_scale(shape.size)
+        if len(mesh.faces) > VIEW_TRIANGLES:
+            count = len(mesh.faces)
+            mesh, within = decimate(mesh, VIEW_TRIANGLES)
+            warnings.warn(f"link {shape.link!r}: mesh {shape.path!r} has {count} triangles; drawn with "
+                          f"{len(mesh.faces)} (its vertices merged on a grid, each moved at most {1e3 * within:.3g} "
+                          "mm, in the link's colour)", URDFWarning, stacklevel=2)
     elif shape.kind == 'box':
         mesh = trimesh.creation.box(extents=shape.size)
     elif shape.kind == 'cylinder':
@@ -162,3 +178,31 @@ def shape_mesh(shape):
         mesh = trimesh.creation.icosphere(subdivisions=2, radius=shape.size[0])
     mesh.apply_transform(shape.origin)
     return mesh
+
+
+def decimate(mesh, triangles):
+    """(the mesh simplified to at most ``triangles`` triangles, the farthest a vertex moved) by vertex clustering
+    (Rossignac and Borrel): its vertices merged per cell of a grid (``model.meshes.grid_clusters``), coarser until few
+    enough triangles stay distinct (the triangles of a surface go as the square of the cells); the result has no
+    colours of its own."""
+    trimesh = require()[1]
+    cells = 512
+    while True:
+        first, cluster, within = grid_clusters(np.asarray(mesh.vertices), cells)
+        faces = cluster[mesh.faces]
+        faces = faces[(faces[:, 0] != faces[:, 1]) & (faces[:, 1] != faces[:, 2]) & (faces[:, 2] != faces[:, 0])]
+        faces = _distinct(faces, len(first))
+        if len(faces) <= triangles or cells <= 2:
+            return trimesh.Trimesh(mesh.vertices[first], faces, process=False), within
+        cells = max(2, min(cells - 1, int(0.9 * cells * np.sqrt(triangles / len(faces)))))
+
+
+def _distinct(faces, count):
+    """The triangles ``faces`` (indices below ``count``) each once, written from their smallest index (orientation
+    kept); sorted by one integer key per triangle where count^3 fits in 64 bits (sorting rows took most of the time)."""
+    start = faces.argmin(axis=1)[:, None]
+    faces = np.take_along_axis(faces, (start + np.arange(3)) % 3, axis=1)
+    if count ** 3 > np.iinfo(np.int64).max:
+        return np.unique(faces, axis=0)
+    keys = (faces[:, 0].astype(np.int64) * count + faces[:, 1]) * count + faces[:, 2]
+    return faces[np.unique(keys, return_index=True)[1]]
