@@ -126,7 +126,9 @@ def test_joint_states_of_other_joints_or_out_of_sequence_are_ignored_with_one_wa
     (['--max-error', '1', '--controller', 'none'], ['--max-error', 'computed-torque or the Cartesian controller']),
     (['--max-error', '-1'], ['--max-error', "'-1' must be greater than 0"]),
     (['--max-wall', '0'], ['--max-wall', "'0' must be greater than 0"]),
-], ids=['friction', 'gravity', 'max-error without tracking', 'negative max-error', 'zero max-wall'])
+    (['--controller', 'none', '--sync', 'lockstep'], ['--sync lockstep', '--controller none has none']),
+], ids=['friction', 'gravity', 'max-error without tracking', 'negative max-error', 'zero max-wall',
+        'lockstep without a controller'])
 def test_bringup_values_beyond_sense_are_one_line_and_exit_2(arguments, words, tmp_path):
     result = cli('bringup', *arguments, cwd=tmp_path)
     assert_one_line_error(result, *words)

@@ -247,6 +247,8 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
     if args.controller == 'cartesian' and args.root_joint:
         raise ValueError("--controller cartesian is for a fixed-base arm: leave out --root-joint")
+    if args.controller == 'none' and args.sync == 'lockstep':
+        raise ValueError("--sync lockstep steps the simulator when the controller answers: --controller none has none")
     if args.ground_friction is not None and args.root_joint is None:
         raise ValueError("--ground-friction is for a robot on the ground: give --root-joint floating")
     srdf = load_srdf(args.srdf) if args.srdf else None
