@@ -12,7 +12,7 @@ import pytest
 
 from robot_dynamics_ros.commands.node_runs import BEYOND_BOUND, FELL, REALTIME_ALLOWANCE
 
-from conftest import TEST_DIR
+from conftest import ROOT, TEST_DIR
 from ros_helpers import Probe, domain_id, rclpy  # noqa: F401 (rclpy: skips the module without it)
 
 POLE = os.path.join(TEST_DIR, 'urdf', 'pole.urdf')
@@ -95,9 +95,12 @@ def test_a_robot_that_falls_exits_4_and_says_so_first(tmp_path):
 
 
 def test_a_run_beyond_its_tracking_bound_exits_5_and_a_stray_publisher_does_not_change_the_report(tmp_path):
-    """The bundled arm tracks within about 0.1 deg (README): a bound of 1e-4 deg is missed. Meanwhile another graph's
-    node on the same domain publishes joint states of other joints stamped with the wall clock, as in issue 38's
-    report (1795813469.66 s of sim time): the run counts only its own robot's."""
+    """Unitree Z1 in lockstep: every joint has Coulomb friction (1-2 N m), whose switch as a joint starts from rest the
+    controller cannot anticipate (its compensation follows the velocity's sign): one 1 ms step of 1 N m unanswered
+    on joint6 (1.8e-4 kg m^2 about its axis at the start posture) moves it 0.5 * (1 / 1.8e-4) * 1e-6 rad = 0.16 deg,
+    so a bound of 0.01 deg is missed.
+    Meanwhile another graph's node on the same domain publishes joint states of other joints stamped with the wall
+    clock, as in issue 38's report (1795813469.66 s of sim time): the run counts only its own robot's."""
     from sensor_msgs.msg import JointState
     domain = domain_id(__name__ + ' stray')
     probe = Probe(domain)
@@ -110,17 +113,17 @@ def test_a_run_beyond_its_tracking_bound_exits_5_and_a_stray_publisher_does_not_
         stray.publish(msg)
         sent.append(1)
     probe.node.create_timer(0.05, publish)
-    process, report = bringup(tmp_path, '--duration', '1', '--sync', 'lockstep', '--max-error', '1e-4',
-                              domain=domain)
+    process, report = bringup(tmp_path, '--urdf', os.path.join(ROOT, 'test', 'urdf', 'real', 'z1.urdf'),
+                              '--duration', '2', '--sync', 'lockstep', '--max-error', '0.01', domain=domain)
     try:
         probe.spin_until(lambda: process.poll() is not None, 600)
     finally:
         probe.close()
     out, err = process.communicate(timeout=60)
     assert process.returncode == BEYOND_BOUND, out + err
-    assert verdict(err).startswith('bringup failed (exit 5): the tracking error of arm7_joint'), err
+    assert verdict(err).startswith('bringup failed (exit 5): the tracking error of '), err
     summary = json.loads(report.read_text())
-    assert 1.0 - 0.01 <= summary['sim_time'] < 2.0, summary
+    assert 2.0 - 0.01 <= summary['sim_time'] < 3.0, summary
     assert len(sent) > 20 and summary['ignored_joint_states'] > 0, (len(sent), summary)
     assert 'ignoring joint states naming other joints' in err
 
