@@ -8,8 +8,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from robot_dynamics_ros.commands.node_runs import BEYOND_BOUND, FELL, REALTIME_ALLOWANCE
 
 from conftest import ROOT, TEST_DIR

@@ -106,7 +106,10 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     floating = not model.fixed_base
     controller = None if args.controller == 'none' else 'legged_controller'
     use_environment(env)
-    files = legged_parameter_files(urdf, args.config) if floating else [os.path.abspath(args.config)] if args.config else []
+    if floating:
+        files = legged_parameter_files(urdf, args.config)
+    else:
+        files = [os.path.abspath(args.config)] if args.config else []
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
     print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF{', floating base' if floating else ''}), "
           f"{controller or 'no controller (zero effort)'}, {describe_domain(env)}, logs in {log_dir}")

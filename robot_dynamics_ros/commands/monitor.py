@@ -12,6 +12,7 @@ from std_srvs.srv import SetBool
 from ..nodes.common import EventsExecutor, answered_state
 from .node_runs import JointStateIntake
 
+
 class InProcessNode:
     """An rclpy node in the command's own process, spun by the command while it waits."""
 

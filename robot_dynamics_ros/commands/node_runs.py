@@ -23,8 +23,9 @@ INCOMPLETE = 3     # the run ended before its sim time was done (--max-wall, or 
 FELL = 4           # the robot fell (legged: the base tilted more than legged_bringup.FALLEN_TILT)
 BEYOND_BOUND = 5   # a tracking error beyond --max-error
 
-REALTIME_ALLOWANCE = (3.0, 10.0)   # a real-time run of d s of sim time stops after 3 d + 10 s of wall time (no cap
-                                   # in lockstep, where sim time runs as fast as the machine lets it)
+# A real-time run of d s of sim time stops after 3 d + 10 s of wall time (no cap in lockstep, where sim time runs as
+# fast as the machine lets it).
+REALTIME_ALLOWANCE = (3.0, 10.0)
 PROGRESS_PERIOD = 10.0    # s wall between progress lines while the nodes start and while the loop runs
 CONTROLLER_SILENCE = 1.0  # s of sim time: joint states for longer than this without a controller update: it failed
 MAX_STAMP_JUMP = 1.0      # s of sim time between one simulator's consecutive joint states, at most (1 ms at 1 kHz)
