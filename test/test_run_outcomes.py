@@ -11,7 +11,7 @@ import pytest
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.commands import bringup, legged_bringup
 from robot_dynamics_ros.commands.node_runs import (BEYOND_BOUND, FELL, INCOMPLETE, NODE_FAILED, JointStateIntake, Run,
-                                                   finish, longest_silence, run_failures, wall_cap)
+                                                   StartupWait, finish, longest_silence, run_failures, wall_cap)
 from robot_dynamics_ros.errors import URDFWarning
 from robot_dynamics_ros.model.urdf import parse_urdf
 
@@ -168,3 +168,40 @@ def test_an_inertia_of_one_moment_with_the_others_zero_to_round_off_loads_silent
     assert urdf_warnings(urdf_joint(inertia=round_off))[1] == []
     _, messages = urdf_warnings(urdf_joint(inertia='ixx="0.02" iyy="0.02" izz="0.05"'))
     assert len(messages) == 1 and 'triangle inequality' in messages[0]
+
+
+class FakeRecorder:
+    """The monitor's spin: conditions checked, no ROS."""
+
+    def spin_until(self, condition, timeout):
+        return condition()
+
+
+class FakeProcess:
+    def __init__(self, code=None):
+        self.code = code
+
+    def poll(self):
+        return self.code
+
+
+def test_start_up_relays_each_compile_line_once_and_its_expiry_names_the_option_and_compilation(tmp_path, capsys):
+    log = ('[INFO] [1.0] [simulator]: compiling crba_kernel (numba; the first run on this machine, cached afterwards)\n'
+           '[INFO] [9.8] [simulator]: compiled crba_kernel in 8.8 s\n')
+    (tmp_path / 'simulator.log').write_text(log)
+    wait = StartupWait(FakeRecorder(), {'simulator': FakeProcess()}, str(tmp_path), timeout=0.01)
+    reason = wait.until(lambda: False, 'the first joint state')
+    assert reason.startswith("waited 0.01 s (--startup-timeout) for the first joint state: a first run compiles the "
+                             "nodes' kernels"), reason
+    assert '(see the compiling lines above)' in reason, reason
+    assert wait.until(lambda: True, 'a controller update') is None
+    out = capsys.readouterr().out.splitlines()
+    assert out == ['  simulator: compiling crba_kernel (numba; the first run on this machine, cached afterwards)',
+                   '  simulator: compiled crba_kernel in 8.8 s'], out
+
+
+def test_start_up_says_which_node_exited(tmp_path):
+    (tmp_path / 'simulator.log').write_text('')
+    wait = StartupWait(FakeRecorder(), {'simulator': FakeProcess(1)}, str(tmp_path), timeout=60.0)
+    reason = wait.until(lambda: False, 'the first joint state')
+    assert reason == 'the simulator node exited before the first joint state'

@@ -216,12 +216,12 @@ class StartupWait:
             self.printed[name] = len(lines)
 
     def until(self, condition, what):
-        """Spin until ``condition()`` (then None) or a node exits (then None too: ``record`` names it), or for
-        ``timeout`` s; then the reason, naming ``what`` was awaited."""
+        """Spin until ``condition()`` (then None), a node exits or ``timeout`` s have passed (then why the loop is
+        not ready, naming ``what`` was awaited)."""
         held = []
 
-        def check():
-            if condition():
+        def check():   # condition() asks the simulator to pause or resume: not again once it held
+            if not held and condition():
                 held.append(True)
             return held or any_exited(self.processes)
         start = time.monotonic()
@@ -230,7 +230,7 @@ class StartupWait:
             self.relay()
             now = time.monotonic()
             if now >= start + self.timeout:
-                return (f"no {what} within {self.timeout:g} s (--startup-timeout): a first run compiles the nodes' "
+                return (f"waited {self.timeout:g} s (--startup-timeout) for {what}: a first run compiles the nodes' "
                         "kernels (numba; cached on disk for later runs), minutes on a busy machine"
                         f"{' (see the compiling lines above)' if self.compiled else ''}: give --startup-timeout more "
                         "seconds (a later run loads them in seconds)")
@@ -239,7 +239,8 @@ class StartupWait:
                 print(f"  starting: waiting for {what} ({now - start:.0f} s of --startup-timeout {self.timeout:g} s)",
                       flush=True)
         self.relay()
-        return None
+        exited = [name for name, process in self.processes.items() if process.poll() is not None]
+        return f"the {exited[0]} node exited before {what}" if not held and exited else None
 
 
 @dataclass
