@@ -64,7 +64,8 @@ def test_a_robot_that_fell_is_a_failure_and_one_that_stands_is_not():
 def test_a_run_short_of_its_sim_time_is_incomplete_and_names_the_cap():
     run = Run(0.0, 12.0)
     assert run_failures(run, {'sim_time': 4.34}, 10.0, max_wall=12.0) == [
-        (INCOMPLETE, 'ran 4.34 of the 10 s of sim time asked for: the wall-clock cap of 12 s (--max-wall) was reached')]
+        (INCOMPLETE, 'ran 4.34 of the 10 s of sim time asked for: the wall-clock cap of 12 s was reached (--max-wall '
+                     'sets it)')]
     assert run_failures(run, {'sim_time': 10.0}, 10.0, max_wall=12.0) == []
     assert run_failures(Run(0.0, 3.0), {'sim_time': 1.0}, 10.0)[0] == (
         INCOMPLETE, 'ran 1.00 of the 10 s of sim time asked for: the loop stopped')

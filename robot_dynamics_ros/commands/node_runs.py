@@ -311,7 +311,7 @@ def run_failures(run, result, duration, max_wall=None):
         failures.append((NODE_FAILED, f"the controller failed: no update for {result['controller_silence']:.2f} s "
                                       "of sim time (see its log)"))
     if not run.not_ready and result['sim_time'] < duration - 0.01:
-        cause = (f"the wall-clock cap of {max_wall:g} s (--max-wall) was reached"
+        cause = (f"the wall-clock cap of {max_wall:g} s was reached (--max-wall sets it)"
                  if max_wall is not None and run.end - run.start >= max_wall else "the loop stopped")
         failures.append((INCOMPLETE, f"ran {result['sim_time']:.2f} of the {duration:g} s of sim time asked for: "
                                      f"{cause}"))
