@@ -85,7 +85,8 @@ def add_domain_arguments(parser):
     parser.add_argument('--domain-id', type=int_in(0, MAX_DOMAIN_ID), default=None,
                         help='ROS_DOMAIN_ID for the nodes (default: the environment\'s ROS_DOMAIN_ID, else 0)')
     parser.add_argument('--isolated', action='store_true',
-                        help='localhost-only discovery, on --domain-id or else a domain derived from the process id')
+                        help='localhost-only discovery, on --domain-id or else on domain 1 + (process id mod 100), '
+                             'which the first line names')
 
 
 def sim_time_since(recorder, first):
