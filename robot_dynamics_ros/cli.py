@@ -70,7 +70,8 @@ def _stop_during_start_up():
     os._exit(stopping.exit_code())
 
 
-def _main(argv):
+def build_parser():
+    """(the argument parser, {subcommand: its module})."""
     parser = OneLineErrorParser(prog='robot-dynamics', description='Rigid-body dynamics of a URDF robot: '
                                'dynamics, a closed loop over ROS 2, identification.')
     parser.add_argument('--debug', action='store_true', help='show the traceback of an error')
@@ -79,6 +80,11 @@ def _main(argv):
     for name, help_text in SUBCOMMANDS.items():   # each imports only the core: optional packages load in run()
         module = modules[name] = importlib.import_module('robot_dynamics_ros.commands.' + name.replace('-', '_'))
         module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser, modules
+
+
+def _main(argv):
+    parser, modules = build_parser()
     args = parser.parse_args(argv)
     warnings.formatwarning = lambda message, category, *_, **__: f"{parser.prog}: warning: {message}\n"
     stopping.catch()   # from here a signal is the command's to handle (no exit at once)

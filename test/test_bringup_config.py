@@ -12,7 +12,7 @@ import yaml
 
 from robot_dynamics_ros import fast, load_urdf
 from robot_dynamics_ros.commands import bringup
-from robot_dynamics_ros.commands.node_runs import write_report
+from robot_dynamics_ros.commands.node_runs import JointStateIntake, write_report
 from robot_dynamics_ros.commands import processes
 from robot_dynamics_ros.errors import RobotDynamicsError
 from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters
@@ -109,6 +109,7 @@ class FakeRecorder:
         self.states = [(t, t, q[order]) for t, q in zip(stamps, positions)]
         self.errors = [(t, t, e) for t, e in zip(stamps, errors)]
         self.compute_us = [20.0, 30.0]
+        self.intake = JointStateIntake(model.joint_names)   # (nothing ignored)
 
 
 def prismatic_run():

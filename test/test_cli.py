@@ -37,8 +37,8 @@ CASES = {  # name -> (arguments, words the one line must contain)
     'bringup zero startup timeout': (['bringup', '--startup-timeout', '0'], ['--startup-timeout']),
     'bringup domain id': (['bringup', '--domain-id', '300'], ['--domain-id', 'must lie in [0, 232]']),
     'bringup missing config': (['bringup', '--config', '/no/config.yaml'], ['config file not found']),
-    'bringup gravity in exponent notation': (['bringup', '--gravity', '0', '0', '-1e6', '--config', '/no/config.yaml'],
-                                             ['config file not found']),   # -1e6 is a value, not an option
+    'bringup gravity in exponent notation': (['bringup', '--gravity', '0', '0', '-1e1', '--config', '/no/config.yaml'],
+                                             ['config file not found']),   # -1e1 is a value, not an option
     'bringup invalid URDF': (['bringup', '--urdf', os.path.join(BAD_URDF_DIR, 'unsupported_joint.urdf')],
                              ["joint 'joint2'", "'spherical'"]),
     'compile missing file': (['compile', MISSING], ['compile: error', 'not found']),

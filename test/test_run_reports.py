@@ -4,7 +4,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from robot_dynamics_ros.commands import legged_bringup
-from robot_dynamics_ros.commands.node_runs import simulation_stopped
+from robot_dynamics_ros.commands.node_runs import JointStateIntake, simulation_stopped
 
 # A simulator log as rclpy writes it (RCUTILS_CONSOLE_OUTPUT_FORMAT's default '[{severity}] [{time}] [{name}]: ...').
 STOPPED_LOG = """[INFO] [1764090000.100000000] [simulator]: dynamics: table kernels
@@ -18,7 +18,8 @@ def base_run(final_tilt_deg, seconds=5.0):
     stamps = np.arange(0.0, seconds, 1e-3)
     half = np.radians(np.linspace(0.0, final_tilt_deg, stamps.size)) / 2
     odom = [(t, t, [0.0, 0.0, 0.3, np.sin(a), 0.0, 0.0, np.cos(a)]) for t, a in zip(stamps, half)]
-    return SimpleNamespace(robot='quadruped', odom=odom, states=[(t, t) for t in stamps], commands=[], compute_us=[])
+    return SimpleNamespace(robot='quadruped', odom=odom, states=[(t, t) for t in stamps], commands=[], compute_us=[],
+                           intake=JointStateIntake([]))
 
 
 def test_a_robot_that_fell_is_said_first():

@@ -4,11 +4,11 @@ Starts the simulator, the computed-torque controller and the trajectory publishe
 with the same parameter files (``resources.parameter_files``: any URDF runs without a config), on the
 caller's ROS domain (``ROS_DOMAIN_ID``) unless told otherwise (``--domain-id``, ``--isolated``); records joint
 states, tracking error and compute time in this process; stops the nodes with SIGINT and checks they exit 0;
-prints tracking error, rates and compute time, and writes a tracking plot and, when asked, a JSON report.
+prints tracking error, rates and compute time, and writes, when asked, a tracking plot and a JSON report. Exits
+non-zero when the run failed (node_runs: NODE_FAILED, FELL, INCOMPLETE, BEYOND_BOUND; docs/command_line.md).
 """
 import argparse
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -19,17 +19,28 @@ from ..fast.codegen import MAX_DOF
 from ..model.model import PRISMATIC
 from ..model.srdf import load_srdf, stance_configuration
 from ..resources import bundled_urdf, parameter_files
-from . import finite_float, int_in, non_negative_float, positive_float, view
-from .node_runs import (NO_MATPLOTLIB, any_exited, compute_time, loop_lines, finish, node_logs, pyplot, rate,
-                        record, simulation_stopped, spin_or_stop, steps_per_second)
+from . import float_in, int_in, positive_float, view
+from .node_runs import (BEYOND_BOUND, NO_MATPLOTLIB, StartupWait, compute_time, finish, longest_silence, loop_lines,
+                        node_logs, pyplot, rate, record, run_failures, simulation_stopped, steps_per_second, wall_cap)
 from .processes import MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, use_environment
 
 NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher')
+STARTUP_TIMEOUT = 600.0   # s: a first run compiles the nodes' kernels, 160 s at load 10 for the Cartesian controller
+MAX_GRAVITY = 100.0       # m/s^2 per component: ten times the Earth's
+MAX_FRICTION = 10.0       # friction coefficients of real materials lie below 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--duration', type=positive_float, default=10.0,
-                        help='seconds of sim time to run the loop (at most 3x as long plus 10 s on the wall clock)')
+                        help='seconds of sim time to run the loop (in real time at most 3x as long plus 10 s on the '
+                             'wall clock; in lockstep as long as it takes)')
+    parser.add_argument('--max-wall', type=positive_float, default=None, metavar='SECONDS',
+                        help='stop the run after this many seconds of wall time (after start-up); one that did not '
+                             'complete its sim time then exits 3')
+    parser.add_argument('--max-error', type=positive_float, default=None, metavar='DEG|MM',
+                        help='exit 5 when a tracking error exceeds this: degrees for revolute joints, millimetres for '
+                             'prismatic ones; with --controller cartesian millimetres of position, degrees of '
+                             'orientation')
     parser.add_argument('--urdf', default=None, help='URDF or xacro file (default: bundled arm7.urdf)')
     parser.add_argument('--srdf', default=None,
                         help="the robot's SRDF (MoveIt's semantic description): its virtual_joint gives the root "
@@ -38,14 +49,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--config', default=None,
                         help='ROS 2 parameters YAML; overrides any parameter (default: none; every per-joint '
                              'parameter comes from the URDF)')
-    parser.add_argument('--plot', default='tracking.png', help="tracking plot to write ('' for none)")
+    parser.add_argument('--plot', default=None, metavar='FILE', help='tracking plot to write (PNG; default: none)')
     parser.add_argument('--report', default=None, help='JSON summary to write (real-time factor, tracking error)')
     add_domain_arguments(parser)
     parser.add_argument('--sync', choices=('realtime', 'lockstep'), default='realtime',
                         help="simulator: 'realtime' (the default) or 'lockstep' (step when the controller has "
                              "answered: sim time runs as fast as the loop, the same on any machine load)")
-    parser.add_argument('--startup-timeout', type=positive_float, default=60.0,
-                        help='seconds to wait for the first controller update')
+    parser.add_argument('--startup-timeout', type=positive_float, default=STARTUP_TIMEOUT,
+                        help='seconds to wait for each node to be ready (the first run on a machine compiles their '
+                             'kernels: minutes under load; default %(default)g)')
     parser.add_argument('--root-joint', choices=('floating',), default=None,
                         help="join the URDF's root link to the world by a floating joint: the robot stands on the "
                              "ground under the legged controller (config/legged.yaml)")
@@ -53,10 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'auto': the computed-torque controller for a fixed base, the legged controller for a "
                              "floating one; 'cartesian': the Cartesian controller following a circle (fixed base); "
                              "'none': the simulator alone, zero effort")
-    parser.add_argument('--gravity', type=finite_float, nargs=3, metavar=('GX', 'GY', 'GZ'), default=None,
-                        help='gravity in the world frame, m/s^2, for the simulator and the controller')
-    parser.add_argument('--ground-friction', type=non_negative_float, default=None, metavar='MU',
-                        help='friction coefficient of the ground (floating base; default from config/legged.yaml)')
+    parser.add_argument('--gravity', type=float_in(-MAX_GRAVITY, MAX_GRAVITY), nargs=3, metavar=('GX', 'GY', 'GZ'),
+                        default=None, help='gravity in the world frame, m/s^2 (each within +-%g), for the simulator '
+                                           'and the controller' % MAX_GRAVITY)
+    parser.add_argument('--ground-friction', type=float_in(0.0, MAX_FRICTION), default=None, metavar='MU',
+                        help='friction coefficient of the ground, 0 to %g (floating base; default from '
+                             'config/legged.yaml)' % MAX_FRICTION)
     parser.add_argument('--compile', action='store_true',
                         help="first compile the robot's per-robot code for the nodes (rnea, crba, aba) where it is not "
                              "in the disk cache (as 'robot-dynamics compile URDF --only rnea crba aba'; once per robot)")
@@ -71,7 +85,8 @@ def add_domain_arguments(parser):
     parser.add_argument('--domain-id', type=int_in(0, MAX_DOMAIN_ID), default=None,
                         help='ROS_DOMAIN_ID for the nodes (default: the environment\'s ROS_DOMAIN_ID, else 0)')
     parser.add_argument('--isolated', action='store_true',
-                        help='localhost-only discovery, on --domain-id or else a domain derived from the process id')
+                        help='localhost-only discovery, on --domain-id or else on domain 1 + (process id mod 100), '
+                             'which the first line names')
 
 
 def sim_time_since(recorder, first):
@@ -131,7 +146,21 @@ def summary(recorder, model, start, end, sim_log):
         'controller_commands_hz': rate(recorder.errors, start, end),
         'compute_time_us': compute_time(recorder.compute_us),
         'simulation_stopped': simulation_stopped(sim_log),
+        'controller_silence': longest_silence(stamps, [s for t, s, _ in recorder.errors if start <= t <= end]),
+        'ignored_joint_states': recorder.intake.ignored,
     }
+
+
+def beyond_bound(result, model, bound):
+    """[(BEYOND_BOUND, reason)] when a joint's largest tracking error exceeds ``bound`` (deg for revolute joints,
+    mm for prismatic ones), else []."""
+    errors = result['max_tracking_error']
+    if bound is None or errors is None:
+        return []
+    value, name, unit = max((errors[name] * scale, name, unit)
+                            for name, (unit, scale) in zip(model.joint_names, display_units(model)))
+    return [(BEYOND_BOUND, f"the tracking error of {name} reached {value:.4f} {unit}, beyond --max-error {bound:g}")
+            ] if value > bound else []
 
 
 def report(result, model, duration=None):
@@ -219,10 +248,15 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
     if args.controller == 'cartesian' and args.root_joint:
         raise ValueError("--controller cartesian is for a fixed-base arm: leave out --root-joint")
+    if args.controller == 'none' and args.sync == 'lockstep':
+        raise ValueError("--sync lockstep steps the simulator when the controller answers: --controller none has none")
     if args.ground_friction is not None and args.root_joint is None:
         raise ValueError("--ground-friction is for a robot on the ground: give --root-joint floating")
     srdf = load_srdf(args.srdf) if args.srdf else None
     args.root_joint = args.root_joint or (srdf.root_joint if srdf is not None else None)   # the nodes' root_joint
+    if args.max_error is not None and (args.root_joint or args.controller == 'none'):
+        raise ValueError("--max-error bounds a tracking error: it needs the computed-torque or the Cartesian "
+                         "controller (a fixed base)")
     model = load_urdf(urdf, root_joint=args.root_joint)  # a URDF the nodes cannot run with fails here, in one line
     if srdf is not None:
         stance_configuration(model, srdf)   # an SRDF that does not fit the URDF too
@@ -247,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF) with {', '.join(map(os.path.basename, files))}, "
           f"{describe_domain(env)}, logs in {log_dir}")
 
-    recorder = Recorder()
+    recorder = Recorder(model.joint_names)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     if args.srdf:
@@ -270,24 +304,25 @@ def run(args: argparse.Namespace) -> int:
         # the controller started, and the simulator resumed once the controller follows the demo trajectory
         # and its tracking error arrives here (in lockstep sim time runs faster than the wall clock: a trajectory
         # arriving late would leave the run's start without a reference).
+        wait = StartupWait(recorder, processes, log_dir, args.startup_timeout)
         start_nodes('simulator', 'trajectory_publisher', *['viewer'] * args.view)
         if args.view:
             view.print_url(processes['viewer'], log_dir, args.startup_timeout)
-        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(processes),
-                     args.startup_timeout)
+        not_ready = wait.until(lambda: recorder.states and recorder.request_pause(True), 'the first joint state')
+        if not_ready:
+            return not_ready
         start_nodes('computed_torque_controller')
 
         def following():
             with open(os.path.join(log_dir, 'computed_torque_controller.log')) as f:
                 return 'following a trajectory' in f.read()
-        if not spin_or_stop(recorder, lambda: (recorder.errors and following() and recorder.request_pause(False))
-                            or any_exited(processes), args.startup_timeout):
-            print(f"no controller update on the demo trajectory within {args.startup_timeout:g} s", file=sys.stderr)
-        return bool(recorder.errors)
+        return wait.until(lambda: recorder.errors and following() and recorder.request_pause(False),
+                          'a controller update on the demo trajectory')
+    cap = wall_cap(args)
     run = record(recorder, processes, startup, args.duration, lambda first: sim_time_since(recorder, first),
-                 f"loop running; recording {args.duration:g} s of sim time ...")
+                 f"loop running; recording {args.duration:g} s of sim time ...", cap)
     logs = node_logs(processes, log_dir, run.failed_to_start)
     result = summary(recorder, model, run.start, run.end, logs['simulator'])
     return finish(run, logs, result, report(result, model, args.duration), args.report,
                   (lambda: write_plot(recorder, model, args.plot)) if args.plot else None,
-                  not recorder.errors or result['simulation_stopped'])
+                  run_failures(run, result, args.duration, cap) + beyond_bound(result, model, args.max_error))

@@ -3,11 +3,11 @@
 processes; the end effector's pose error is recorded here for ``--duration`` s of sim time and reported as
 ``cartesian_tracking_error`` (max and RMS position error in m, max orientation error in rad) and
 ``farthest_from_start`` (m: the end effector's largest distance from its first recorded position), with a plot
-of target and actual x, y, z.
+of target and actual x, y, z, when asked. ``--max-error`` bounds the position error (mm) and the orientation error
+(deg).
 """
 import argparse
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -16,8 +16,8 @@ from .. import stopping
 from ..control.cartesian import default_end_effector, dexterous_posture
 from ..errors import RobotDynamicsError
 from ..model.model import Model
-from .node_runs import (NO_MATPLOTLIB, any_exited, compute_time, loop_lines, finish, node_logs, pyplot, rate,
-                        record, spin_or_stop, steps_per_second)
+from .node_runs import (BEYOND_BOUND, NO_MATPLOTLIB, StartupWait, compute_time, finish, longest_silence, loop_lines,
+                        node_logs, pyplot, rate, record, run_failures, simulation_stopped, steps_per_second, wall_cap)
 from .processes import describe_domain, start_node, use_environment
 
 NODES = ('simulator', 'cartesian_controller', 'cartesian_target_publisher')
@@ -59,7 +59,23 @@ def summary(recorder, model, start, end, sim_log):
         'joint_states_hz': rate(recorder.states, start, end),
         'controller_commands_hz': rate(recorder.errors, start, end),
         'compute_time_us': compute_time(recorder.compute_us),
+        'simulation_stopped': simulation_stopped(sim_log),
+        'controller_silence': longest_silence(stamps, [s for t, s, _ in recorder.errors if start <= t <= end]),
+        'ignored_joint_states': recorder.intake.ignored,
     }
+
+
+def beyond_bound(result, bound):
+    """[(BEYOND_BOUND, reason)] when the position error exceeds ``bound`` mm or the orientation error ``bound``
+    deg, else []."""
+    error = result['cartesian_tracking_error']
+    if bound is None or error is None:
+        return []
+    position, orientation = 1e3 * error['max_position'], np.degrees(error['max_orientation'])
+    if position <= bound and orientation <= bound:
+        return []
+    return [(BEYOND_BOUND, f"the end effector's error reached {position:.3f} mm and {orientation:.3f} deg, beyond "
+                           f"--max-error {bound:g}")]
 
 
 def report(result, duration):
@@ -133,28 +149,30 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
         node_args['cartesian_target_publisher'] = common + whole_run_targets(args.duration)
     node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
                                        '-p', f'initial_positions:={start_posture.tolist()}']
-    recorder = CartesianRecorder()
+    recorder = CartesianRecorder(model.joint_names)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {}
 
     def startup():   # as the joint-space bringup: the simulator paused until the controller has the first targets
+        wait = StartupWait(recorder, processes, log_dir, args.startup_timeout)
         processes['simulator'] = start_node('simulator', node_args['simulator'], env,
                                             os.path.join(log_dir, 'simulator.log'))
-        spin_or_stop(recorder, lambda: (recorder.states and recorder.request_pause(True)) or any_exited(processes),
-                     args.startup_timeout)
+        not_ready = wait.until(lambda: recorder.states and recorder.request_pause(True), 'the first joint state')
+        if not_ready:
+            return not_ready
         for name in NODES[1:]:
             processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
 
         def targets_out():
             with open(os.path.join(log_dir, 'cartesian_target_publisher.log')) as f:
                 return 'targets published' in f.read()
-        if not spin_or_stop(recorder, lambda: (recorder.errors and targets_out() and recorder.request_pause(False))
-                            or any_exited(processes), args.startup_timeout):
-            print(f"no Cartesian controller update on the circle within {args.startup_timeout:g} s", file=sys.stderr)
-        return bool(recorder.errors)
+        return wait.until(lambda: recorder.errors and targets_out() and recorder.request_pause(False),
+                          'a Cartesian controller update on the circle')
+    cap = wall_cap(args)
     run = record(recorder, processes, startup, args.duration, recorder.sim_time_since,
-                 f"loop running; recording {args.duration:g} s of sim time ...")
+                 f"loop running; recording {args.duration:g} s of sim time ...", cap)
     logs = node_logs(processes, log_dir, run.failed_to_start)
     result = summary(recorder, model, run.start, run.end, logs['simulator'])
     return finish(run, logs, result, report(result, args.duration), args.report,
-                  (lambda: write_plot(recorder, model, args.plot)) if args.plot else None, not recorder.errors)
+                  (lambda: write_plot(recorder, model, args.plot)) if args.plot else None,
+                  run_failures(run, result, args.duration, cap) + beyond_bound(result, args.max_error))

@@ -3,11 +3,11 @@
 
 Starts the simulator (and the legged controller) as processes with config/legged.yaml, config/quadruped.yaml for
 the bundled quadruped, and the user's config; records the base odometry in this process for ``--duration`` s of sim
-time; prints and reports (``--report``) the real-time factor and the base's position and height.
+time; prints and reports (``--report``) the real-time factor and the base's position and height. Exits FELL when the
+base tilted over (node_runs' exit codes).
 """
 import argparse
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -17,8 +17,8 @@ from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..resources import legged_parameter_files
 from . import view
-from .node_runs import (any_exited, compute_time, loop_lines, finish, node_logs, record, simulation_stopped,
-                        spin_or_stop, steps_per_second)
+from .node_runs import (FELL, StartupWait, compute_time, finish, longest_silence, loop_lines, node_logs, record,
+                        run_failures, simulation_stopped, steps_per_second, wall_cap)
 from .processes import describe_domain, start_node, use_environment
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
@@ -44,10 +44,14 @@ def summary(recorder, start: float, end: float, sim_log: str, floating: bool) ->
         'real_time_factor': float(simulated / wall) if wall > 0 else 0.0,
         'simulator_steps_per_second': steps_per_second(sim_log),
         'joint_states_hz': len(stamps) / wall if wall > 0 else 0.0,
-        'controller_commands_hz': sum(start <= t <= end for t in recorder.commands) / wall if wall > 0 else 0.0,
+        'controller_commands_hz': sum(start <= t <= end for t, _ in recorder.commands) / wall if wall > 0 else 0.0,
         'compute_time_us': compute_time(recorder.compute_us),
         'simulation_stopped': simulation_stopped(sim_log),
+        'ignored_joint_states': recorder.intake.ignored,
     }
+    if recorder.commands:   # a controller runs
+        result['controller_silence'] = longest_silence(
+            stamps, [s for t, s in recorder.commands if start <= t <= end and s is not None])
     if floating and odom:
         t = np.array([stamp for _, stamp, _ in odom])
         pose = np.array([p for _, _, p in odom])
@@ -64,6 +68,12 @@ def summary(recorder, start: float, end: float, sim_log: str, floating: bool) ->
     return result
 
 
+def fell(result):
+    """[(FELL, reason)] when the base tilted over, else []."""
+    return [(FELL, f"the robot fell: its base tilted {result['base_tilt_deg']['max']:.0f} deg (more than "
+                   f"{FALLEN_TILT:g})")] if result.get('fell') else []
+
+
 def report(result: dict, duration: float) -> list[str]:
     lines = [f"ran {result['sim_time']:.2f} s of sim time in {result['wall_time']:.2f} s wall: real-time factor "
              f"{result['real_time_factor']:.2f}"]
@@ -73,8 +83,7 @@ def report(result: dict, duration: float) -> list[str]:
         lines.append(f"note: ran only {result['sim_time']:.2f} s of the {duration:g} s of sim time asked for "
                      "(the loop ran slower than real time, or a node stopped)")
     if result.get('fell'):
-        lines.insert(0, f"the robot fell: its base tilted {result['base_tilt_deg']['max']:.0f} deg (more than "
-                        f"{FALLEN_TILT:g})")
+        lines.insert(0, fell(result)[0][1])
     if 'base_position' in result:
         p0, p1 = (np.array(result['base_position'][k]) for k in ('initial', 'final'))
         h = result['base_height']
@@ -97,7 +106,10 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     floating = not model.fixed_base
     controller = None if args.controller == 'none' else 'legged_controller'
     use_environment(env)
-    files = legged_parameter_files(urdf, args.config) if floating else [os.path.abspath(args.config)] * bool(args.config)
+    if floating:
+        files = legged_parameter_files(urdf, args.config)
+    else:
+        files = [os.path.abspath(args.config)] if args.config else []
     log_dir = tempfile.mkdtemp(prefix='robot_dynamics_bringup_')
     print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF{', floating base' if floating else ''}), "
           f"{controller or 'no controller (zero effort)'}, {describe_domain(env)}, logs in {log_dir}")
@@ -117,7 +129,7 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     if args.view:
         node_args['viewer'] = common + view.viewer_node_args(args, args.root_joint)
 
-    recorder = BaseRecorder(model.name, controller)
+    recorder = BaseRecorder(model.name, model.joint_names, controller)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {}
 
@@ -126,15 +138,13 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
                           for name, ros_args in node_args.items()})
         if args.view:
             view.print_url(processes['viewer'], log_dir, args.startup_timeout)
-        started = spin_or_stop(recorder, lambda: (recorder.states and (controller is None or recorder.commands))
-                               or any_exited(processes), args.startup_timeout)
-        if not started and not any_exited(processes):
-            print(f"no {'command from the controller' if controller else 'joint state'} within "
-                  f"{args.startup_timeout:g} s", file=sys.stderr)
-        return started
+        return StartupWait(recorder, processes, log_dir, args.startup_timeout).until(
+            lambda: recorder.states and (controller is None or recorder.commands),
+            'a command from the controller' if controller else 'a joint state')
+    cap = wall_cap(args)
     run = record(recorder, processes, startup, args.duration, recorder.sim_time_since,
-                 f"running; recording {args.duration:g} s of sim time ...")
+                 f"running; recording {args.duration:g} s of sim time ...", cap)
     logs = node_logs(processes, log_dir, run.failed_to_start)
     result = summary(recorder, run.start, run.end, logs['simulator'], floating)
     return finish(run, logs, result, report(result, args.duration), args.report, None,
-                  run.end == run.start or result['simulation_stopped'])
+                  run_failures(run, result, args.duration, cap) + fell(result))

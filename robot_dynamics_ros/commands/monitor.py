@@ -9,7 +9,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import SetBool
 
-from ..nodes.common import EventsExecutor
+from ..nodes.common import EventsExecutor, answered_state
+from .node_runs import JointStateIntake
 
 
 class InProcessNode:
@@ -51,15 +52,17 @@ class InProcessNode:
 
 
 class Recorder(InProcessNode):
-    """In-process monitor node: records joint states, tracking error and controller compute time."""
+    """In-process monitor node: records the robot's joint states (``JointStateIntake``), tracking error and
+    controller compute time."""
 
-    def __init__(self):
+    def __init__(self, joint_names):
         super().__init__('bringup_monitor')
         node = self.node
+        self.intake = JointStateIntake(joint_names)
         self.states = []        # (receipt wall time, stamp s, positions in state_names order)
         self.errors = []        # (receipt wall time, stamp s, q_ref - q in the model's joint order)
         self.compute_us = []
-        self.state_names = None
+        self.state_names = list(joint_names)
         # Deep queues: a lockstep loop runs as fast as the simulator and the controller go, not this process.
         node.create_subscription(JointState, 'joint_states', self._on_state, 1000)
         node.create_subscription(JointState, 'computed_torque_controller/tracking_error', self._on_error, 1000)
@@ -71,35 +74,40 @@ class Recorder(InProcessNode):
         return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
     def _on_state(self, msg):
-        if self.state_names is None:
-            self.state_names = list(msg.name)
-        self.states.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
+        stamp = self._stamp(msg)
+        order = self.intake.take(list(msg.name), stamp)
+        if order is not None:
+            self.states.append((time.monotonic(), stamp, np.array(msg.position)[order]))
 
     def _on_error(self, msg):
         self.errors.append((time.monotonic(), self._stamp(msg), np.array(msg.position)))
 
 
 class BaseRecorder(InProcessNode):
-    """In-process monitor node of a robot on the ground: joint-state stamps, the base pose from the simulator's
-    odometry, the controller's commands and compute time (``controller``: its node name, or None)."""
+    """In-process monitor node of a robot on the ground: the robot's joint-state stamps (``JointStateIntake``), the
+    base pose from the simulator's odometry, the controller's commands and compute time (``controller``: its node
+    name, or None)."""
 
-    def __init__(self, robot, controller):
+    def __init__(self, robot, joint_names, controller):
         super().__init__('bringup_monitor')
         from nav_msgs.msg import Odometry   # only for robots with a floating base
         self.robot = robot
+        self.intake = JointStateIntake(joint_names)
         self.states = []        # (receipt wall time, stamp s)
         self.odom = []          # (receipt wall time, stamp s, [x, y, z, qx, qy, qz, qw])
-        self.commands = []      # receipt wall times
+        self.commands = []      # (receipt wall time, stamp s of the joint state it answers, or None)
         self.compute_us = []
         node = self.node
-        node.create_subscription(JointState, 'joint_states', lambda msg: self.states.append(
-            (time.monotonic(), Recorder._stamp(msg))), 1000)
+        node.create_subscription(JointState, 'joint_states', lambda msg: take_state(self, msg), 1000)
         node.create_subscription(Odometry, 'simulator/odom', self._on_odom, 1000)
-        node.create_subscription(Float64MultiArray, 'effort_controller/commands',   # counted, not read
-                                 lambda msg: self.commands.append(time.monotonic()), 1000, raw=True)
+        node.create_subscription(Float64MultiArray, 'effort_controller/commands', self._on_command, 1000)
         if controller:
             node.create_subscription(Float64, f'{controller}/compute_time_us',
                                      lambda msg: self.compute_us.append(msg.data), 100)
+
+    def _on_command(self, msg):
+        answered = answered_state(msg)
+        self.commands.append((time.monotonic(), None if answered is None else 1e-9 * answered))
 
     def _on_odom(self, msg):
         p, o = msg.pose.pose.position, msg.pose.pose.orientation
@@ -114,16 +122,16 @@ class CartesianRecorder(InProcessNode):
     """In-process monitor node of the Cartesian loop: joint-state stamps, the end effector's pose and its error from
     the Cartesian controller, and its compute time."""
 
-    def __init__(self):
+    def __init__(self, joint_names):
         super().__init__('bringup_monitor')
         from geometry_msgs.msg import PoseStamped, TwistStamped
+        self.intake = JointStateIntake(joint_names)
         self.states = []        # (receipt wall time, stamp s)
         self.poses = {}         # stamp s -> [x, y, z]
         self.errors = []        # (receipt wall time, stamp s, [rotation vector; position error])
         self.compute_us = []
         node = self.node
-        node.create_subscription(JointState, 'joint_states', lambda msg: self.states.append(
-            (time.monotonic(), Recorder._stamp(msg))), 1000)
+        node.create_subscription(JointState, 'joint_states', lambda msg: take_state(self, msg), 1000)
         node.create_subscription(PoseStamped, 'cartesian_controller/current_pose', self._on_pose, 1000)
         node.create_subscription(TwistStamped, 'cartesian_controller/pose_error', self._on_error, 1000)
         node.create_subscription(Float64, 'cartesian_controller/compute_time_us',
@@ -140,3 +148,10 @@ class CartesianRecorder(InProcessNode):
     def sim_time_since(self, first):
         """Sim time from the joint state with index `first` to the newest one."""
         return self.states[-1][1] - self.states[first][1] if len(self.states) > first + 1 else 0.0
+
+
+def take_state(recorder, msg):
+    """Append (receipt wall time, stamp s) of a joint state to ``recorder.states`` when its intake takes it."""
+    stamp = Recorder._stamp(msg)
+    if recorder.intake.take(list(msg.name), stamp) is not None:
+        recorder.states.append((time.monotonic(), stamp))

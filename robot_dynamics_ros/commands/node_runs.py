@@ -1,7 +1,7 @@
 """What the commands that run nodes as processes (bringup: joint-space, legged, Cartesian) share: the recording run
-(``record``: start, record a duration of sim time, stop the nodes) and its end (``finish``), the wall-time allowance
-of a run, the nodes' logs and exit codes, the simulator's achieved step rate, compute times, pyplot, the JSON
-report."""
+(``record``: start, record a duration of sim time, stop the nodes) and its end (``finish``: the report and the exit
+code), the start-up wait that says what the nodes are doing, the wall-time cap of a run, the nodes' logs and exit
+codes, the simulator's achieved step rate, compute times, pyplot, the JSON report."""
 import json
 import os
 import re
@@ -15,7 +15,55 @@ from .. import stopping
 from ..errors import RobotDynamicsError
 from .processes import stop_node
 
-WALL_ALLOWANCE = (3.0, 10.0)   # a run of d s of sim time stops after 3 d + 10 s of wall time at the latest
+# Exit codes of bringup (docs/command_line.md), besides 0 (the run completed within its bounds), 2 (a user error,
+# cli.py) and 128 + a signal's number (interrupted). A run that fails in several ways exits with the first in
+# EXIT_ORDER.
+NODE_FAILED = 1    # a node exited non-zero or did not start, the controller fell silent, or the simulation stopped
+INCOMPLETE = 3     # the run ended before its sim time was done (--max-wall, or a node stopped the loop)
+FELL = 4           # the robot fell (legged: the base tilted more than legged_bringup.FALLEN_TILT)
+BEYOND_BOUND = 5   # a tracking error beyond --max-error
+
+# A real-time run of d s of sim time stops after 3 d + 10 s of wall time (no cap in lockstep, where sim time runs as
+# fast as the machine lets it).
+REALTIME_ALLOWANCE = (3.0, 10.0)
+PROGRESS_PERIOD = 10.0    # s wall between progress lines while the nodes start and while the loop runs
+CONTROLLER_SILENCE = 1.0  # s of sim time: joint states for longer than this without a controller update: it failed
+MAX_STAMP_JUMP = 1.0      # s of sim time between one simulator's consecutive joint states, at most (1 ms at 1 kHz)
+COMPILING = re.compile(r'\]: (compil(?:ing|ed) .*)')   # a node's numba progress lines (nodes/compile_progress.py)
+
+
+class JointStateIntake:
+    """Which joint states are our robot's: those that name exactly the model's joints, stamped no earlier than the
+    last one taken and at most MAX_STAMP_JUMP s later. Others (a node of another graph on the same ROS domain, a
+    second simulator) are counted in ``ignored``, with a warning on stderr the first time for each reason."""
+
+    def __init__(self, joint_names):
+        self.joint_names = list(joint_names)
+        self.last_names, self.order = None, None
+        self.last_stamp = None
+        self.ignored = 0
+        self.warned = set()
+
+    def take(self, names, stamp):
+        """The index of each of the model's joints in ``names``, or None when the state is ignored."""
+        if names != self.last_names:
+            if sorted(names) != sorted(self.joint_names):
+                foreign = sorted(set(names) - set(self.joint_names)) or sorted(set(self.joint_names) - set(names))
+                return self._ignore('joints', f"joint states naming other joints than the robot's ({foreign[:5]})")
+            self.last_names, self.order = list(names), [names.index(name) for name in self.joint_names]
+        if self.last_stamp is not None and not 0.0 <= stamp - self.last_stamp <= MAX_STAMP_JUMP:
+            return self._ignore('stamps', f"a joint state stamped {stamp:.3f} s after one stamped "
+                                          f"{self.last_stamp:.3f} s (stamps out of sequence)")
+        self.last_stamp = stamp
+        return self.order
+
+    def _ignore(self, reason, what):
+        self.ignored += 1
+        if reason not in self.warned:
+            self.warned.add(reason)
+            print(f"bringup: warning: ignoring {what}: not from this run's simulator (another ROS graph on this "
+                  "domain? --isolated or --domain-id keep runs apart)", file=sys.stderr, flush=True)
+        return None
 
 
 def rate(samples, start, end):
@@ -123,6 +171,9 @@ def loop_lines(result):
     """The report's lines on the loop: achieved rates, and the controller's compute time where it reported one."""
     lines = [f"simulator: {result['simulator_steps_per_second']:.0f} steps/s achieved; joint_states received: "
              f"{result['joint_states_hz']:.1f} Hz; controller commands: {result['controller_commands_hz']:.1f} Hz"]
+    if result.get('ignored_joint_states'):
+        lines.append(f"ignored {result['ignored_joint_states']} joint states not from this run's simulator (other "
+                     "joints, or stamps out of sequence)")
     compute = result['compute_time_us']
     if compute:
         lines.append(f"controller compute time per update: median {compute['median']:.0f} us, mean "
@@ -135,32 +186,106 @@ def any_exited(processes):
     return any(p.poll() is not None for p in processes.values())
 
 
+def longest_silence(state_stamps, answered_stamps):
+    """The longest stretch of sim time over the joint states' ``state_stamps`` (ascending) that no controller update
+    answered: before the first answered state, between two, or after the last. 0 for fewer than two states."""
+    if len(state_stamps) < 2:
+        return 0.0
+    first, last = state_stamps[0], state_stamps[-1]
+    answered = np.sort([s for s in answered_stamps if first <= s <= last])
+    return float(np.max(np.diff(np.concatenate([[first], answered, [last]]))))
+
+
+class StartupWait:
+    """The nodes' start-up, said as it goes: their compile progress lines (numba compiles the kernels on the first
+    run on a machine, cached on disk afterwards: minutes under load) as they come, and every PROGRESS_PERIOD s what
+    is awaited; a wait that expires says why it may have taken so long and what to do."""
+
+    def __init__(self, recorder, processes, log_dir, timeout):
+        self.recorder, self.processes, self.log_dir, self.timeout = recorder, processes, log_dir, timeout
+        self.printed = {}   # node -> how many of its compile lines were printed
+        self.compiled = False
+
+    def relay(self):
+        for name in self.processes:
+            with open(os.path.join(self.log_dir, name + '.log')) as f:
+                lines = COMPILING.findall(f.read())
+            for line in lines[self.printed.get(name, 0):]:
+                print(f"  {name}: {line}", flush=True)
+                self.compiled = True
+            self.printed[name] = len(lines)
+
+    def until(self, condition, what):
+        """Spin until ``condition()`` (then None), a node exits or ``timeout`` s have passed (then why the loop is
+        not ready, naming ``what`` was awaited)."""
+        held = []
+
+        def check():   # condition() asks the simulator to pause or resume: not again once it held
+            if not held and condition():
+                held.append(True)
+            return held or any_exited(self.processes)
+        start = time.monotonic()
+        said = start
+        while not spin_or_stop(self.recorder, check, min(1.0, max(0.0, start + self.timeout - time.monotonic()))):
+            self.relay()
+            now = time.monotonic()
+            if now >= start + self.timeout:
+                return (f"waited {self.timeout:g} s (--startup-timeout) for {what}: a first run compiles the nodes' "
+                        "kernels (numba; cached on disk for later runs), minutes on a busy machine"
+                        f"{' (see the compiling lines above)' if self.compiled else ''}: give --startup-timeout more "
+                        "seconds (a later run loads them in seconds)")
+            if now - said >= PROGRESS_PERIOD:
+                said = now
+                print(f"  starting: waiting for {what} ({now - start:.0f} s of --startup-timeout {self.timeout:g} s)",
+                      flush=True)
+        self.relay()
+        exited = [name for name, process in self.processes.items() if process.poll() is not None]
+        return f"the {exited[0]} node exited before {what}" if not held and exited else None
+
+
 @dataclass
 class Run:
-    """A recording run: wall times of its window (start == end: it never started recording), how the nodes
-    exited, whether the user interrupted it, the nodes that had exited before the loop was ready."""
+    """A recording run: wall times of its window (start == end: it never started recording), why the loop did not
+    get ready (None: it did), how the nodes exited, whether the user interrupted it, the nodes that had exited
+    before the loop was ready."""
     start: float
     end: float
+    not_ready: str | None = None
     codes: dict = field(default_factory=dict)
     interrupted: bool = False
     failed_to_start: list = field(default_factory=list)
 
 
-def record(recorder, processes, startup, duration, sim_time_since, message):
-    """``startup()`` starts the nodes into ``processes`` and returns whether the loop is ready; then (unless a node
-    has exited) ``message`` is printed and the recorder spins until ``sim_time_since(first state)`` reaches
-    ``duration`` s (at most WALL_ALLOWANCE on the wall clock). Ctrl-C and SIGTERM end it (``spin_or_stop``); the
-    nodes are always stopped and the recorder closed. Returns the ``Run``."""
+def wall_cap(args):
+    """The run's wall-clock cap (s) after start-up, or None: --max-wall, else none in lockstep, else the real-time
+    allowance."""
+    if args.max_wall is not None:
+        return args.max_wall
+    return None if args.sync == 'lockstep' else REALTIME_ALLOWANCE[0] * args.duration + REALTIME_ALLOWANCE[1]
+
+
+def record(recorder, processes, startup, duration, sim_time_since, message, max_wall=None):
+    """``startup()`` starts the nodes into ``processes`` and returns None when the loop is ready, else why not;
+    then (unless a node has exited) ``message`` is printed and the recorder spins until ``sim_time_since(first
+    state)`` reaches ``duration`` s or ``max_wall`` s of wall time (None: no cap) have passed, with a progress line
+    every PROGRESS_PERIOD s. Ctrl-C and SIGTERM end it (``spin_or_stop``); the nodes are always stopped and the
+    recorder closed. Returns the ``Run``."""
     now = time.monotonic()
     run = Run(now, now)
     ready = False
     try:
-        ready = startup()
+        run.not_ready = startup()
+        ready = run.not_ready is None
         if ready and not any_exited(processes):
             run.start, first = time.monotonic(), len(recorder.states)
-            print(message)
-            spin_or_stop(recorder, lambda: any_exited(processes) or sim_time_since(first) >= duration,
-                         WALL_ALLOWANCE[0] * duration + WALL_ALLOWANCE[1])
+            deadline = np.inf if max_wall is None else run.start + max_wall
+            print(message, flush=True)
+            while not spin_or_stop(recorder, lambda: any_exited(processes) or sim_time_since(first) >= duration,
+                                   max(0.0, min(PROGRESS_PERIOD, deadline - time.monotonic()))):
+                if time.monotonic() >= deadline:
+                    break
+                print(f"  {sim_time_since(first):.2f} of {duration:g} s of sim time after "
+                      f"{time.monotonic() - run.start:.0f} s wall", flush=True)
             run.end = time.monotonic()
     except KeyboardInterrupt:
         run.interrupted = True
@@ -174,16 +299,46 @@ def record(recorder, processes, startup, duration, sim_time_since, message):
     return run
 
 
-def finish(run, logs, result, lines, report_path, plot=None, failed=False):
-    """Print the report's ``lines`` and ``plot()``'s message (when given and something was recorded), write the
-    JSON report (with the exit codes), say how the nodes exited; the command's exit code: the signal's after an
-    interruption, else 1 for a node that failed or ``failed``, else 0."""
-    print('\n'.join(lines))
+def run_failures(run, result, duration, max_wall=None):
+    """(exit code, reason) of what went wrong in any bringup: the loop never got ready, the simulation stopped, the
+    controller fell silent, the run ended before its sim time was done."""
+    failures = []
+    if run.not_ready:
+        failures.append((NODE_FAILED, run.not_ready))
+    if result.get('simulation_stopped'):
+        failures.append((NODE_FAILED, f"the simulation stopped: {result['simulation_stopped']}"))
+    if result.get('controller_silence', 0.0) > CONTROLLER_SILENCE:
+        failures.append((NODE_FAILED, f"the controller failed: no update for {result['controller_silence']:.2f} s "
+                                      "of sim time (see its log)"))
+    if not run.not_ready and result['sim_time'] < duration - 0.01:
+        cause = (f"the wall-clock cap of {max_wall:g} s was reached (--max-wall sets it)"
+                 if max_wall is not None and run.end - run.start >= max_wall else "the loop stopped")
+        failures.append((INCOMPLETE, f"ran {result['sim_time']:.2f} of the {duration:g} s of sim time asked for: "
+                                     f"{cause}"))
+    return failures
+
+
+def finish(run, logs, result, lines, report_path, plot=None, failures=()):
+    """Say the run's first failure (and the others), print the report's ``lines`` and ``plot()``'s message (when
+    given and something was recorded), write the JSON report (with the exit codes), say how the nodes exited.
+    ``failures``: (exit code, reason) of what went wrong besides the nodes' exits. Returns the command's exit code:
+    the signal's after an interruption, else that of the first failure in the order of EXIT_ORDER, else 0."""
+    failures = [(NODE_FAILED, f"the {name} node exited with {'no exit (killed)' if code is None else code}")
+                for name, code in run.codes.items() if code != 0] + list(failures)
+    failures.sort(key=lambda failure: EXIT_ORDER.index(failure[0]))
+    code = stopping.exit_code() if run.interrupted else failures[0][0] if failures else 0
+    if failures and not run.interrupted:
+        print(f"bringup failed (exit {code}): {failures[0][1]}", file=sys.stderr, flush=True)
+        for _, reason in failures[1:]:
+            print(f"  and: {reason}", file=sys.stderr, flush=True)
+    print('\n'.join(lines), flush=True)
     if plot is not None and run.end > run.start:
         print(plot())
     if report_path:
-        print(write_report(dict(result, exit_codes=run.codes), report_path))
-    failed_nodes = report_exits(run.codes, logs, run.interrupted)
-    if run.interrupted:
-        return stopping.exit_code()
-    return 1 if failed_nodes or failed else 0
+        print(write_report(dict(result, exit_codes=run.codes, exit_code=code,
+                                failures=[{'exit_code': c, 'reason': r} for c, r in failures]), report_path))
+    report_exits(run.codes, logs, run.interrupted)
+    return code
+
+
+EXIT_ORDER = (NODE_FAILED, FELL, INCOMPLETE, BEYOND_BOUND)

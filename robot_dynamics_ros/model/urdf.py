@@ -11,8 +11,9 @@ naming the element.
 The contract: whatever ``load_urdf`` returns runs. Every number is checked (finite, within physical
 bounds, non-negative where it must be), so inverse dynamics is finite at every state within the limits.
 Inconsistent but finite inertias (not positive definite, or violating the triangle inequality, as CAD
-exports often are), equal lower and upper limits, and a moving subtree without mass load with a
-URDFWarning naming the element, as in Pinocchio and KDL; ``strict=True`` refuses the inertias instead.
+exports often are), equal lower and upper limits, zero effort or velocity limits, and a moving subtree without
+mass load with a URDFWarning naming the element, as in Pinocchio and KDL; ``strict=True`` refuses the inertias
+instead. An inertia with one principal moment and the others zero to round-off (HyQ's feet) loads silently.
 """
 import os
 import warnings
@@ -318,15 +319,19 @@ def _limits(joint, name, messages):
     upper = _float(lim, 'upper', np.inf, what, minimum=-MAX_LENGTH)
     effort = _float(lim, 'effort', np.inf, what, minimum=0.0)
     velocity = _float(lim, 'velocity', np.inf, what, minimum=0.0)
-    if joint.get('type') == 'continuous':
-        return -np.inf, np.inf, effort, velocity
-    if lower > upper:
-        raise URDFError(f"{what}: lower {lower} is above upper {upper}")
-    lower = -np.inf if lower < -MAX_LENGTH else lower
-    upper = np.inf if upper > MAX_LENGTH else upper
-    if lower == upper:
-        messages.append(f"{what}: lower == upper == {lower:g}; the joint stays a degree of freedom whose "
-                        "limits admit this one position")
+    if joint.get('type') != 'continuous':
+        if lower > upper:
+            raise URDFError(f"{what}: lower {lower} is above upper {upper}")
+        lower = -np.inf if lower < -MAX_LENGTH else lower
+        upper = np.inf if upper > MAX_LENGTH else upper
+    else:
+        lower, upper = -np.inf, np.inf
+    # Zeros, as CAD exports write for "not set", are taken as written: one warning per joint says what they do.
+    effects = ["effort 0: no drive can move it (it moves only under gravity and contact)"] * (effort == 0.0) + [
+        "velocity 0: references hold it still (the simulator reads 0 as no limit)"] * (velocity == 0.0) + [
+        f"lower == upper == {lower:g}: its limits hold it at this one position"] * (lower == upper)
+    if effects:
+        messages.append(f"{what}: {'; '.join(effects)} (a URDF that means other limits must say them)")
     return lower, upper, effort, velocity
 
 
@@ -366,7 +371,7 @@ def _inconsistency(I):
     tolerance = INERTIA_RTOL * np.max(np.abs(e))
     if e[0] < -tolerance:
         return f"is not positive semidefinite (eigenvalues {e[0]:.6g}, {e[1]:.6g}, {e[2]:.6g})"
-    if e[0] + e[1] < e[2] - tolerance:
+    if e[0] + e[1] < e[2] - tolerance and e[1] > tolerance:   # (not one moment alone, others zero to round-off)
         return (f"violates the triangle inequality (principal moments {e[0]:.6g} + {e[1]:.6g} < "
                 f"{e[2]:.6g})")
     return 
