@@ -182,7 +182,11 @@ def as_float_arrays(*arrays):
 
 
 def packed(model):
-    """The PackedModel of ``model``, built on first use and cached on the (immutable) Model instance."""
+    """The PackedModel of ``model``, built on first use and cached on the (immutable) Model instance. Not for a
+    model with coupled mimic joints (its coordinates move several bodies): pack ``model.tree``."""
+    if model.coupling is not None:
+        raise ValueError(f"model {model.name!r} couples mimic joints ({', '.join(sorted(model.mimic))}): this "
+                         "computation does not support them yet; load the URDF with mimic=False")
     try:
         return model._cache['packed']
     except KeyError:

@@ -54,11 +54,12 @@ class Coupling:
         return self.G.T @ tau_tree
 
 
-def couple(tree, mimic, messages):
+def couple(tree, mimic):
     """The reduced Model of ``tree`` with the resolved ``mimic`` relations (``resolve_masters``) as coupled
-    coordinates. Limits: the master's, narrowed to keep each mimic joint within its own; velocity limits likewise;
-    damping adds multiplier^2 b_m and Coulomb friction |multiplier| f_m of each mimic joint to its master's (their
-    virtual work); effort limits are the master's."""
+    coordinates. Position, velocity and effort limits are the master's (as MoveIt and Pinocchio take them: public
+    URDFs often give a mimic joint limits its relation cannot meet, PR2's grippers a single point); damping adds
+    multiplier^2 b_m and Coulomb friction |multiplier| f_m of each mimic joint to its master's (their virtual
+    work)."""
     from dataclasses import replace
 
     body = {name: i for i, name in enumerate(tree.body_joint_names)}
@@ -88,18 +89,8 @@ def couple(tree, mimic, messages):
         body_q[b], body_v[b] = body_q[k], body_v[k]
         Gq[tree_q[b], body_q[k]], q_offset[tree_q[b]] = multiplier, offset
         G[tree_v[b], body_v[k]] = multiplier
-        i, j = body_v[k], body_q[k]
-        damping[i] += multiplier ** 2 * tree.damping[tree_v[b]]
-        friction[i] += abs(multiplier) * tree.friction[tree_v[b]]
-        if multiplier != 0.0:
-            velocity[i] = min(velocity[i], tree.velocity_limit[tree_v[b]] / abs(multiplier))
-            low, high = sorted(((tree.lower[tree_q[b]] - offset) / multiplier,
-                                (tree.upper[tree_q[b]] - offset) / multiplier))
-            if max(lower[j], low) <= min(upper[j], high):
-                lower[j], upper[j] = max(lower[j], low), min(upper[j], high)
-            else:
-                messages.append(f"joint {joint!r} <mimic>: no position of {master!r} within its limits keeps "
-                                f"{joint!r} within its own; {master!r} keeps its limits")
+        damping[body_v[k]] += multiplier ** 2 * tree.damping[tree_v[b]]
+        friction[body_v[k]] += abs(multiplier) * tree.friction[tree_v[b]]
     coupling = Coupling(tree, G, Gq, q_offset, body_q, body_v)
     for array in (G, Gq, q_offset, body_q, body_v):
         array.flags.writeable = False

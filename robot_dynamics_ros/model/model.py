@@ -141,6 +141,12 @@ class Model:
         return tuple((self.body_joint_names[i], int(self.idx_q[i]) + 3)
                      for i in range(self.nb) if self.joint_type[i] == FREE_FLYER)
 
+    @cached_property
+    def coordinate_bodies(self):
+        """The bodies whose joints own coordinates of q and qd: all but those of coupled mimic joints."""
+        return read_only(np.array([b for b in range(self.nb) if self.coupling is None
+                                   or self.body_joint_names[b] not in self.mimic], dtype=int))
+
     @property
     def tree(self):
         """The model in which every joint is a degree of freedom: this one unless mimic joints are coupled."""
@@ -232,7 +238,8 @@ class Model:
 
     def neutral(self):
         """The neutral configuration (``configuration.neutral``)."""
-        return neutral_coordinates(self.joint_type, self.idx_q, self.lower, self.upper)
+        bodies = self.coordinate_bodies
+        return neutral_coordinates(self.joint_type[bodies], self.idx_q[bodies], self.lower, self.upper)
 
     def middle_of_limits(self):
         """The middle of each joint's position limits; 0 where a joint is unlimited, clipped into the one limit
@@ -243,4 +250,5 @@ class Model:
 
     def random_configuration(self, rng):
         """A random configuration (``configuration.random_configuration``)."""
-        return random_coordinates(self.joint_type, self.idx_q, self.lower, self.upper, rng)
+        bodies = self.coordinate_bodies
+        return random_coordinates(self.joint_type[bodies], self.idx_q[bodies], self.lower, self.upper, rng)

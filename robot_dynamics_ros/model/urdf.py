@@ -141,7 +141,7 @@ def _parse(xml, strict, root_joint=None, mimic=True):
     model = _build(robot.get('name', ''), roots[0], links, child_joints, set(joints), strict, messages,
                    ROOT_JOINTS[root_joint], mimic)
     if mimic and model.mimic:
-        model = couple(model, resolve_masters(model.mimic, model.body_joint_names), messages)
+        model = couple(model, resolve_masters(model.mimic, model.body_joint_names))
     if model.massless_joints:
         body = model.body_joint_names.index
         top = [name for name in model.massless_joints
