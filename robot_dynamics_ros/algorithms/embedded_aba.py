@@ -117,30 +117,12 @@ def embedded_aba(model, q, qd, tau, gravity=None, f_ext=None):
         pA[b] = -cross_motion(v[b]).T @ (tree.inertia[b] @ v[b])
         if f_ext is not None:
             pA[b] -= f_ext[b]
-    # Each node's Phi, H and C (stacked over its bodies: V = Phi V_parent + H qd_node, a' = Phi a_parent + C).
-    frames = []
-    for bodies, body_G in zip(E.nodes, E.body_G):
-        local = {b: k for k, b in enumerate(bodies)}
-        r, k = len(bodies), body_G[0].shape[1]
-        Phi, H, C = np.zeros((6 * r, 6)), np.zeros((6 * r, k)), np.zeros(6 * r)
-        for l, b in enumerate(bodies):
-            rows, up = slice(6 * l, 6 * l + 6), local.get(tree.parent[b])
-            if up is None:
-                Phi[rows], H[rows], C[rows] = Xup[b], E.S[b] @ body_G[l], c[b]
-            else:
-                above = slice(6 * up, 6 * up + 6)
-                Phi[rows] = Xup[b] @ Phi[above]
-                H[rows] = Xup[b] @ H[above] + E.S[b] @ body_G[l]
-                C[rows] = Xup[b] @ C[above] + c[b]
-        frames.append((Phi, H, C))
+    frames = node_maps(tree, E, Xup, c)
     # Gather, tips to base (pass 2): articulated inertias of the nodes, pivots D = H^T IA H (k x k blocks).
     factors = [None] * len(E.nodes)
     for n in reversed(range(len(E.nodes))):
         bodies, (Phi, H, C) = E.nodes[n], frames[n]
-        r = len(bodies)
-        IA_n, pA_n = np.zeros((6 * r, 6 * r)), np.concatenate([pA[b] for b in bodies])
-        for l, b in enumerate(bodies):
-            IA_n[6 * l:6 * l + 6, 6 * l:6 * l + 6] = IA[b]
+        IA_n, pA_n = _stacked_inertia(IA, bodies), np.concatenate([pA[b] for b in bodies])
         U = IA_n @ H
         D = H.T @ U
         try:
@@ -165,6 +147,58 @@ def embedded_aba(model, q, qd, tau, gravity=None, f_ext=None):
         qdd[E.columns[n]] = qdd_n
         a[bodies] = (a_prime + H @ qdd_n).reshape(len(bodies), 6)
     return qdd
+
+
+def node_maps(tree, E, Xup, c):
+    """Each node's (Phi, H, C), stacked over its bodies: V = Phi V_parent + H qd_node (+ velocity terms), and
+    a' = Phi a_parent + C the acceleration before the node's own qdd (c: each body's v x S qd)."""
+    frames = []
+    for bodies, body_G in zip(E.nodes, E.body_G):
+        local = {b: k for k, b in enumerate(bodies)}
+        r, k = len(bodies), body_G[0].shape[1]
+        Phi, H, C = np.zeros((6 * r, 6)), np.zeros((6 * r, k)), np.zeros(6 * r)
+        for l, b in enumerate(bodies):
+            rows, up = slice(6 * l, 6 * l + 6), local.get(tree.parent[b])
+            if up is None:
+                Phi[rows], H[rows], C[rows] = Xup[b], E.S[b] @ body_G[l], c[b]
+            else:
+                above = slice(6 * up, 6 * up + 6)
+                Phi[rows] = Xup[b] @ Phi[above]
+                H[rows] = Xup[b] @ H[above] + E.S[b] @ body_G[l]
+                C[rows] = Xup[b] @ C[above] + c[b]
+        frames.append((Phi, H, C))
+    return frames
+
+
+def _stacked_inertia(IA, bodies):
+    """The block-diagonal 6r x 6r inertia of a node's bodies."""
+    r = len(bodies)
+    stacked = np.zeros((6 * r, 6 * r))
+    for l, b in enumerate(bodies):
+        stacked[6 * l:6 * l + 6, 6 * l:6 * l + 6] = IA[b]
+    return stacked
+
+
+def embedded_pivots(model, q):
+    """(nv,) the pivots of M(q) = U D U^T on the embedded tree: per node, the L D L^T pivots of its block
+    D = H^T IA H, at its reduced coordinates (all positive exactly when M(q) is positive definite)."""
+    tree, E = model.tree, embedding(model)
+    Xup = tree.parent_transforms(model.coupling.tree_positions(q))
+    frames, IA, pivots = node_maps(tree, E, Xup, np.zeros((tree.nb, 6))), np.array(tree.inertia, dtype=float), \
+        np.empty(model.nv)
+    for n in reversed(range(len(E.nodes))):
+        (Phi, H, _), IA_n = frames[n], _stacked_inertia(IA, E.nodes[n])
+        U = IA_n @ H
+        D = H.T @ U
+        block = D.copy()
+        for j in range(len(block)):   # L D L^T of the block, without square roots
+            pivots[E.columns[n][j]] = block[j, j]
+            if block[j, j] != 0.0:
+                block[j + 1:, j + 1:] -= np.outer(block[j + 1:, j], block[j, j + 1:]) / block[j, j]
+        p = E.node_parent[n]
+        if p >= 0:
+            IA[p] += Phi.T @ (IA_n - U @ np.linalg.pinv(D) @ U.T) @ Phi
+    return pivots
 
 
 def _singular(model, columns, D):
