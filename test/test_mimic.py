@@ -12,7 +12,6 @@ from conftest import ROOT, example_robot_data
 from robot_dynamics_ros import fast, load_urdf
 from robot_dynamics_ros.algorithms import (aba, crba, frame_jacobian, frame_placement, kinetic_energy,
                                            potential_energy, rnea, udut)
-from robot_dynamics_ros.algorithms.embedded_aba import embedding
 from robot_dynamics_ros.errors import URDFError, URDFWarning
 from robot_dynamics_ros.simulation.simulator import Simulator
 
@@ -102,6 +101,7 @@ def test_public_robots_agree_with_pinocchio_mimic(robot):
 def test_panda_hand_aggregates_only_its_fingers():
     """Constraint embedding keeps ABA O(n): Panda's one mimic pair (two finger bodies hanging from the hand) makes one
     aggregate of those two bodies with one column; every other node is one body."""
+    from robot_dynamics_ros.algorithms.embedded_aba import embedding
     model = load_urdf(example_robot_data(PUBLIC['panda'][0]))
     nodes = embedding(model).nodes
     aggregates = [[model.body_joint_names[b] for b in bodies] for bodies in nodes if len(bodies) > 1]
@@ -228,3 +228,16 @@ def test_fingers_stay_coupled_in_simulation(gripper):
     for _ in range(300):
         free.step()
     assert free.q[3] == pytest.approx(0.03, abs=1e-3) and abs(free.q[4]) <= 1e-3   # not coupled
+
+
+def test_default_end_effector_stops_before_the_gripper(gripper):
+    """Not a finger (the tip of the longest chain, whose joint limit stops the task): the link the gripper's
+    coupled joints hang from; the SRDF's end effector where one is given."""
+    from robot_dynamics_ros.control.cartesian import default_end_effector
+    from robot_dynamics_ros.model.srdf import load_srdf
+    panda = example_robot_data(PUBLIC['panda'][0])
+    assert default_end_effector(load_urdf(panda)) == 'panda_hand'
+    assert default_end_effector(quietly(load_urdf, panda, mimic=False)) == 'panda_hand'
+    srdf = load_srdf(example_robot_data('panda_description/srdf/panda.srdf'))
+    assert default_end_effector(load_urdf(panda), srdf) == 'panda_hand_tcp'
+    assert default_end_effector(gripper) == 'hand'

@@ -25,6 +25,7 @@ class Frame:
     name: str
     body: int
     X_body: np.ndarray  # motion transform from the body frame to this link frame
+    parent_link: str | None = None   # the URDF link this one hangs from (None for the root link)
 
     def __post_init__(self):
         object.__setattr__(self, 'X_body', read_only(self.X_body))

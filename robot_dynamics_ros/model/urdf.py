@@ -228,7 +228,7 @@ def _build(robot_name, root, links, child_joints, joint_names, strict, messages,
         elif joint is not None and joint.get('type') != 'fixed':
             add_dof(joint, link, body, X_link)
             body, X_link = len(names) - 1, np.eye(6)
-        frames[link] = Frame(link, body, X_link)
+        frames[link] = Frame(link, body, X_link, None if joint is None else joint.find('parent').get('link'))
         I_link = spatial.transform_inertia(spatial.inverse(X_link), _link_inertia(links[link], strict, messages))
         if not np.all(np.isfinite(I_link)):
             raise URDFError(f"link {link!r} <inertial>: its inertia is not finite in the frame of joint "
