@@ -241,3 +241,11 @@ def test_default_end_effector_stops_before_the_gripper(gripper):
     srdf = load_srdf(example_robot_data('panda_description/srdf/panda.srdf'))
     assert default_end_effector(load_urdf(panda), srdf) == 'panda_hand_tcp'
     assert default_end_effector(gripper) == 'hand'
+
+
+def test_a_replaced_inertia_reaches_the_coupled_dynamics(gripper):
+    """A changed model is ``dataclasses.replace`` (identification does it): twice every inertia, twice every torque."""
+    from dataclasses import replace
+    heavier = replace(gripper, inertia=2.0 * gripper.inertia)
+    q, qd, qdd = np.array([0.3, -0.4, 1.0, 0.025]), np.array([0.5, 0.1, -0.2, 0.03]), np.array([1.0, -2.0, 0.5, 0.1])
+    assert np.abs(rnea(heavier, q, qd, qdd) - 2.0 * rnea(gripper, q, qd, qdd)).max() <= 1e-12

@@ -14,7 +14,7 @@ def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike) -> float:
     check_quaternions(model, q)
     if model.coupling is not None:   # mimic joints: the tree moving with the coupled velocities
         c = model.coupling
-        return kinetic_energy(c.tree, c.tree_positions(q), c.tree_velocities(qd))
+        return kinetic_energy(model.tree, c.tree_positions(q), c.tree_velocities(qd))
     S, qd = model.motion_subspace, np.asarray(qd, dtype=float)
     Xup = model.parent_transforms(q)
     v = np.zeros((model.nb, 6))

@@ -83,7 +83,7 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
     check_quaternions(model, q)
     if model.coupling is not None:   # mimic joints: the tree's forces at the coupled motion, G^T tau_tree
         c = model.coupling
-        return c.reduce_forces(rnea(c.tree, c.tree_positions(q), c.tree_velocities(qd), c.tree_velocities(qdd),
+        return c.reduce_forces(rnea(model.tree, c.tree_positions(q), c.tree_velocities(qd), c.tree_velocities(qdd),
                                     gravity, f_ext))
     pack, tau = packed(model), np.empty(model.nv)
     f_ext, q, qd, qdd = as_float_arrays(pack.external_force(f_ext), q, qd, qdd)

@@ -138,7 +138,7 @@ class CoupledFunctions:
     reference constraint-embedding recursion (same signatures)."""
 
     def __init__(self, model: Model):
-        c, tree = model.coupling, functions(model.coupling.tree)
+        c, tree = model.coupling, functions(model.tree)
 
         def result(value, out):
             if out is None:

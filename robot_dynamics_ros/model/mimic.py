@@ -33,8 +33,8 @@ def resolve_masters(mimic, names):
 
 @dataclass(frozen=True, eq=False)
 class Coupling:
-    """How the reduced coordinates of a model with mimic joints drive every joint of its tree."""
-    tree: object            # the Model in which every joint is a degree of freedom (load_urdf(..., mimic=False))
+    """How the reduced coordinates of a model with mimic joints drive every joint of its tree (``Model.tree``)."""
+    tree_joints: dict       # the tree's per-joint fields (joint_names, limits, damping, friction, mimic as written)
     G: np.ndarray           # (tree.nv, nv) qd_tree = G qd
     Gq: np.ndarray          # (tree.nq, nq) q_tree = Gq q + q_offset
     q_offset: np.ndarray    # (tree.nq,)
@@ -91,7 +91,9 @@ def couple(tree, mimic):
         G[tree_v[b], body_v[k]] = multiplier
         damping[body_v[k]] += multiplier ** 2 * tree.damping[tree_v[b]]
         friction[body_v[k]] += abs(multiplier) * tree.friction[tree_v[b]]
-    coupling = Coupling(tree, G, Gq, q_offset, body_q, body_v)
+    tree_joints = {name: getattr(tree, name) for name in ('joint_names', 'lower', 'upper', 'effort_limit',
+                                                          'velocity_limit', 'damping', 'friction', 'mimic')}
+    coupling = Coupling(tree_joints, G, Gq, q_offset, body_q, body_v)
     for array in (G, Gq, q_offset, body_q, body_v):
         array.flags.writeable = False
     return replace(tree, joint_names=tuple(n for n in tree.joint_names if n not in mimic), lower=lower, upper=upper,

@@ -1,5 +1,5 @@
 """The rigid-body tree model: immutable flat arrays, built once from a URDF (see ``urdf.py``)."""
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
 import numpy as np
@@ -150,8 +150,13 @@ class Model:
 
     @property
     def tree(self):
-        """The model in which every joint is a degree of freedom: this one unless mimic joints are coupled."""
-        return self if self.coupling is None else self.coupling.tree
+        """The model in which every joint is a degree of freedom: this one unless mimic joints are coupled (then
+        built from this model's bodies, so that a ``dataclasses.replace`` of them reaches it)."""
+        if self.coupling is None:
+            return self
+        if 'tree' not in self._cache:
+            self._cache['tree'] = replace(self, coupling=None, **self.coupling.tree_joints)
+        return self._cache['tree']
 
     @property
     def all_joint_names(self):
