@@ -18,17 +18,19 @@ from ..model.joints import NV
 from .packing import spatial_gravity
 
 
-def cross_motion(v):
-    """The 6x6 matrix of v x (motion vectors)."""
-    w, u = v[:3], v[3:]
-    X = np.zeros((6, 6))
-    X[:3, :3] = X[3:, 3:] = _skew(w)
-    X[3:, :3] = _skew(u)
-    return X
+def cross_motion(v, m):
+    """v x m for motion vectors [angular; linear]."""
+    (w0, w1, w2, u0, u1, u2), (a0, a1, a2, b0, b1, b2) = v.tolist(), m.tolist()
+    return np.array([w1 * a2 - w2 * a1, w2 * a0 - w0 * a2, w0 * a1 - w1 * a0,
+                     w1 * b2 - w2 * b1 + u1 * a2 - u2 * a1, w2 * b0 - w0 * b2 + u2 * a0 - u0 * a2,
+                     w0 * b1 - w1 * b0 + u0 * a1 - u1 * a0])
 
 
-def _skew(v):
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+def cross_force(v, f):
+    """v x* f for a motion vector v and a force [moment; force] f."""
+    (w0, w1, w2, u0, u1, u2), (n0, n1, n2, f0, f1, f2) = v.tolist(), f.tolist()
+    return np.array([w1 * n2 - w2 * n1 + u1 * f2 - u2 * f1, w2 * n0 - w0 * n2 + u2 * f0 - u0 * f2,
+                     w0 * n1 - w1 * n0 + u0 * f1 - u1 * f0, w1 * f2 - w2 * f1, w2 * f0 - w0 * f2, w0 * f1 - w1 * f0])
 
 
 def aggregates(model):
@@ -113,8 +115,8 @@ def embedded_aba(model, q, qd, tau, gravity=None, f_ext=None):
         p = tree.parent[b]
         vJ = E.S[b] @ qd_tree[tree.idx_v[b]:tree.idx_v[b] + NV[tree.joint_type[b]]]
         v[b] = (Xup[b] @ v[p] if p >= 0 else 0.0) + vJ
-        c[b] = cross_motion(v[b]) @ vJ
-        pA[b] = -cross_motion(v[b]).T @ (tree.inertia[b] @ v[b])
+        c[b] = cross_motion(v[b], vJ)
+        pA[b] = cross_force(v[b], tree.inertia[b] @ v[b])
         if f_ext is not None:
             pA[b] -= f_ext[b]
     frames = node_maps(tree, E, Xup, c)
@@ -125,12 +127,10 @@ def embedded_aba(model, q, qd, tau, gravity=None, f_ext=None):
         IA_n, pA_n = _stacked_inertia(IA, bodies), np.concatenate([pA[b] for b in bodies])
         U = IA_n @ H
         D = H.T @ U
-        try:
-            L = np.linalg.cholesky(D)
-        except np.linalg.LinAlgError:
-            raise _singular(model, E.columns[n], D) from None
+        D_inv = _positive_definite_inverse(D)
+        if D_inv is None:
+            raise _singular(model, E.columns[n], D)
         u = tau[E.columns[n]] - H.T @ pA_n
-        D_inv = np.linalg.inv(L).T @ np.linalg.inv(L)
         factors[n] = (U, D_inv, u)
         p = E.node_parent[n]
         if p >= 0:
@@ -199,6 +199,17 @@ def embedded_pivots(model, q):
         if p >= 0:
             IA[p] += Phi.T @ (IA_n - U @ np.linalg.pinv(D) @ U.T) @ Phi
     return pivots
+
+
+def _positive_definite_inverse(D):
+    """D^-1 of a small symmetric pivot block, or None unless it is positive definite (a scalar without LAPACK)."""
+    if D.shape == (1, 1):
+        return 1.0 / D if D[0, 0] > 0.0 else None
+    try:
+        L_inv = np.linalg.inv(np.linalg.cholesky(D))
+    except np.linalg.LinAlgError:
+        return None
+    return L_inv.T @ L_inv
 
 
 def _singular(model, columns, D):

@@ -186,7 +186,8 @@ def packed(model):
     model with coupled mimic joints (its coordinates move several bodies): pack ``model.tree``."""
     if model.coupling is not None:
         raise ValueError(f"model {model.name!r} couples mimic joints ({', '.join(sorted(model.mimic))}): this "
-                         "computation does not support them yet; load the URDF with mimic=False")
+                         "computation does not support them yet (rnea, crba, aba, kinematics and the simulator do); "
+                         "load_urdf(..., mimic=False) makes them independent joints")
     try:
         return model._cache['packed']
     except KeyError:
