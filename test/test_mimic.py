@@ -249,3 +249,23 @@ def test_a_replaced_inertia_reaches_the_coupled_dynamics(gripper):
     heavier = replace(gripper, inertia=2.0 * gripper.inertia)
     q, qd, qdd = np.array([0.3, -0.4, 1.0, 0.025]), np.array([0.5, 0.1, -0.2, 0.03]), np.array([1.0, -2.0, 0.5, 0.1])
     assert np.abs(rnea(heavier, q, qd, qdd) - 2.0 * rnea(gripper, q, qd, qdd)).max() <= 1e-12
+
+
+def test_robots_pinocchio_refuses_run_here():
+    """TALOS full v2 and Romeo: Pinocchio 4 refuses them with mimic=True ('the parent joint of the mimic joint is not
+    in the kinematic tree'). TALOS: CRBA a = RNEA(a) - RNEA(0) and ABA inverts RNEA; Romeo's hands are massless, so
+    its forward dynamics is a named error."""
+    from robot_dynamics_ros.errors import SingularMassMatrixError
+    talos = quietly(load_urdf, example_robot_data('talos_data/robots/talos_full_v2.urdf'))
+    assert (quietly(load_urdf, example_robot_data('talos_data/robots/talos_full_v2.urdf'), mimic=False).nv,
+            talos.nv) == (44, 32)
+    rng = np.random.default_rng(4)
+    q, qd, qdd = talos.random_configuration(rng), *rng.normal(size=(2, talos.nv))
+    zero = np.zeros(talos.nv)
+    tau = rnea(talos, q, qd, qdd)
+    assert np.abs(crba(talos, q) @ qdd - (tau - rnea(talos, q, qd, zero))).max() <= 1e-10
+    assert np.abs(aba(talos, q, qd, tau) - qdd).max() <= 1e-10
+    romeo = quietly(load_urdf, example_robot_data('romeo_description/urdf/romeo.urdf'))
+    assert romeo.nv == 33
+    with pytest.raises(SingularMassMatrixError, match="joint '[LR]Hand'"):
+        aba(romeo, romeo.neutral(), np.zeros(romeo.nv), np.zeros(romeo.nv))
