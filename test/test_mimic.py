@@ -190,7 +190,10 @@ def test_fast_path_serves_coupled_models_and_refuses_what_it_cannot(gripper):
     assert np.abs(fast.rnea(gripper, q, qd, qdd) - rnea(gripper, q, qd, qdd)).max() <= 1e-12
     assert np.abs(fast.crba(gripper, q) - crba(gripper, q)).max() <= 1e-12
     out = np.empty(gripper.nv)
-    assert fast.aba(gripper, q, qd, qdd, out=out) is out and np.abs(out - aba(gripper, q, qd, qdd)).max() == 0.0
+    reference = aba(gripper, q, qd, qdd)
+    assert fast.aba(gripper, q, qd, qdd, out=out) is out
+    assert np.abs(out - reference).max() <= 1e-12 * max(1.0, np.abs(reference).max())
+    assert fast.path(gripper, algorithm='aba') == ('table' if fast.BACKEND == 'numba' else 'python')
     with pytest.raises(ValueError, match='couples mimic joints'):
         udut(gripper, q)
 
@@ -269,3 +272,24 @@ def test_robots_pinocchio_refuses_run_here():
     assert romeo.nv == 33
     with pytest.raises(SingularMassMatrixError, match="joint '[LR]Hand'"):
         aba(romeo, romeo.neutral(), np.zeros(romeo.nv), np.zeros(romeo.nv))
+
+
+def test_embedded_pivots_multiply_to_the_determinant(gripper):
+    """The simulator's start-up check takes the pivots of M = U D U^T on the embedded tree: their product is det M
+    (Jain Corollary 6.1), and a gripper moving no mass (its fingers and counterweight) makes one zero."""
+    from dataclasses import replace
+    from robot_dynamics_ros.algorithms.embedded_aba import embedded_pivots
+    rng = np.random.default_rng(5)
+    for _ in range(STATES):
+        q = gripper.random_configuration(rng)
+        pivots = embedded_pivots(gripper, q)
+        assert np.all(pivots > 0.0)
+        assert np.prod(pivots) == pytest.approx(np.linalg.det(crba(gripper, q)), rel=1e-10)
+    fingers = [gripper.body_joint_names.index(name) for name in ('left_finger', 'right_finger', 'right_tip',
+                                                                 'counterweight')]
+    inertia = np.array(gripper.inertia)
+    inertia[fingers] = 0.0
+    massless = replace(gripper, inertia=inertia)
+    assert embedded_pivots(massless, gripper.neutral())[3] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="joint 'left_finger'"):
+        Simulator(massless, 1e-3)

@@ -15,8 +15,8 @@ once, at its first call, and never changes by itself: no compiler runs behind th
 so a wrong length gives the same error as the reference.
 
 A model with coupled mimic joints (``model.coupling``) runs RNEA and CRBA through its tree's code (G^T tau_tree,
-G^T M_tree G) and ABA as the reference's O(n) constraint-embedding recursion (``algorithms.embedded_aba``, NumPy,
-not compiled); its batched functions, U D U^T and regressor raise ValueError (load the URDF with mimic=False).
+G^T M_tree G) and ABA as the compiled O(n) constraint-embedding kernel (``algorithms.embedded_aba``); no generated
+code of its own; its batched functions, U D U^T and regressor raise ValueError (load the URDF with mimic=False).
 """
 import functools
 import importlib
@@ -29,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..algorithms.backends import KERNEL_FORCES as FORCES
 from ..algorithms.backends import KERNEL_STATES as STATES
 from ..algorithms.backends import compiled
+from ..algorithms.embedded_aba import embedded_aba
 from ..algorithms.packing import as_float_arrays, packed
 from ..algorithms.regressor import extra_flags, body_columns, joint_columns
 from ..algorithms.spatial_kernels import unit_quaternions
@@ -156,8 +157,10 @@ class CoupledFunctions:
             return result(c.G.T @ tree.crba(c.tree_positions(q)) @ c.G, out)
 
         def aba(q, qd, tau, gravity=None, f_ext=None, out=None):
-            from ..algorithms.aba import aba as reference_aba
-            return result(reference_aba(model, q, qd, tau, gravity, f_ext), out)
+            check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
+            check_quaternions(model, q)
+            kernel = _compiled_kernel('embedded_aba') if BACKEND == 'numba' else _kernel('embedded_aba')
+            return result(embedded_aba(model, q, qd, tau, gravity, f_ext, kernel), out)
         self.rnea, self.crba, self.aba = rnea, crba, aba
 
 
@@ -178,7 +181,7 @@ def choose_code(model: Model) -> str:
         return 'the kernels as plain Python (numba is not installed)'
     if model.coupling is not None:
         return (f"mimic joints coupled: RNEA and CRBA through the tree's {choose_code(model.tree)}; ABA by constraint "
-                "embedding (NumPy)")
+                "embedding (table kernel)")
     if all(name in _generated(model) for name in NODE_ALGORITHMS):
         return 'generated per-robot code (compiled ahead, loaded from the disk cache)'
     if not ENABLE or model.nv > MAX_DOF:
@@ -191,10 +194,11 @@ def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None
     """Which code serves ``algorithm`` (rnea, crba, aba, regressor) of ``model`` with these arguments: 'generated'
     (per-robot code, see ``codegen.py``), 'table' (the compiled kernels on the packed model) or 'python' (the same
     kernels as plain Python, without numba)."""
-    if BACKEND == 'python' or (model.coupling is not None and algorithm not in ('rnea', 'crba')):
+    if BACKEND == 'python':
         return 'python'
     if model.coupling is not None:
-        return path(model.tree, gravity, f_ext, algorithm)
+        return path(model.tree, gravity, f_ext, algorithm) if algorithm in ('rnea', 'crba') else 'table'
+
     return 'generated' if gravity is None and f_ext is None and algorithm in _generated(model) else 'table'
 
 
