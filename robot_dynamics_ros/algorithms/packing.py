@@ -185,9 +185,8 @@ def packed(model):
     """The PackedModel of ``model``, built on first use and cached on the (immutable) Model instance. Not for a
     model with coupled mimic joints (its coordinates move several bodies): pack ``model.tree``."""
     if model.coupling is not None:
-        raise ValueError(f"model {model.name!r} couples mimic joints ({', '.join(sorted(model.mimic))}): this "
-                         "computation does not support them yet (rnea, crba, aba, kinematics and the simulator do); "
-                         "load_urdf(..., mimic=False) makes them independent joints")
+        from ..model.mimic import unsupported
+        raise unsupported(model)
     try:
         return model._cache['packed']
     except KeyError:

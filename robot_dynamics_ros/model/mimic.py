@@ -54,6 +54,13 @@ class Coupling:
         return self.G.T @ tau_tree
 
 
+def unsupported(model):
+    """The ValueError of a computation that does not take coupled mimic joints yet."""
+    return ValueError(f"model {model.name!r} couples mimic joints ({', '.join(sorted(model.mimic))}): this computation "
+                      "does not support them yet (rnea, crba, aba, kinematics and the simulator without ground contact "
+                      "do); load_urdf(..., mimic=False) makes them independent joints")
+
+
 def couple(tree, mimic):
     """The reduced Model of ``tree`` with the resolved ``mimic`` relations (``resolve_masters``) as coupled
     coordinates. Position, velocity and effort limits are the master's (as MoveIt and Pinocchio take them: public

@@ -178,8 +178,8 @@ class Model:
         [0; axis] for prismatic; a floating joint's are [0; e_k] then [e_k; 0], a planar one's [0; e_x], [0; e_y],
         [e_z; 0] (Pinocchio's velocity layouts). Not defined with coupled mimic joints (see ``tree``)."""
         if self.coupling is not None:
-            raise ValueError(f"model {self.name!r} couples mimic joints: its coordinates move several bodies; "
-                             "use model.tree.motion_subspace with model.coupling.G")
+            from .mimic import unsupported
+            raise unsupported(self)
         S = np.zeros((self.nv, 6))
         for i, (kind, axis, v) in enumerate(zip(self.joint_type, self.axis, self.idx_v)):
             for k, (angular, column) in enumerate(joint_columns(kind, axis)):
