@@ -5,6 +5,7 @@ from functools import cached_property
 import numpy as np
 
 from .. import spatial
+from .mimic import unsupported
 from .joints import (FREE_FLYER, NQ, NV, PLANAR, PRISMATIC, REVOLUTE, check_state, check_states,  # noqa: F401
                      joint_columns, neutral_coordinates, random_coordinates)
 
@@ -178,7 +179,6 @@ class Model:
         [0; axis] for prismatic; a floating joint's are [0; e_k] then [e_k; 0], a planar one's [0; e_x], [0; e_y],
         [e_z; 0] (Pinocchio's velocity layouts). Not defined with coupled mimic joints (see ``tree``)."""
         if self.coupling is not None:
-            from .mimic import unsupported
             raise unsupported(self)
         S = np.zeros((self.nv, 6))
         for i, (kind, axis, v) in enumerate(zip(self.joint_type, self.axis, self.idx_v)):
