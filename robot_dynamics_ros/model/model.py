@@ -5,9 +5,9 @@ from functools import cached_property
 import numpy as np
 
 from .. import spatial
-from .mimic import unsupported
 from .joints import (FREE_FLYER, NQ, NV, PLANAR, PRISMATIC, REVOLUTE, check_state, check_states,  # noqa: F401
                      joint_columns, neutral_coordinates, random_coordinates)
+from .mimic import unsupported
 
 
 def read_only(array):
