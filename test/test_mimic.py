@@ -103,8 +103,9 @@ def test_panda_hand_aggregates_only_its_fingers():
     aggregate of those two bodies with one column; every other node is one body."""
     from robot_dynamics_ros.algorithms.embedded_aba import embedding
     model = load_urdf(example_robot_data(PUBLIC['panda'][0]))
-    nodes = embedding(model).nodes
-    aggregates = [[model.body_joint_names[b] for b in bodies] for bodies in nodes if len(bodies) > 1]
+    E = embedding(model)
+    nodes = E.nodes   # rows of the tree's packed model (one per velocity coordinate)
+    aggregates = [[model.body_joint_names[E.pack.row_body[r]] for r in rows] for rows in nodes if len(rows) > 1]
     assert aggregates == [['panda_finger_joint1', 'panda_finger_joint2']]
     assert len(nodes) == model.nv
 
@@ -256,18 +257,19 @@ def test_a_replaced_inertia_reaches_the_coupled_dynamics(gripper):
 
 def test_robots_pinocchio_refuses_run_here():
     """TALOS full v2 and Romeo: Pinocchio 4 refuses them with mimic=True ('the parent joint of the mimic joint is not
-    in the kinematic tree'). TALOS: CRBA a = RNEA(a) - RNEA(0) and ABA inverts RNEA; Romeo's hands are massless, so
-    its forward dynamics is a named error."""
+    in the kinematic tree'). TALOS on a floating base, with external forces: CRBA a = RNEA(a) - RNEA(0) and ABA (and
+    the fast path's) inverts RNEA; Romeo's hands are massless, so its forward dynamics is a named error."""
     from robot_dynamics_ros.errors import SingularMassMatrixError
-    talos = quietly(load_urdf, example_robot_data('talos_data/robots/talos_full_v2.urdf'))
-    assert (quietly(load_urdf, example_robot_data('talos_data/robots/talos_full_v2.urdf'), mimic=False).nv,
-            talos.nv) == (44, 32)
+    path = example_robot_data('talos_data/robots/talos_full_v2.urdf')
+    talos = quietly(load_urdf, path, root_joint='floating')
+    assert (quietly(load_urdf, path, mimic=False).nv, talos.nv) == (44, 6 + 32)
     rng = np.random.default_rng(4)
     q, qd, qdd = talos.random_configuration(rng), *rng.normal(size=(2, talos.nv))
-    zero = np.zeros(talos.nv)
-    tau = rnea(talos, q, qd, qdd)
-    assert np.abs(crba(talos, q) @ qdd - (tau - rnea(talos, q, qd, zero))).max() <= 1e-10
-    assert np.abs(aba(talos, q, qd, tau) - qdd).max() <= 1e-10
+    zero, f_ext = np.zeros(talos.nv), rng.normal(size=(talos.nb, 6))
+    tau = rnea(talos, q, qd, qdd, f_ext=f_ext)
+    assert np.abs(crba(talos, q) @ qdd - (tau - rnea(talos, q, qd, zero, f_ext=f_ext))).max() <= 1e-10
+    assert np.abs(aba(talos, q, qd, tau, f_ext=f_ext) - qdd).max() <= 1e-10
+    assert np.abs(fast.aba(talos, q, qd, tau, f_ext=f_ext) - qdd).max() <= 1e-10
     romeo = quietly(load_urdf, example_robot_data('romeo_description/urdf/romeo.urdf'))
     assert romeo.nv == 33
     with pytest.raises(SingularMassMatrixError, match="joint '[LR]Hand'"):
