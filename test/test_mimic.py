@@ -295,3 +295,16 @@ def test_embedded_pivots_multiply_to_the_determinant(gripper):
     assert embedded_pivots(massless, gripper.neutral())[3] == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(ValueError, match="joint 'left_finger'"):
         Simulator(massless, 1e-3)
+
+
+def test_regressor_and_joint_wrenches_of_the_coupled_model(gripper, gripper_tree):
+    """tau = Y pi on the reduced coordinates (viscous and Coulomb columns per independent joint, from the model's
+    gathered damping and friction); joint wrenches are the tree's at the hand-expanded motion."""
+    from robot_dynamics_ros.algorithms import joint_wrenches, regressor, standard_parameters
+    rng = np.random.default_rng(6)
+    q, qd, qdd = gripper.random_configuration(rng), *rng.normal(size=(2, gripper.nv))
+    Y = regressor(gripper, q, qd, qdd, viscous=True, coulomb=True)
+    expected = rnea(gripper, q, qd, qdd) + gripper.damping * qd + gripper.friction * np.sign(qd)
+    assert np.abs(Y @ standard_parameters(gripper, viscous=True, coulomb=True) - expected).max() <= 1e-10
+    assert np.abs(joint_wrenches(gripper, q, qd, qdd) - joint_wrenches(
+        gripper_tree, gripper_positions(q), gripper_velocities(qd), gripper_velocities(qdd))).max() <= 1e-12
