@@ -1,8 +1,9 @@
 """Forward dynamics with coupled (URDF mimic) joints, per call in microseconds: our ABA by constraint embedding
-(O(n); ``fast.aba``: compiled, and ``algorithms.aba``: the same kernel as plain Python), our CRBA-based solve (``solve(crba, tau - rnea(qdd = 0))``, through the tree's compiled
-code), and Pinocchio 4's CRBA-based solve on its ``mimic=True`` model (``crba``, ``nonLinearEffects``,
-``numpy.linalg.solve``: Pinocchio has no ABA with mimic joints); the ratio fast ABA / Pinocchio, and the largest
-difference between our ABA and Pinocchio's solve, as a check. Robots: example-robot-data's that ship mimic joints.
+(O(n); ``fast.aba``: compiled, and ``algorithms.aba``: the same kernel as plain Python), our CRBA-based solve
+(``solve(crba, tau - rnea(qdd = 0))``, through the tree's compiled code), and Pinocchio 4's CRBA-based solve on
+its ``mimic=True`` model (``crba``, ``nonLinearEffects``, ``numpy.linalg.solve``: Pinocchio has no ABA with mimic
+joints); the ratio fast ABA / Pinocchio, and the largest difference between our ABA and Pinocchio's solve, as a
+check. Robots: example-robot-data's that ship mimic joints.
 
     python benchmarks/bench_mimic.py
 

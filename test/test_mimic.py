@@ -143,7 +143,8 @@ def test_gripper_frames_and_jacobians(gripper, gripper_tree):
     for _ in range(STATES):
         q = gripper.random_configuration(rng)
         for link in ('right_tip_link', 'counterweight_link', 'left_finger_link', 'hand'):
-            ours, expected = frame_placement(gripper, q, link), frame_placement(gripper_tree, gripper_positions(q), link)
+            ours = frame_placement(gripper, q, link)
+            expected = frame_placement(gripper_tree, gripper_positions(q), link)
             assert np.abs(ours.R - expected.R).max() <= 1e-14 and np.abs(ours.p - expected.p).max() <= 1e-14
             J, step = frame_jacobian(gripper, q, link), 1e-6
             for k in range(gripper.nv):
