@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..model.configuration import check_quaternions
 from ..model.model import Model, check_state
 from .backends import njit
+from .embedded_aba import embedded_aba
 from .packing import ABA, MASS, PARENT, SPATIAL_INERTIA, as_float_arrays, packed
 from .spatial_kernels import add_transposed_force, configuration_size, cross_force_add, cross_motion_add, inertia_times, joint_motion, \
     keep_incoming_velocity, parent_transform, project_on_joint, transform_motion
@@ -82,6 +83,8 @@ def aba(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayLike, gravity: Arra
     """Joint accelerations qdd = M(q)^{-1} (tau - h(q, qd) + sum J^T f_ext). Arguments as in ``rnea``."""
     check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
     check_quaternions(model, q)
+    if model.coupling is not None:   # mimic joints: O(n) by constraint embedding
+        return embedded_aba(model, q, qd, tau, gravity, f_ext)
     pack, qdd = packed(model), np.empty(model.nv)
     W, a0 = pack.work(), pack.base_acceleration(gravity)
     f_ext, q, qd, tau = as_float_arrays(pack.external_force(f_ext), q, qd, tau)

@@ -45,6 +45,8 @@ def centroidal_momentum_matrix(model: Model, q: ArrayLike) -> NDArray[np.float64
     coordinates, is A_G qd. Column k of joint j is Ic_j (0_X_j S_k) with Ic_j the composite inertia of j's subtree in
     root coordinates (gathered tips to base, as in CRBA), then moved from the root origin to the centre of mass."""
     check_state(model, q=q)
+    if model.coupling is not None:   # mimic joints: A_G of the tree times the joint map G
+        return centroidal_momentum_matrix(model.tree, model.coupling.tree_positions(q)) @ model.coupling.G
     X0 = body_transforms(model, q)
     Ic = _world_inertias(model, X0)
     for i in reversed(range(model.nb)):   # gather, tips to base: composite inertias

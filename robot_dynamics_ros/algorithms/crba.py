@@ -55,6 +55,9 @@ def crba(model: Model, q: ArrayLike) -> NDArray[np.float64]:
     """Joint-space mass matrix M(q)."""
     check_state(model, q=q)
     check_quaternions(model, q)
+    if model.coupling is not None:   # mimic joints: M = G^T M_tree G
+        c = model.coupling
+        return c.G.T @ crba(model.tree, c.tree_positions(q)) @ c.G
     pack, M = packed(model), np.empty((model.nv, model.nv))
     crba_kernel(pack.table, pack.work(), *as_float_arrays(q), M)
     return M

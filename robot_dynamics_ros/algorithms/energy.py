@@ -12,6 +12,9 @@ def kinetic_energy(model: Model, q: ArrayLike, qd: ArrayLike) -> float:
     """T = 1/2 sum_i v_i^T I_i v_i = 1/2 qd^T M(q) qd."""
     check_state(model, q=q, qd=qd)
     check_quaternions(model, q)
+    if model.coupling is not None:   # mimic joints: the tree moving with the coupled velocities
+        c = model.coupling
+        return kinetic_energy(model.tree, c.tree_positions(q), c.tree_velocities(qd))
     S, qd = model.motion_subspace, np.asarray(qd, dtype=float)
     Xup = model.parent_transforms(q)
     v = np.zeros((model.nb, 6))

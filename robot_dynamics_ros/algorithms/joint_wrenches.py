@@ -18,6 +18,10 @@ def joint_wrenches(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gr
     kernel as plain Python, or its compilation (``backends.compiled(rnea_kernel)``)."""
     check_state(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     check_quaternions(model, q)
+    if model.coupling is not None:   # mimic joints: the tree's wrenches at the coupled motion
+        c = model.coupling
+        return joint_wrenches(model.tree, c.tree_positions(q), c.tree_velocities(qd), c.tree_velocities(qdd), gravity,
+                              f_ext, kernel)
     pack, tau = packed(model), np.empty(model.nv)
     f_ext, q, qd, qdd = as_float_arrays(pack.external_force(f_ext), q, qd, qdd)
     work = pack.work()

@@ -57,6 +57,8 @@ def frame_jacobian(model: Model, q: ArrayLike, link_name: str,
 
 def jacobian_from_transforms(model, X0, link_name, reference):
     """``frame_jacobian`` from the bodies' transforms X0 (``body_transforms``): several frames at one q share them."""
+    if model.coupling is not None:   # mimic joints: the tree's Jacobian times the joint map, J_tree G
+        return jacobian_from_transforms(model.tree, X0, link_name, reference) @ model.coupling.G
     F_X_0 = frame_X_root(model, X0, link_name)
     S = model.motion_subspace
     J = np.zeros((6, model.nv))

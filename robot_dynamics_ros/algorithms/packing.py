@@ -25,6 +25,7 @@ run them at the same time; the batched kernels and the plain-Python reference wo
 """
 import numpy as np
 
+from ..model.mimic import unsupported
 from ..model.model import NQ, NV, PRISMATIC, REVOLUTE, read_only, joint_columns
 from ..spatial import unskew, skew
 
@@ -182,7 +183,10 @@ def as_float_arrays(*arrays):
 
 
 def packed(model):
-    """The PackedModel of ``model``, built on first use and cached on the (immutable) Model instance."""
+    """The PackedModel of ``model``, built on first use and cached on the (immutable) Model instance. Not for a
+    model with coupled mimic joints (its coordinates move several bodies): pack ``model.tree``."""
+    if model.coupling is not None:
+        raise unsupported(model)
     try:
         return model._cache['packed']
     except KeyError:

@@ -140,6 +140,11 @@ def regressor(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity
     check_state(model, q=q, qd=qd, qdd=qdd)
     check_quaternions(model, q)
     flags = extra_flags(rotor_inertia, viscous, coulomb, offset)
+    if model.coupling is not None:   # mimic joints: the tree's body columns projected, G^T Y_tree
+        c, n = model.coupling, model.nv
+        Y_tree = regressor(model.tree, c.tree_positions(q), c.tree_velocities(qd), c.tree_velocities(qdd), gravity)
+        Y = np.concatenate([c.G.T @ Y_tree, np.zeros((n, sum(flags) * n))], axis=1)
+        return joint_columns(Y, flags, *as_float_arrays(qd, qdd))
     pack, n = packed(model), model.nv
     q, qd, qdd = as_float_arrays(q, qd, qdd)
     Y = np.zeros((n, 10 * n + sum(flags) * n))

@@ -81,6 +81,10 @@ def rnea(model: Model, q: ArrayLike, qd: ArrayLike, qdd: ArrayLike, gravity: Arr
     """
     check_state(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
     check_quaternions(model, q)
+    if model.coupling is not None:   # mimic joints: the tree's forces at the coupled motion, G^T tau_tree
+        c = model.coupling
+        return c.reduce_forces(rnea(model.tree, c.tree_positions(q), c.tree_velocities(qd), c.tree_velocities(qdd),
+                                    gravity, f_ext))
     pack, tau = packed(model), np.empty(model.nv)
     f_ext, q, qd, qdd = as_float_arrays(pack.external_force(f_ext), q, qd, qdd)
     rnea_kernel(pack.table, pack.work(), pack.base_acceleration(gravity), f_ext, q, qd, qdd, tau)

@@ -683,13 +683,24 @@ def reach(model: Model) -> float:
     return float(sum(np.linalg.norm(spatial.pose_from_plucker(X)[1]) for X in model.X_tree)) or 1.0
 
 
-def default_end_effector(model: Model) -> str:
-    """The tip of the longest chain: of the links on the body with the most joints to the root, the last in URDF
-    order (a tool or flange link fixed to the last body, where the URDF has one)."""
+def default_end_effector(model: Model, srdf=None) -> str:
+    """The link a Cartesian controller moves by default: the parent link of the SRDF's first end effector, when an
+    SRDF with one is given; else the tip of the longest chain: of the links on the body with the most joints to the
+    root, the last in URDF order (a tool or flange link fixed to the last body, where the URDF has one), unless
+    that chain ends in a gripper, joints coupled by <mimic>: then the link the gripper's joints hang from (Panda's
+    panda_hand: the fingers' limits would stop a task given to a finger)."""
+    if srdf is not None and srdf.end_effectors:
+        return srdf.end_effectors[0].parent_link
     depth = np.zeros(model.nb, dtype=int)
     for i in range(model.nb):
         depth[i] = depth[model.parent[i]] + 1 if model.parent[i] >= 0 else 1
     deepest = int(np.argmax(depth)) if model.nb else -1
+    coupled = set(model.mimic) | {master for master, _, _ in model.mimic.values()}
+    body, finger = deepest, None
+    while body >= 0 and model.body_joint_names[body] in coupled:   # up through the gripper's joints
+        finger, body = body, model.parent[body]
+    if finger is not None:
+        return model.frames[model.body_names[finger]].parent_link
     return [name for name, frame in model.frames.items() if frame.body == deepest][-1]
 
 

@@ -13,6 +13,10 @@ traced on symbols, unrolled, constants baked in) where it is compiled ahead in t
 once, at its first call, and never changes by itself: no compiler runs behind the caller's back.
 ``path`` says which code serves a call. Every function checks argument shapes with ``model.model.check_state``,
 so a wrong length gives the same error as the reference.
+
+A model with coupled mimic joints (``model.coupling``) runs RNEA and CRBA through its tree's code (G^T tau_tree,
+G^T M_tree G) and ABA as the compiled O(n) constraint-embedding kernel (``algorithms.embedded_aba``); no generated
+code of its own; its batched functions, U D U^T and regressor raise ValueError (load the URDF with mimic=False).
 """
 import functools
 import importlib
@@ -25,6 +29,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..algorithms.backends import KERNEL_FORCES as FORCES
 from ..algorithms.backends import KERNEL_STATES as STATES
 from ..algorithms.backends import compiled
+from ..algorithms.embedded_aba import embedded_aba
 from ..algorithms.packing import as_float_arrays, packed
 from ..algorithms.regressor import extra_flags, body_columns, joint_columns
 from ..algorithms.spatial_kernels import unit_quaternions
@@ -59,7 +64,7 @@ def _generated(model):
     the disk cache holds compiled then), and kept for the life of the model unless ``specialize`` adds to it."""
     loaded = model._cache.get('generated')
     if loaded is None:
-        usable = ENABLE and BACKEND == 'numba' and model.nv <= MAX_DOF
+        usable = ENABLE and BACKEND == 'numba' and model.nv <= MAX_DOF and model.coupling is None
         loaded = model._cache['generated'] = code_cache.load_compiled(model, ALGORITHMS) if usable else NONE
     return loaded
 
@@ -70,6 +75,9 @@ def specialize(model: Model, algorithms: tuple[str, ...] = ALGORITHMS, progress=
     the same model (in this and later processes) from their first call. ``progress(algorithm, seconds)``."""
     if BACKEND != 'numba':
         raise ImportError("generated code is compiled with numba", name='numba')
+    if model.coupling is not None:   # mimic joints: RNEA and CRBA run the tree's code
+        specialize(model.tree, tuple(a for a in algorithms if a != 'aba'), progress)
+        return
     model._cache['generated'] = {**_generated(model), **code_cache.compile(model, algorithms, progress)}
     model._cache.pop('functions', None)   # bound again with the new code at the next call
 
@@ -126,11 +134,41 @@ class ModelFunctions:
         self.rnea, self.crba, self.aba = rnea, crba, aba
 
 
+class CoupledFunctions:
+    """``ModelFunctions`` of a model with coupled mimic joints: RNEA and CRBA through the tree's functions, ABA the
+    reference constraint-embedding recursion (same signatures)."""
+
+    def __init__(self, model: Model):
+        c, tree = model.coupling, functions(model.tree)
+
+        def result(value, out):
+            if out is None:
+                return value
+            out[...] = value
+            return out
+
+        def rnea(q, qd, qdd, gravity=None, f_ext=None, out=None):
+            check_state(model, q=q, qd=qd, qdd=qdd, f_ext=f_ext)
+            tau = tree.rnea(c.tree_positions(q), c.tree_velocities(qd), c.tree_velocities(qdd), gravity, f_ext)
+            return result(c.reduce_forces(tau), out)
+
+        def crba(q, out=None):
+            check_state(model, q=q)
+            return result(c.G.T @ tree.crba(c.tree_positions(q)) @ c.G, out)
+
+        def aba(q, qd, tau, gravity=None, f_ext=None, out=None):
+            check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
+            check_quaternions(model, q)
+            kernel = _compiled_kernel('embedded_aba') if BACKEND == 'numba' else _kernel('embedded_aba')
+            return result(embedded_aba(model, q, qd, tau, gravity, f_ext, kernel), out)
+        self.rnea, self.crba, self.aba = rnea, crba, aba
+
+
 def functions(model: Model) -> ModelFunctions:
     """The ``ModelFunctions`` of ``model``, bound at its first call (see ``_generated``)."""
     bound = model._cache.get('functions')
     if bound is None:
-        bound = model._cache['functions'] = ModelFunctions(model)
+        bound = model._cache['functions'] = (ModelFunctions if model.coupling is None else CoupledFunctions)(model)
     return bound
 
 
@@ -141,6 +179,9 @@ def choose_code(model: Model) -> str:
     """Decide now which code serves ``model`` (as its first call would) and say which, for a node's log line."""
     if BACKEND == 'python':
         return 'the kernels as plain Python (numba is not installed)'
+    if model.coupling is not None:
+        return (f"mimic joints coupled: RNEA and CRBA through the tree's {choose_code(model.tree)}; ABA by constraint "
+                "embedding (table kernel)")
     if all(name in _generated(model) for name in NODE_ALGORITHMS):
         return 'generated per-robot code (compiled ahead, loaded from the disk cache)'
     if not ENABLE or model.nv > MAX_DOF:
@@ -155,6 +196,9 @@ def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None
     kernels as plain Python, without numba)."""
     if BACKEND == 'python':
         return 'python'
+    if model.coupling is not None:
+        return path(model.tree, gravity, f_ext, algorithm) if algorithm in ('rnea', 'crba') else 'table'
+
     return 'generated' if gravity is None and f_ext is None and algorithm in _generated(model) else 'table'
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .. import spatial
-from .joints import FREE_FLYER, PLANAR, check_state, neutral_coordinates, random_coordinates
+from .joints import FREE_FLYER, PLANAR, check_state
 from .model import Model
 
 QUATERNION_TOLERANCE = 1e-6   # | |quaternion| - 1 | beyond this is an error
@@ -39,14 +39,14 @@ def check_quaternion_rows(model: Model, Q) -> None:
 
 def neutral(model: Model) -> NDArray[np.float64]:
     """Zero displacement in every joint (identity quaternion, cos = 1), 1-DOF joints clipped into their limits."""
-    return neutral_coordinates(model.joint_type, model.idx_q, model.lower, model.upper)
+    return model.neutral()
 
 
 def random_configuration(model: Model, rng: np.random.Generator) -> NDArray[np.float64]:
     """1-DOF joints uniform in their limits; in [-pi, pi] (revolute) or [-1, 1] (prismatic) where unlimited, and
     over twice that span from the one limit a joint limited on one side has. Floating and planar joints: position
     uniform in [-1, 1] per axis, orientation uniform (a uniformly random unit quaternion; an angle in [-pi, pi])."""
-    return random_coordinates(model.joint_type, model.idx_q, model.lower, model.upper, rng)
+    return model.random_configuration(rng)
 
 
 def normalize(model: Model, q: ArrayLike) -> NDArray[np.float64]:

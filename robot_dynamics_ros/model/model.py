@@ -1,5 +1,5 @@
 """The rigid-body tree model: immutable flat arrays, built once from a URDF (see ``urdf.py``)."""
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 
 import numpy as np
@@ -7,6 +7,7 @@ import numpy as np
 from .. import spatial
 from .joints import (FREE_FLYER, NQ, NV, PLANAR, PRISMATIC, REVOLUTE, check_state, check_states,  # noqa: F401
                      joint_columns, neutral_coordinates, random_coordinates)
+from .mimic import unsupported
 
 
 def read_only(array):
@@ -25,6 +26,7 @@ class Frame:
     name: str
     body: int
     X_body: np.ndarray  # motion transform from the body frame to this link frame
+    parent_link: str | None = None   # the URDF link this one hangs from (None for the root link)
 
     def __post_init__(self):
         object.__setattr__(self, 'X_body', read_only(self.X_body))
@@ -42,6 +44,11 @@ class Model:
     without floating or planar joints, the order of q, qd, tau. ``body_joint_names[i]`` names the joint of
     body i, whatever its type. Position limits are per coordinate of q, the other joint arrays per coordinate
     of qd (unlimited, no damping on floating and planar joints).
+
+    With mimic joints as coupled coordinates (``coupling``, see ``mimic.py``), q and qd hold the independent
+    joints only, in body order; a mimic joint's body keeps its frame, and ``idx_q``/``idx_v`` of its body give
+    its master's coordinate. ``tree`` is the model in which every joint is a degree of freedom, and
+    ``joint_positions`` gives every joint's position (for /joint_states).
 
     The arrays are read-only (a write raises ValueError): derived data (the packed tables and generated code
     of ``fast``) is cached on the instance, so a changed model is a new Model (``dataclasses.replace``).
@@ -63,8 +70,9 @@ class Model:
     friction: np.ndarray        # (nv,) Coulomb friction N*m or N
     frames: dict                # link name -> Frame, every URDF link
     root_inertia: np.ndarray = field(default_factory=lambda: np.zeros((6, 6)))  # fixed root body (no effect)
-    mimic: dict = field(default_factory=dict)  # joint name -> (mimicked joint, multiplier, offset), kept as data only
+    mimic: dict = field(default_factory=dict)  # joint name -> (master joint, multiplier, offset) of URDF <mimic>
     body_joint_names: tuple = None   # the joint of each body; None: joint_names (every joint has 1 DOF)
+    coupling: object = None   # mimic.Coupling when mimic joints are coupled coordinates, else None
 
     def __post_init__(self):
         if self.body_joint_names is None:
@@ -90,19 +98,27 @@ class Model:
     @cached_property
     def idx_q(self):
         """(nb,) first coordinate of each joint in q."""
+        if self.coupling is not None:
+            return self.coupling.body_q
         return read_only(np.cumsum([0] + [NQ[t] for t in self.joint_type])[:-1].astype(int))
 
     @cached_property
     def idx_v(self):
         """(nb,) first coordinate of each joint in qd, qdd, tau."""
+        if self.coupling is not None:
+            return self.coupling.body_v
         return read_only(np.cumsum([0] + [NV[t] for t in self.joint_type])[:-1].astype(int))
 
     @cached_property
     def nq(self) -> int:
+        if self.coupling is not None:
+            return self.coupling.Gq.shape[1]
         return int(sum(NQ[t] for t in self.joint_type))
 
     @cached_property
     def nv(self) -> int:
+        if self.coupling is not None:
+            return self.coupling.G.shape[1]
         return int(sum(NV[t] for t in self.joint_type))
 
     @cached_property
@@ -127,11 +143,43 @@ class Model:
         return tuple((self.body_joint_names[i], int(self.idx_q[i]) + 3)
                      for i in range(self.nb) if self.joint_type[i] == FREE_FLYER)
 
+    @cached_property
+    def coordinate_bodies(self):
+        """The bodies whose joints own coordinates of q and qd: all but those of coupled mimic joints."""
+        return read_only(np.array([b for b in range(self.nb) if self.coupling is None
+                                   or self.body_joint_names[b] not in self.mimic], dtype=int))
+
+    @property
+    def tree(self):
+        """The model in which every joint is a degree of freedom: this one unless mimic joints are coupled (then
+        built from this model's bodies, so that a ``dataclasses.replace`` of them reaches it)."""
+        if self.coupling is None:
+            return self
+        if 'tree' not in self._cache:
+            self._cache['tree'] = replace(self, coupling=None, **self.coupling.tree_joints)
+        return self._cache['tree']
+
+    @property
+    def all_joint_names(self):
+        """Every 1-DOF joint, mimic joints included, in the order of ``joint_positions``."""
+        return self.tree.joint_names
+
+    def joint_positions(self, q, qd=None):
+        """(positions, velocities) of every 1-DOF joint (``all_joint_names``, mimic joints included) at (q, qd);
+        velocities None when qd is None."""
+        tree = self.tree
+        q_tree = q if self.coupling is None else self.coupling.tree_positions(q)
+        qd_tree = qd if self.coupling is None or qd is None else self.coupling.tree_velocities(qd)
+        return (np.asarray(q_tree, dtype=float)[tree.joint_q_index],
+                None if qd is None else np.asarray(qd_tree, dtype=float)[tree.joint_v_index])
+
     @property
     def motion_subspace(self):
         """(nv, 6) the motion subspace column of each coordinate of qd in its body frame: [axis; 0] for revolute,
         [0; axis] for prismatic; a floating joint's are [0; e_k] then [e_k; 0], a planar one's [0; e_x], [0; e_y],
-        [e_z; 0] (Pinocchio's velocity layouts)."""
+        [e_z; 0] (Pinocchio's velocity layouts). Not defined with coupled mimic joints (see ``tree``)."""
+        if self.coupling is not None:
+            raise unsupported(self)
         S = np.zeros((self.nv, 6))
         for i, (kind, axis, v) in enumerate(zip(self.joint_type, self.axis, self.idx_v)):
             for k, (angular, column) in enumerate(joint_columns(kind, axis)):
@@ -180,19 +228,24 @@ class Model:
 
     def joint_coordinates(self, q, i):
         """The coordinates of joint i in q: a scalar for a 1-DOF joint, else the block."""
+        if self.coupling is not None:
+            return self.tree.joint_coordinates(self.coupling.tree_positions(q), i)
         start = self.idx_q[i]
         return q[start] if NQ[self.joint_type[i]] == 1 else q[start:start + NQ[self.joint_type[i]]]
 
     def parent_transforms(self, q):
         """(nb, 6, 6) Xup[i] = X_J(q_i) X_tree[i], the motion transform from body parent[i] to body i."""
         check_state(self, q=q)
+        if self.coupling is not None:
+            return self.tree.parent_transforms(self.coupling.tree_positions(q))
         q = np.asarray(q, dtype=float)
         return np.array([self.joint_transform(i, self.joint_coordinates(q, i)) @ self.X_tree[i]
                          for i in range(self.nb)]).reshape(self.nb, 6, 6)
 
     def neutral(self):
         """The neutral configuration (``configuration.neutral``)."""
-        return neutral_coordinates(self.joint_type, self.idx_q, self.lower, self.upper)
+        bodies = self.coordinate_bodies
+        return neutral_coordinates(self.joint_type[bodies], self.idx_q[bodies], self.lower, self.upper)
 
     def middle_of_limits(self):
         """The middle of each joint's position limits; 0 where a joint is unlimited, clipped into the one limit
@@ -203,4 +256,5 @@ class Model:
 
     def random_configuration(self, rng):
         """A random configuration (``configuration.random_configuration``)."""
-        return random_coordinates(self.joint_type, self.idx_q, self.lower, self.upper, rng)
+        bodies = self.coordinate_bodies
+        return random_coordinates(self.joint_type[bodies], self.idx_q[bodies], self.lower, self.upper, rng)

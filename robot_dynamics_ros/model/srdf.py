@@ -141,6 +141,8 @@ def configuration(model: Model, state: GroupState, srdf: SRDF) -> tuple[np.ndarr
     floating_root = model.joint_type[0] in (FREE_FLYER, PLANAR)
     base_given = False
     for name, values in state.joints.items():
+        if name in model.mimic and model.coupling is not None:   # follows its master, as in MoveIt
+            continue
         if floating_root and name in root_names:
             start, count = model.idx_q[0], NQ[model.joint_type[0]]
             base_given = True

@@ -4,9 +4,11 @@ Revolute, continuous and prismatic joints are 1-DOF joints; floating joints (6 D
 the xy plane of the joint frame: the axis must be z, as Pinocchio reads them) have Pinocchio's layouts
 (``model.py``); fixed joints are merged into their parent body (inertia lumped) and their links stay addressable
 in ``model.frames``. The root link is fixed to the world, or joined to it by ``root_joint`` ('floating' or
-'planar', named 'root_joint', as Pinocchio's ``buildModelFromUrdf(filename, root_joint)``). Mimic joints are kept as independent degrees of freedom (a warning says so) and their
-mimic relation is recorded in ``model.mimic``. Anything else that cannot be modelled raises URDFError
-naming the element.
+'planar', named 'root_joint', as Pinocchio's ``buildModelFromUrdf(filename, root_joint)``). A ``<mimic>`` joint is
+a coupled coordinate, q = multiplier q_master + offset (``mimic.py``; a mimic of a mimic resolves to the root
+master), as Pinocchio's ``buildModelFromUrdf(filename, mimic=True)``: nq and nv count the independent joints;
+with ``mimic=False`` it is an independent degree of freedom (a warning says so) and the relation is only
+recorded in ``model.mimic``. Anything else that cannot be modelled raises URDFError naming the element.
 
 The contract: whatever ``load_urdf`` returns runs. Every number is checked (finite, within physical
 bounds, non-negative where it must be), so inverse dynamics is finite at every state within the limits.
@@ -23,6 +25,7 @@ import numpy as np
 
 from .. import spatial
 from ..errors import URDFError, URDFWarning
+from .mimic import couple, resolve_masters
 from .model import FREE_FLYER, NQ, NV, PLANAR, PRISMATIC, REVOLUTE, Frame, Model
 
 DOF_TYPES = {'revolute': REVOLUTE, 'continuous': REVOLUTE, 'prismatic': PRISMATIC, 'floating': FREE_FLYER,
@@ -41,15 +44,17 @@ MAX_INERTIA = MAX_MASS * MAX_LENGTH ** 2  # kg m^2
 INERTIA_RTOL = 1e-6
 
 
-def load_urdf(source: str | os.PathLike, strict: bool = False, root_joint: str | None = None) -> Model:
+def load_urdf(source: str | os.PathLike, strict: bool = False, root_joint: str | None = None,
+              mimic: bool = True) -> Model:
     """Build a Model from a URDF file path, a ``.xacro`` file path, or a URDF XML string.
 
     strict: raise URDFError for an inertia that is not physically consistent (not positive
     semidefinite, or violating the triangle inequality) instead of loading it with a warning.
     root_joint: None (the root link is fixed to the world), 'floating' or 'planar': the joint between the world and
     the root link, named 'root_joint', whose coordinates come first in q and qd.
+    mimic: True (default) couples each <mimic> joint to its master; False makes it an independent degree of freedom.
     """
-    model, messages = _parse(read_xml(source), strict, root_joint)
+    model, messages = _parse(read_xml(source), strict, root_joint, mimic)
     for message in messages:
         warnings.warn(message, URDFWarning, stacklevel=2)
     return model
@@ -82,15 +87,15 @@ def read_xml(source):
     return text
 
 
-def parse_urdf(xml, strict=False, root_joint=None):
-    """Build a Model from a URDF XML string; ``strict`` and ``root_joint`` as in ``load_urdf``."""
-    model, messages = _parse(xml, strict, root_joint)
+def parse_urdf(xml, strict=False, root_joint=None, mimic=True):
+    """Build a Model from a URDF XML string; ``strict``, ``root_joint`` and ``mimic`` as in ``load_urdf``."""
+    model, messages = _parse(xml, strict, root_joint, mimic)
     for message in messages:
         warnings.warn(message, URDFWarning, stacklevel=2)
     return model
 
 
-def _parse(xml, strict, root_joint=None):
+def _parse(xml, strict, root_joint=None, mimic=True):
     """(model, warning messages) from a URDF XML string."""
     if root_joint not in ROOT_JOINTS:
         raise ValueError(f"root_joint must be None, 'floating' or 'planar', got {root_joint!r}")
@@ -135,7 +140,9 @@ def _parse(xml, strict, root_joint=None):
     if root_joint is not None and ROOT_JOINT_NAME in joints:
         raise URDFError(f"the URDF has a joint named {ROOT_JOINT_NAME!r}, the name of the root joint it is asked for")
     model = _build(robot.get('name', ''), roots[0], links, child_joints, set(joints), strict, messages,
-                   ROOT_JOINTS[root_joint])
+                   ROOT_JOINTS[root_joint], mimic)
+    if mimic and model.mimic:
+        model = couple(model, resolve_masters(model.mimic, model.body_joint_names))
     if model.massless_joints:
         body = model.body_joint_names.index
         top = [name for name in model.massless_joints
@@ -146,7 +153,7 @@ def _parse(xml, strict, root_joint=None):
     return model, messages
 
 
-def _build(robot_name, root, links, child_joints, joint_names, strict, messages, root_joint=None):
+def _build(robot_name, root, links, child_joints, joint_names, strict, messages, root_joint=None, couple_mimic=False):
     names, bodies, parent, jtype, axis, X_tree, inertia = [], [], [], [], [], [], []
     lower, upper, effort, velocity, damping, friction = [], [], [], [], [], []
     frames, mimic, joint_names_1dof = {}, {}, []
@@ -204,8 +211,9 @@ def _build(robot_name, root, links, child_joints, joint_names, strict, messages,
                                 "relation is ignored")
             else:
                 mimic[name] = relation
-                messages.append(f"joint {name!r} mimics {relation[0]!r}; it is modelled as an independent "
-                                "degree of freedom")
+                if not couple_mimic:
+                    messages.append(f"joint {name!r} mimics {relation[0]!r}; it is modelled as an independent "
+                                    "degree of freedom (mimic=False)")
 
     # Depth first from the root, in document order: a body gets its index before its children.
     stack = [(root, -1, np.eye(6), None)]  # (link, parent body, link_X_parent-body, joint into link)
@@ -221,7 +229,7 @@ def _build(robot_name, root, links, child_joints, joint_names, strict, messages,
         elif joint is not None and joint.get('type') != 'fixed':
             add_dof(joint, link, body, X_link)
             body, X_link = len(names) - 1, np.eye(6)
-        frames[link] = Frame(link, body, X_link)
+        frames[link] = Frame(link, body, X_link, None if joint is None else joint.find('parent').get('link'))
         I_link = spatial.transform_inertia(spatial.inverse(X_link), _link_inertia(links[link], strict, messages))
         if not np.all(np.isfinite(I_link)):
             raise URDFError(f"link {link!r} <inertial>: its inertia is not finite in the frame of joint "

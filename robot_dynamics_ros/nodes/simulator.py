@@ -186,7 +186,10 @@ class SimulatorNode(GuardedNode):
         self.sim, self.joint_names, self.ft_sensors = sim, joint_names, ft_sensors
         self.q_index, self.v_index = model.joint_q_index[index], model.joint_v_index[index]
         self.model_index = {name: i for i, name in enumerate(model.joint_names)}
-        self.state_msg = JointState(name=list(joint_names))   # filled and published again and again
+        # mimic joints follow the joints, as gz publishes them and robot_state_publisher needs them
+        self.mimic_joints = [name for name in model.all_joint_names if name in model.mimic]
+        self.mimic_index = [model.all_joint_names.index(name) for name in self.mimic_joints]
+        self.state_msg = JointState(name=list(joint_names) + self.mimic_joints)   # filled and published again and again
         self.waiting = self.wait_for_command
         self.answered = True       # lockstep: the command answering the last state has arrived
         if first:
@@ -382,6 +385,10 @@ class SimulatorNode(GuardedNode):
         """Publish the joint state (and /clock), unless a value is not finite: the last check before every
         publish. In lockstep, the next command answers this state."""
         q, qd, effort = self.sim.q[self.q_index], self.sim.qd[self.v_index], self.sim.applied_effort[self.v_index]
+        if self.mimic_joints:   # their positions and velocities from their masters'; no motor effort of their own
+            positions, velocities = self.sim.model.joint_positions(self.sim.q, self.sim.qd)
+            q, qd = np.concatenate([q, positions[self.mimic_index]]), np.concatenate([qd, velocities[self.mimic_index]])
+            effort = np.concatenate([effort, np.zeros(len(self.mimic_joints))])
         if not (np.isfinite(q).all() and np.isfinite(qd).all() and np.isfinite(effort).all()
                 and np.isfinite(self.sim.t) and (self.base_state is None or self.base_state.finite())):
             self.throttle.warn('non-finite', "not publishing a non-finite simulation state; call ~/reset")
@@ -466,6 +473,10 @@ class SimulatorNode(GuardedNode):
     def _joint_command_fields(self, msg):
         """{'position': array or None, ...} in model order, NaN where not commanded; ValueError if bad."""
         names = list(msg.name)
+        mimic = {name: self.sim.model.mimic[name][0] for name in names if name in self.sim.model.mimic}
+        if mimic:
+            raise ValueError(f"joints {sorted(mimic)} are mimic joints, which follow their masters "
+                             f"{sorted(set(mimic.values()))}: command those instead")
         unknown = [name for name in names if name not in self.model_index]
         if unknown or len(set(names)) != len(names):
             raise ValueError(f"joint names {names} must be distinct joints of the model (unknown: {unknown})")

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ..algorithms.embedded_aba import embedded_pivots
 from ..algorithms.energy import kinetic_energy, potential_energy
 from ..algorithms.kinematics import frame_jacobian
 from ..algorithms.udut import innovations_factors
@@ -166,7 +167,7 @@ class Simulator:
     def _check_positive_definite(self, q):
         """ValueError naming the joint unless every pivot D_i of M(q) = U D U^T (Saha eqs. 25-27) is positive."""
         try:
-            D = innovations_factors(self.model, q).D
+            D = innovations_factors(self.model, q).D if self.model.coupling is None else embedded_pivots(self.model, q)
         except SingularMassMatrixError as e:   # a pivot <= 0
             raise ValueError(f'mass matrix is not positive definite at the initial state: {e}') from None
         threshold = SINGULAR_PIVOT_RATIO * np.max(np.abs(D[np.isfinite(D)]), initial=0.0)
