@@ -35,7 +35,7 @@ def main():
         path = example_robot_data(path)
         with warnings.catch_warnings():
             warnings.simplefilter('ignore')
-            model = load_urdf(path)
+            model = load_urdf(path, mimic=True)
         oracle = pin.buildModelFromUrdf(path, mimic=True)
         data, rng = oracle.createData(), np.random.default_rng(0)
         q, qd, tau = model.random_configuration(rng), *rng.normal(size=(2, model.nv))

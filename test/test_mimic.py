@@ -46,7 +46,7 @@ def gripper_velocities(qd):
 
 @pytest.fixture(scope='module')
 def gripper():
-    return load_urdf(GRIPPER)
+    return load_urdf(GRIPPER, mimic=True)
 
 
 @pytest.fixture(scope='module')
@@ -75,7 +75,7 @@ def test_public_robots_agree_with_pinocchio_mimic(robot):
     pin = pytest.importorskip('pinocchio')
     path, all_dof, coupled_dof = PUBLIC[robot]
     path = example_robot_data(path)
-    model, tree = quietly(load_urdf, path), quietly(load_urdf, path, mimic=False)
+    model, tree = quietly(load_urdf, path, mimic=True), quietly(load_urdf, path, mimic=False)
     oracle = pin.buildModelFromUrdf(path, mimic=True)
     assert (tree.nv, model.nv, model.nq) == (all_dof, coupled_dof, coupled_dof)
     assert model.nv == oracle.nv and tree.nv == pin.buildModelFromUrdf(path).nv
@@ -102,7 +102,7 @@ def test_panda_hand_aggregates_only_its_fingers():
     """Constraint embedding keeps ABA O(n): Panda's one mimic pair (two finger bodies hanging from the hand) makes one
     aggregate of those two bodies with one column; every other node is one body."""
     from robot_dynamics_ros.algorithms.embedded_aba import embedding
-    model = load_urdf(example_robot_data(PUBLIC['panda'][0]))
+    model = load_urdf(example_robot_data(PUBLIC['panda'][0]), mimic=True)
     E = embedding(model)
     nodes = E.nodes   # rows of the tree's packed model (one per velocity coordinate)
     aggregates = [[model.body_joint_names[E.pack.row_body[r]] for r in rows] for rows in nodes if len(rows) > 1]
@@ -205,13 +205,13 @@ def test_mimic_cycles_and_non_joint_masters_are_errors():
                                        '<limit lower="0" upper="0.04" effort="20" velocity="0.2"/>'
                                        '<mimic joint="right_tip"/>')
     with pytest.raises(URDFError, match='cycle'):
-        load_urdf(xml)
+        load_urdf(xml, mimic=True)
     fixed = ('<robot name="r"><link name="a"/><link name="b"/><link name="c"/>'
              '<joint name="weld" type="fixed"><parent link="a"/><child link="b"/></joint>'
              '<joint name="j" type="revolute"><parent link="b"/><child link="c"/><limit lower="-1" upper="1"/>'
              '<mimic joint="weld"/></joint></robot>')
     with pytest.raises(URDFError, match="resolves to joint 'weld', which is not a 1-DOF joint"):
-        load_urdf(fixed)
+        load_urdf(fixed, mimic=True)
 
 
 def test_fingers_stay_coupled_in_simulation(gripper):
@@ -241,10 +241,10 @@ def test_default_end_effector_stops_before_the_gripper(gripper):
     from robot_dynamics_ros.control.cartesian import default_end_effector
     from robot_dynamics_ros.model.srdf import load_srdf
     panda = example_robot_data(PUBLIC['panda'][0])
-    assert default_end_effector(load_urdf(panda)) == 'panda_hand'
+    assert default_end_effector(load_urdf(panda, mimic=True)) == 'panda_hand'
     assert default_end_effector(quietly(load_urdf, panda, mimic=False)) == 'panda_hand'
     srdf = load_srdf(example_robot_data('panda_description/srdf/panda.srdf'))
-    assert default_end_effector(load_urdf(panda), srdf) == 'panda_hand_tcp'
+    assert default_end_effector(load_urdf(panda, mimic=True), srdf) == 'panda_hand_tcp'
     assert default_end_effector(gripper) == 'hand'
 
 
@@ -262,7 +262,7 @@ def test_robots_pinocchio_refuses_run_here():
     the fast path's) inverts RNEA; Romeo's hands are massless, so its forward dynamics is a named error."""
     from robot_dynamics_ros.errors import SingularMassMatrixError
     path = example_robot_data('talos_data/robots/talos_full_v2.urdf')
-    talos = quietly(load_urdf, path, root_joint='floating')
+    talos = quietly(load_urdf, path, root_joint='floating', mimic=True)
     assert (quietly(load_urdf, path, mimic=False).nv, talos.nv) == (44, 6 + 32)
     rng = np.random.default_rng(4)
     q, qd, qdd = talos.random_configuration(rng), *rng.normal(size=(2, talos.nv))
@@ -271,7 +271,7 @@ def test_robots_pinocchio_refuses_run_here():
     assert np.abs(crba(talos, q) @ qdd - (tau - rnea(talos, q, qd, zero, f_ext=f_ext))).max() <= 1e-10
     assert np.abs(aba(talos, q, qd, tau, f_ext=f_ext) - qdd).max() <= 1e-10
     assert np.abs(fast.aba(talos, q, qd, tau, f_ext=f_ext) - qdd).max() <= 1e-10
-    romeo = quietly(load_urdf, example_robot_data('romeo_description/urdf/romeo.urdf'))
+    romeo = quietly(load_urdf, example_robot_data('romeo_description/urdf/romeo.urdf'), mimic=True)
     assert romeo.nv == 33
     with pytest.raises(SingularMassMatrixError, match="joint '[LR]Hand'"):
         aba(romeo, romeo.neutral(), np.zeros(romeo.nv), np.zeros(romeo.nv))

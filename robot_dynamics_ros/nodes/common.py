@@ -305,12 +305,15 @@ class ModelSource:
             on_model = _fitting(on_model, srdf)
         self._on_model = _fixed_base_only(on_model) if self._root_joint is None else on_model
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
+        self._mimic = declare(node, 'mimic', False, "couple each <mimic> joint to its master (q = multiplier q_master "
+                                                    "+ offset); false: an independent joint. The controllers do not "
+                                                    "take coupled models yet")
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
         if xml or path:
             try:
-                model = (parse_urdf(xml, root_joint=self._root_joint) if xml
-                         else load_urdf(path, root_joint=self._root_joint))
+                model = (parse_urdf(xml, root_joint=self._root_joint, mimic=self._mimic) if xml
+                         else load_urdf(path, root_joint=self._root_joint, mimic=self._mimic))
             except URDFError as e:
                 source = "parameter 'robot_description'" if xml else f"urdf_file {path!r}"
                 raise ConfigurationError(f"invalid URDF from {source}: {e}") from None
@@ -333,7 +336,7 @@ class ModelSource:
         keeping = (f"keeping robot model {self._running[1].name!r}" if self._running is not None
                    else "waiting for another one")
         try:
-            model = parse_urdf(msg.data, root_joint=self._root_joint)
+            model = parse_urdf(msg.data, root_joint=self._root_joint, mimic=self._mimic)
         except URDFError as e:
             self._node.get_logger().error(f"invalid URDF on {topic}: {e}; {keeping}")
             return

@@ -187,7 +187,8 @@ class SimulatorNode(GuardedNode):
         self.q_index, self.v_index = model.joint_q_index[index], model.joint_v_index[index]
         self.model_index = {name: i for i, name in enumerate(model.joint_names)}
         # mimic joints follow the joints, as gz publishes them and robot_state_publisher needs them
-        self.mimic_joints = [name for name in model.all_joint_names if name in model.mimic]
+        self.mimic_joints = ([name for name in model.all_joint_names if name in model.mimic]
+                             if model.coupling is not None else [])
         self.mimic_index = [model.all_joint_names.index(name) for name in self.mimic_joints]
         self.state_msg = JointState(name=list(joint_names) + self.mimic_joints)   # filled and published again and again
         self.waiting = self.wait_for_command
@@ -473,7 +474,7 @@ class SimulatorNode(GuardedNode):
     def _joint_command_fields(self, msg):
         """{'position': array or None, ...} in model order, NaN where not commanded; ValueError if bad."""
         names = list(msg.name)
-        mimic = {name: self.sim.model.mimic[name][0] for name in names if name in self.sim.model.mimic}
+        mimic = {name: self.sim.model.mimic[name][0] for name in names if name in self.mimic_joints}
         if mimic:
             raise ValueError(f"joints {sorted(mimic)} are mimic joints, which follow their masters "
                              f"{sorted(set(mimic.values()))}: command those instead")
