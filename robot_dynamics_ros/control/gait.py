@@ -20,8 +20,7 @@ at most at ``max_acceleration``. Each update:
     feet in contact: computed torque for the swing legs, contact forces for the stance.
 
 A zero command brings the robot to a stand: the gait runs until every foot is down, then stops. Every default comes
-from the model: the leg length (hip to foot with the leg stretched) sets the period, the swing height and the
-velocity limits.
+from the model: the leg length (thigh plus shank) sets the period, the swing height and the velocity limits.
 """
 from collections.abc import Sequence
 import math
@@ -31,6 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..model.collision import ContactPoint
 from ..model.model import FREE_FLYER, Model
+from .. import fast
+from ..algorithms.backends import compiled, njit
 from .standing import StandingController, yaw_of
 
 GRAVITY = 9.81
@@ -40,6 +41,7 @@ SWING_HEIGHT = 0.15        # of the leg length
 STEP_LENGTH = 0.5          # largest step (stance travel) forward, of the leg length; sideways and turning half
 REFERENCE_LEAD = 0.05      # m (and rad for yaw): the base reference's largest lead on the measured base
 LANDING_REACH = 0.3        # of the leg length: the landing point's largest distance from the stance position
+MAX_STEP = 0.1             # s: the longest time the gait moves on between two updates
 IK_DAMPING = 1e-4          # m^2: damped least squares of each leg's inverse kinematics
 
 
@@ -73,6 +75,7 @@ class Trot:
         return self.duty * self.period
 
 
+@njit()
 def swing_curve(s: float):
     """(b, b', b''): the horizontal share of the way at progress s (minimum jerk, 10 s^3 - 15 s^4 + 6 s^5) and its
     derivatives; (h, h', h''): the height in units of the swing height, 16 s^2 (1 - s)^2 (1 at s = 1/2)."""
@@ -83,11 +86,6 @@ def swing_curve(s: float):
     dh = 32.0 * s * (1.0 - s) * (1.0 - 2.0 * s)
     ddh = 32.0 * (1.0 - 6.0 * s + 6.0 * s * s)
     return (b, db, ddb), (h, dh, ddh)
-
-
-def _yaw_rotation(yaw):
-    c, s = math.cos(yaw), math.sin(yaw)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 class GaitController(StandingController):
@@ -120,11 +118,13 @@ class GaitController(StandingController):
         self.velocity = np.zeros(3)   # the command followed: it reaches `command` within max_acceleration
         self.walking = False
         self.phase = 0.0
-        self.last_t = None
+        self.last_t, self.dt = None, 0.0   # the last update's clock and the time since the one before, s
         self.base_pose = None         # the base reference (x, y, yaw)
-        self.targets = None           # (4, 3) the feet's targets (their contact spheres' centres), world
+        self.nominal = None           # (4, 3) the tracked points at the stance, base frame
+        self.targets = None           # (4, 3) the tracked points' targets (world)
         self.lift_off = np.zeros((4, 3))
         self.stance_feet = np.ones(4, dtype=bool)
+        self.touching_down, self.lifting_off = np.zeros(4, dtype=bool), np.zeros(4, dtype=bool)
 
     @staticmethod
     def _bound(name, values):
@@ -134,8 +134,9 @@ class GaitController(StandingController):
         return values
 
     def _legs(self, model):
-        """Per foot link (self.foot_links order): its tracked point (the centre of its lowest contact sphere with the
-        legs stretched), its leg's joints, the hip (the leg's first joint) in the base frame; the leg length."""
+        """Per foot link (self.foot_links order): its tracked point (the centre of its lowest contact sphere in the
+        neutral configuration), its leg's joints (hip, thigh, knee from the base), the hip in the base frame; the leg
+        length: thigh plus shank, second joint to knee and knee to the foot's point (the leg stretched)."""
         q = model.neutral()
         heights, _ = self.feet_points(q)
         kinematics = self.kinematics
@@ -163,10 +164,15 @@ class GaitController(StandingController):
             if len(chain) != 3:
                 raise ValueError(f"the trot needs three joints per leg; foot {link!r} has {len(chain)}")
             self.leg_joints.append(np.array([joint_of_v[model.idx_v[b]] for b in reversed(chain)]))
-            hip = p[chain[-1]]
-            hips.append(hip)
-            lengths.append(np.linalg.norm(p[body] + R[body] @ self.point_offset[leg] - hip))
-        self.leg_joints = np.array(self.leg_joints)
+            hips.append(p[chain[2]])
+            knee, foot = p[chain[0]], p[body] + R[body] @ self.point_offset[leg]
+            lengths.append(np.linalg.norm(knee - p[chain[1]]) + np.linalg.norm(foot - knee))
+        self.leg_joints = np.array(self.leg_joints, dtype=np.int64)
+        self.leg_columns = np.asarray(self.joints_v, dtype=np.int64)[self.leg_joints]
+        self.lower, self.upper = model.lower[self.joints_q], model.upper[self.joints_q]
+        self.rest = self.ground_height + self.point_radius
+        self._no_velocity = np.zeros(model.nv)
+        self._references = compiled(leg_references) if fast.BACKEND == 'numba' else leg_references
         hips = np.array(hips)
         self.leg_length = float(np.mean(lengths))
         self.hip_radius = float(np.mean(np.hypot(hips[:, 0], hips[:, 1])))
@@ -191,11 +197,11 @@ class GaitController(StandingController):
     def update(self, q: ArrayLike, v: ArrayLike, t: float = 0.0, feet_in_contact: set[str] | None = None,
                now: float | None = None) -> NDArray[np.float64]:
         """StandingController.update with the scheduled stance feet in contact (those of them in
-        ``feet_in_contact`` where the caller gives it)."""
-        q = np.asarray(q, dtype=float)
-        dt = 0.0 if self.last_t is None else min(max(t - self.last_t, 0.0), 0.1)
-        self.last_t = t
-        self._schedule(dt)
+        ``feet_in_contact`` where the caller gives it); the gait's clock is the state's time ``now`` (default t)."""
+        clock = t if now is None else now
+        self.dt = 0.0 if self.last_t is None else min(max(clock - self.last_t, 0.0), MAX_STEP)
+        self.last_t = clock
+        self._schedule(self.dt)
         stance = {link for link, down in zip(self.foot_links, self.stance_feet) if down}
         if feet_in_contact is not None:
             stance &= set(feet_in_contact)
@@ -222,87 +228,53 @@ class GaitController(StandingController):
     def desired_acceleration(self, q, v, t, now):
         """(1) of StandingController at the gait's references (the module docstring)."""
         R, p = self.inverse_dynamics.R, self.inverse_dynamics.p   # the poses at q (update's)
-        feet = p[self.point_body] + np.einsum('kij,kj->ki', R[self.point_body], self.point_offset)
-        rest = self.ground_height + self.point_radius
+        feet = np.empty((4, 3))
+        for leg in range(4):
+            feet[leg] = p[self.point_body[leg]] + R[self.point_body[leg]] @ self.point_offset[leg]
         if self.base_pose is None:
             self.base_pose = np.array([q[0], q[1], yaw_of(q[3:7])])
             self.targets = feet.copy()
-            self.targets[:, 2] = rest
-        dt = 0.0 if self._last_reference_t is None else min(max(t - self._last_reference_t, 0.0), 0.1)
-        self._last_reference_t = t
+            self.targets[:, 2] = self.rest
+            self.nominal = self._feet_in_base(self.reference.positions[0])
+        dt = self.dt
         vx, vy, wz = self.velocity
-        yaw = self.base_pose[2]
-        heading = _yaw_rotation(yaw)
-        velocity_world = heading @ np.array([vx, vy, 0.0])
-        self.base_pose += dt * np.array([velocity_world[0], velocity_world[1], wz])
-        measured = np.array([q[0], q[1], yaw_of(q[3:7])])
-        lead = self.base_pose - measured
-        lead[2] = (lead[2] + math.pi) % (2.0 * math.pi) - math.pi
-        self.base_pose = measured + np.clip(lead, -REFERENCE_LEAD, REFERENCE_LEAD)
         x, y, yaw = self.base_pose
-        heading = _yaw_rotation(yaw)
-        stance_joints = self.reference.positions[0]
-        height = self.standing_height(stance_joints)
-        base_position = np.array([x, y, height])
-        # feet: where stance feet touched down (measured), swing feet on their curves
-        self.lift_off[self.lifting_off] = feet[self.lifting_off]
-        self.lift_off[self.lifting_off, 2] = rest[self.lifting_off]
-        self.targets[self.touching_down] = feet[self.touching_down]
-        self.targets[self.touching_down, 2] = rest[self.touching_down]
-        if self.nominal is None:
-            self.nominal = self._feet_in_base(stance_joints)
-        target_velocity, target_acceleration = np.zeros((4, 3)), np.zeros((4, 3))
-        omega = np.array([0.0, 0.0, wz])
-        swing_time = self.gait.swing_time
-        base_velocity_world = R[0] @ v[:3]
-        for leg in np.flatnonzero(~self.stance_feet):
-            pair = self.pair[leg]
-            s = self.gait.swing_progress(self.phase, pair)
-            remaining = (1.0 - s) * swing_time
-            nominal = self.nominal[leg].copy()
-            nominal[2] = 0.0
-            landing_heading = _yaw_rotation(yaw + wz * remaining)
-            under_hip = base_position + landing_heading @ nominal + velocity_world * remaining
-            hip_velocity = velocity_world + np.cross(omega, landing_heading @ nominal)
-            correction = math.sqrt(height / GRAVITY) * (base_velocity_world - velocity_world)
-            offset = 0.5 * self.gait.stance_time * hip_velocity + correction
-            offset[2] = 0.0
-            reach = LANDING_REACH * self.leg_length
-            distance = np.linalg.norm(offset)
-            if distance > reach:
-                offset *= reach / distance
-            landing = under_hip + offset
-            landing[2] = rest[leg]
-            (b, db, ddb), (h, dh, ddh) = swing_curve(s)
-            way = landing - self.lift_off[leg]
-            self.targets[leg] = self.lift_off[leg] + b * way
-            self.targets[leg, 2] = rest[leg] + self.swing_height * h
-            target_velocity[leg] = db / swing_time * way
-            target_velocity[leg, 2] = self.swing_height * dh / swing_time
-            target_acceleration[leg] = ddb / swing_time ** 2 * way
-            target_acceleration[leg, 2] = self.swing_height * ddh / swing_time ** 2
-        # the targets relative to the base reference, in its frame
-        relative = self.targets - base_position
-        relative_velocity = target_velocity - velocity_world - np.cross(omega, relative)
-        in_base = relative @ heading
-        joints, joint_velocities, joint_accelerations = self._inverse_kinematics(
-            in_base, relative_velocity @ heading, target_acceleration @ heading)
+        c, s = math.cos(yaw), math.sin(yaw)
+        x, y, yaw = x + dt * (c * vx - s * vy), y + dt * (s * vx + c * vy), yaw + dt * wz
+        measured_yaw = yaw_of(q[3:7])   # the reference leads the measured base by REFERENCE_LEAD at most
+        yaw = measured_yaw + min(max((yaw - measured_yaw + math.pi) % (2.0 * math.pi) - math.pi, -REFERENCE_LEAD),
+                                 REFERENCE_LEAD)
+        x, y = q[0] + min(max(x - q[0], -REFERENCE_LEAD), REFERENCE_LEAD), \
+            q[1] + min(max(y - q[1], -REFERENCE_LEAD), REFERENCE_LEAD)
+        self.base_pose[:] = x, y, yaw
+        height = self.standing_height(self.reference.positions[0])
+        progress = np.array([self.gait.swing_progress(self.phase, pair) for pair in (0, 1)])[self.pair]
+        joints = (self.reference.positions[0] if self.joint_reference is None else self.joint_reference[0]).copy()
+        self.fk_q[self.joints_q] = joints
+        solver = self.inverse_dynamics
+        solver._body_poses(*self.kinematics.tree, self.fk_q, self.fk_R, self.fk_p)
+        solver._point_motion(*self.kinematics.column_constants, self.fk_R, self.fk_p, self._no_velocity,
+                             self.point_body, self.point_offset, *self.fk_C, self.fk_x, self.fk_J, self.fk_bias)
+        joint_velocities, joint_accelerations = np.zeros(len(joints)), np.zeros(len(joints))
+        self._references(self.stance_feet, self.touching_down, self.lifting_off, progress, feet, self.rest,
+                         self.nominal, np.array([x, y, height, yaw]), self.velocity, R[0] @ v[:3],
+                         self.gait.stance_time, self.gait.swing_time, self.swing_height,
+                         LANDING_REACH * self.leg_length, GRAVITY, self.lift_off, self.targets, self.fk_x, self.fk_J,
+                         self.leg_columns, self.leg_joints, IK_DAMPING, joints, joint_velocities, joint_accelerations)
+        np.clip(joints, self.lower, self.upper, out=joints)
         q_ref = np.empty(self.model.nq)
-        q_ref[:3] = base_position
+        q_ref[:3] = x, y, height
         q_ref[3:7] = 0.0, 0.0, math.sin(yaw / 2.0), math.cos(yaw / 2.0)
         q_ref[self.joints_q] = joints
-        velocity_error = -v.copy()
-        velocity_error[:3] += R[0].T @ velocity_world
-        velocity_error[3:6] += R[0].T @ omega
+        c, s = math.cos(yaw), math.sin(yaw)
+        velocity_error = -v
+        velocity_error[:6] += np.concatenate([R[0].T @ (c * vx - s * vy, s * vx + c * vy, 0.0),
+                                              R[0].T @ (0.0, 0.0, wz)])
         velocity_error[self.joints_v] += joint_velocities
         desired = self.kp * self.error(q, q_ref) + self.kd * velocity_error
         desired[self.joints_v] += joint_accelerations
         self.joint_reference = (joints, joint_velocities, joint_accelerations)
         return desired
-
-    _last_reference_t = None
-    nominal = None
-    touching_down = lifting_off = np.zeros(4, dtype=bool)
 
     def _feet_in_base(self, joints):
         """(4, 3) the tracked points in the base frame at these joint positions."""
@@ -310,22 +282,79 @@ class GaitController(StandingController):
         self.inverse_dynamics._body_poses(*self.kinematics.tree, self.fk_q, self.fk_R, self.fk_p)
         return self.fk_p[self.point_body] + np.einsum('kij,kj->ki', self.fk_R[self.point_body], self.point_offset)
 
-    def _inverse_kinematics(self, targets, velocities, accelerations):
-        """Joint positions (model.joint_names order) that put the legs' points at targets (4, 3) in the base frame, by
-        one damped Newton step from the last solution (the stance at first), and the joint velocities and
-        accelerations of those points' velocities and accelerations (the Jacobian's rate neglected)."""
-        joints = (self.reference.positions[0] if self.joint_reference is None else self.joint_reference[0]).copy()
-        self.fk_q[self.joints_q] = joints
-        id_ = self.inverse_dynamics
-        id_._body_poses(*self.kinematics.tree, self.fk_q, self.fk_R, self.fk_p)
-        id_._point_motion(*self.kinematics.column_constants, self.fk_R, self.fk_p, np.zeros(self.model.nv),
-                          self.point_body, self.point_offset, *self.fk_C, self.fk_x, self.fk_J, self.fk_bias)
-        joint_velocities, joint_accelerations = np.zeros(len(joints)), np.zeros(len(joints))
-        for leg, leg_joints in enumerate(self.leg_joints):
-            J = self.fk_J[3 * leg:3 * leg + 3][:, self.joints_v[leg_joints]]
-            damped = J.T @ np.linalg.inv(J @ J.T + IK_DAMPING * np.eye(3))
-            joints[leg_joints] += damped @ (targets[leg] - self.fk_x[leg])
-            joint_velocities[leg_joints] = damped @ velocities[leg]
-            joint_accelerations[leg_joints] = damped @ accelerations[leg]
-        lower, upper = self.model.lower[self.joints_q], self.model.upper[self.joints_q]
-        return np.clip(joints, lower, upper), joint_velocities, joint_accelerations
+
+@njit()
+def leg_references(stance, touching_down, lifting_off, progress, feet, rest, nominal, base, velocity,
+                   base_velocity, stance_time, swing_time, swing_height, reach, gravity, lift_off, targets, x, J,
+                   leg_columns, leg_joints, damping, joints, joint_velocities, joint_accelerations):
+    """The feet's targets and the legs' joint references (GaitController.desired_acceleration), for numba.
+
+    stance, touching_down, lifting_off (4,): the feet's schedule; progress (4,): through their swings; feet (4, 3):
+    the tracked points, measured (world); rest (4,): their height on the ground; nominal (4, 3): at the stance in the
+    base frame; base: the reference (x, y, height, yaw); velocity: the command followed (vx, vy, wz);
+    base_velocity: measured (world); lift_off, targets (4, 3): kept from update to update (world; stance feet's
+    targets are where they touched down); x (4, 3), J (12, nv): the points and their Jacobians at ``joints`` with
+    the base at the origin; leg_columns, leg_joints (4, 3): each leg's columns of J and entries of the joint vectors:
+    joints is moved by a damped Newton step towards the targets, the velocities and accelerations are the targets'
+    relative to the base reference through each leg's damped inverse Jacobian."""
+    c, s = math.cos(base[3]), math.sin(base[3])
+    vx_world, vy_world, wz = c * velocity[0] - s * velocity[1], s * velocity[0] + c * velocity[1], velocity[2]
+    relative, relative_velocity, acceleration = np.zeros(3), np.zeros(3), np.zeros(3)
+    for leg in range(4):
+        if touching_down[leg]:
+            targets[leg, 0], targets[leg, 1], targets[leg, 2] = feet[leg, 0], feet[leg, 1], rest[leg]
+        if lifting_off[leg]:
+            lift_off[leg, 0], lift_off[leg, 1], lift_off[leg, 2] = feet[leg, 0], feet[leg, 1], rest[leg]
+        velocity_world = np.zeros(3)
+        acceleration[:] = 0.0
+        if not stance[leg]:
+            # Raibert: the stance position at touchdown (base moved on by the command), half the stance's travel
+            # of the hip, and the capture-point correction sqrt(h / g) (v - v_command)
+            remaining = (1.0 - progress[leg]) * swing_time
+            yaw = base[3] + wz * remaining
+            cl, sl = math.cos(yaw), math.sin(yaw)
+            hx = cl * nominal[leg, 0] - sl * nominal[leg, 1]
+            hy = sl * nominal[leg, 0] + cl * nominal[leg, 1]
+            capture = math.sqrt(base[2] / gravity)
+            ox = 0.5 * stance_time * (vx_world - wz * hy) + capture * (base_velocity[0] - vx_world)
+            oy = 0.5 * stance_time * (vy_world + wz * hx) + capture * (base_velocity[1] - vy_world)
+            distance = math.sqrt(ox * ox + oy * oy)
+            if distance > reach:
+                ox, oy = ox * reach / distance, oy * reach / distance
+            landing_x = base[0] + hx + vx_world * remaining + ox
+            landing_y = base[1] + hy + vy_world * remaining + oy
+            (b, db, ddb), (h, dh, ddh) = swing_curve(progress[leg])
+            wx, wy = landing_x - lift_off[leg, 0], landing_y - lift_off[leg, 1]
+            targets[leg, 0], targets[leg, 1] = lift_off[leg, 0] + b * wx, lift_off[leg, 1] + b * wy
+            targets[leg, 2] = rest[leg] + swing_height * h
+            velocity_world[0], velocity_world[1] = db / swing_time * wx, db / swing_time * wy
+            velocity_world[2] = swing_height * dh / swing_time
+            acceleration[0], acceleration[1] = ddb / swing_time ** 2 * wx, ddb / swing_time ** 2 * wy
+            acceleration[2] = swing_height * ddh / swing_time ** 2
+        # relative to the base reference (moving at the command), in its frame
+        dx, dy, dz = targets[leg, 0] - base[0], targets[leg, 1] - base[1], targets[leg, 2] - base[2]
+        ux, uy = velocity_world[0] - vx_world + wz * dy, velocity_world[1] - vy_world - wz * dx
+        relative[0], relative[1], relative[2] = c * dx + s * dy - x[leg, 0], -s * dx + c * dy - x[leg, 1], \
+            dz - x[leg, 2]
+        relative_velocity[0], relative_velocity[1], relative_velocity[2] = c * ux + s * uy, -s * ux + c * uy, \
+            velocity_world[2]
+        ax, ay = acceleration[0], acceleration[1]
+        acceleration[0], acceleration[1] = c * ax + s * ay, -s * ax + c * ay
+        # damped inverse of the leg's 3 x 3 Jacobian: J^T (J J^T + damping)^-1
+        A = np.empty((3, 3))
+        for i in range(3):
+            for k in range(3):
+                A[i, k] = 0.0
+                for a in range(3):
+                    A[i, k] += J[3 * leg + i, leg_columns[leg, a]] * J[3 * leg + k, leg_columns[leg, a]]
+            A[i, i] += damping
+        A_inv = np.linalg.inv(A)
+        step, rate, acceleration_w = A_inv @ relative, A_inv @ relative_velocity, A_inv @ acceleration
+        for a in range(3):
+            column, joint = leg_columns[leg, a], leg_joints[leg, a]
+            joints[joint] += J[3 * leg, column] * step[0] + J[3 * leg + 1, column] * step[1] \
+                + J[3 * leg + 2, column] * step[2]
+            joint_velocities[joint] = J[3 * leg, column] * rate[0] + J[3 * leg + 1, column] * rate[1] \
+                + J[3 * leg + 2, column] * rate[2]
+            joint_accelerations[joint] = J[3 * leg, column] * acceleration_w[0] \
+                + J[3 * leg + 1, column] * acceleration_w[1] + J[3 * leg + 2, column] * acceleration_w[2]
