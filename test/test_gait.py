@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import example_robot_data
+from conftest import assert_one_line_error, cli, example_robot_data
 from mujoco_walk import PUBLIC, robot, walk
 
 pytest.importorskip('clarabel')
@@ -156,3 +156,23 @@ def test_trots_forward_in_our_simulator(name):
     print(f"\n{name} in our simulator, forward: achieved {np.round(achieved, 3).tolist()}, tilt {max(tilts):.1f} deg")
     assert max(tilts) < MAX_TILT
     assert np.all(np.abs(achieved - COMMANDS['forward'][:2]) < VELOCITY_TOLERANCE)
+
+
+def test_the_bringup_reports_the_heading_frame_velocity_of_a_circle():
+    """bringup --cmd-vel's base_velocity: a base driving a circle of radius 2 m at 0.5 rad/s, sampled every 1 ms, moves
+    at 1 m/s straight ahead in its heading frame and turns at 0.5 rad/s (to the first order of a step's turn)."""
+    from robot_dynamics_ros.commands.legged_bringup import base_velocity
+    t = np.arange(0.0, 3.0, 1e-3)
+    yaw = 0.5 * t
+    pose = np.zeros((len(t), 7))
+    pose[:, 0], pose[:, 1] = 2.0 * np.sin(yaw), 2.0 * (1.0 - np.cos(yaw))
+    pose[:, 5], pose[:, 6] = np.sin(yaw / 2.0), np.cos(yaw / 2.0)
+    assert np.allclose(base_velocity(t, pose), [1.0, 0.0, 0.5], atol=1e-3)
+
+
+@pytest.mark.parametrize('args, words', [(['--cmd-vel', '0.3,0'], ['--cmd-vel', 'VX,VY,WZ']),
+                                         (['--cmd-vel', '0.3,nan,0'], ['--cmd-vel', 'finite']),
+                                         (['--cmd-vel', '0.3,0,0'], ['--cmd-vel', '--root-joint floating'])])
+def test_a_bad_cmd_vel_is_one_line(args, words):
+    """Not three finite numbers, or a fixed-base robot (the bundled arm): exit 2, one line."""
+    assert_one_line_error(cli('bringup', *args), *words)

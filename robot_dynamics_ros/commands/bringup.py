@@ -20,6 +20,7 @@ from ..model.model import PRISMATIC
 from ..model.srdf import load_srdf, stance_configuration
 from ..resources import bundled_urdf, parameter_files
 from . import finite_float, int_in, non_negative_float, positive_float, view
+from .legged_bringup import velocity_command
 from .node_runs import (NO_MATPLOTLIB, any_exited, compute_time, loop_lines, finish, node_logs, pyplot, rate,
                         record, simulation_stopped, spin_or_stop, steps_per_second)
 from .processes import MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, use_environment
@@ -53,6 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'auto': the computed-torque controller for a fixed base, the legged controller for a "
                              "floating one; 'cartesian': the Cartesian controller following a circle (fixed base); "
                              "'none': the simulator alone, zero effort")
+    parser.add_argument('--cmd-vel', type=velocity_command, default=None, metavar='VX,VY,WZ',
+                        help='floating base: the legged controller trots (gait trot); stand 1 s, then walk at this '
+                             'velocity (m/s, m/s, rad/s in the base frame, on /legged_controller/cmd_vel); the '
+                             'report gains base_velocity')
     parser.add_argument('--gravity', type=finite_float, nargs=3, metavar=('GX', 'GY', 'GZ'), default=None,
                         help='gravity in the world frame, m/s^2, for the simulator and the controller')
     parser.add_argument('--ground-friction', type=non_negative_float, default=None, metavar='MU',
@@ -223,6 +228,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--ground-friction is for a robot on the ground: give --root-joint floating")
     srdf = load_srdf(args.srdf) if args.srdf else None
     args.root_joint = args.root_joint or (srdf.root_joint if srdf is not None else None)   # the nodes' root_joint
+    if args.cmd_vel is not None and (args.root_joint is None or args.controller != 'auto'):
+        raise ValueError("--cmd-vel walks a robot on the ground under the legged controller: give --root-joint "
+                         "floating (or an SRDF with a floating virtual_joint)")
     model = load_urdf(urdf, root_joint=args.root_joint)  # a URDF the nodes cannot run with fails here, in one line
     if srdf is not None:
         stance_configuration(model, srdf)   # an SRDF that does not fit the URDF too
