@@ -26,7 +26,8 @@ def params_args():
 def test_the_quadruped_trots_forward_on_cmd_vel(ros_domain, start):
     """Standing, it stays put without a command; with cmd_vel at 0.3 m/s for 2 s of simulated time its base moves
     forward by more than half of what the command asks (the velocity limit's ramp costs under 0.25 s of it) and
-    less than twice, not sideways, upright. A non-finite command is rejected and the node lives on."""
+    less than twice, not sideways, upright; once the commands stop it stands still again. A non-finite command is
+    rejected and the node lives on."""
     _, probe = ros_domain
     odom = []
     probe.node.create_subscription(Odometry, '/simulator/odom', odom.append, 100)
@@ -69,4 +70,11 @@ def test_the_quadruped_trots_forward_on_cmd_vel(ros_domain, start):
     assert 0.5 * SPEED * SECONDS < moved < 2.0 * SPEED * SECONDS, controller.log()
     assert abs(end.position.y - start_pose.y) < 0.1 * moved
     assert tilt_degrees(end.orientation) < 10.0
+    # No more commands: after cmd_vel_timeout (0.5 s of wall time) the command counts as zero and it stops, feet
+    # down, within the deceleration (under 0.25 s) and the rest of a period (0.5 s): still in the next 0.5 s.
+    run_for(1.5)
+    stopped = odom[-1].pose.pose.position
+    run_for(0.5)
+    final = odom[-1].pose.pose.position
+    assert math.hypot(final.x - stopped.x, final.y - stopped.y) < 0.01, controller.log()
     assert controller.alive() and simulator.alive()
