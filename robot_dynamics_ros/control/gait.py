@@ -28,10 +28,10 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ..model.collision import ContactPoint
-from ..model.model import FREE_FLYER, Model
 from .. import fast
 from ..algorithms.backends import compiled, njit
+from ..model.collision import ContactPoint
+from ..model.model import FREE_FLYER, Model
 from .standing import StandingController, yaw_of
 
 GRAVITY = 9.81
