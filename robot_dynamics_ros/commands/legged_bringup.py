@@ -3,7 +3,9 @@
 
 Starts the simulator (and the legged controller) as processes with config/legged.yaml, config/quadruped.yaml for
 the bundled quadruped, and the user's config; records the base odometry in this process for ``--duration`` s of sim
-time; prints and reports (``--report``) the real-time factor and the base's position and height.
+time; prints and reports (``--report``) the real-time factor and the base's position and height. With ``--cmd-vel``
+the controller trots (`gait` trot): it stands STAND_FIRST s, then walks at the command, which this process
+publishes on legged_controller/cmd_vel; the report gains the base's velocity, commanded and achieved.
 """
 import argparse
 import os
