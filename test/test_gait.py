@@ -1,14 +1,15 @@
 """The trotting gait (control/gait.py): its scheduler, swing curve, command bounds and model-derived defaults; and
 walking on a velocity command with MuJoCo as the plant (mujoco_walk.py: MuJoCo's import of the same URDF, the control
-law fed from its state at 1 ms), so the gait is not tuned to our simulator: forward at 0.3 m/s, sideways at 0.1 m/s and turning at 0.5 rad/s,
-the velocity over the run's second half within 0.06 m/s (20 % for yaw; issue 42), tilt under 10 deg, no fall."""
+law fed from its state at 1 ms), so the gait is not tuned to our simulator: forward at 0.3 m/s, sideways at 0.1 m/s
+and turning at 0.5 rad/s, the velocity over the run's second half within 0.06 m/s (20 % for yaw; issue 42), tilt
+under 10 deg, no fall. Also in our own simulator, and bringup --cmd-vel's report and arguments."""
 import math
 
 import numpy as np
 import pytest
 
 from conftest import assert_one_line_error, cli, example_robot_data
-from mujoco_walk import PUBLIC, robot, walk
+from mujoco_walk import robot, walk
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.control.gait import (DUTY, GRAVITY, PERIOD_PER_PENDULUM, SWING_HEIGHT,  # noqa: E402

@@ -23,7 +23,7 @@ def params_args():
     return [arg for file in legged_parameter_files(URDF) for arg in ('--params-file', file)]
 
 
-def test_the_quadruped_trots_forward_on_cmd_vel(ros_domain, start):
+def test_the_quadruped_trots_forward_on_cmd_vel(ros_domain, start):  # noqa: F811
     """Standing, it stays put without a command; with cmd_vel at 0.3 m/s for 2 s of simulated time its base moves
     forward by more than half of what the command asks (the velocity limit's ramp costs under 0.25 s of it) and
     less than twice, not sideways, upright; once the commands stop it stands still again. A non-finite command is
