@@ -126,10 +126,13 @@ def test_trots_at_the_commanded_velocity_in_mujoco(name, command):
     assert abs(achieved[2] - commanded[2]) < YAW_RATE_TOLERANCE
 
 
-@pytest.mark.parametrize('name', ROBOTS + ['solo12'])
-def test_trots_forward_in_our_simulator(name):
-    """The same gait in our Simulator (its ground contact with the feet's contact points, friction MU), forward at
-    0.3 m/s for 4 s; Solo12 too, whose feet are meshes (MuJoCo's URDF import above drops mesh collisions)."""
+@pytest.mark.parametrize('name, command', [(name, 'forward') for name in ROBOTS]
+                         + [('solo12', command) for command in sorted(COMMANDS)])
+def test_trots_in_our_simulator(name, command):
+    """The same gait in our Simulator (its ground contact with the feet's contact points, friction MU) for 4 s:
+    forward at 0.3 m/s; Solo12, whose feet are meshes (MuJoCo's URDF import above drops mesh collisions), every
+    command (sideways, its mesh feet bearing on several points each, made the contact program infeasible until a
+    stance foot bore on its lowest point alone)."""
     from mujoco_walk import MU
     from robot_dynamics_ros.simulation.ground_contact import Ground
     from robot_dynamics_ros.simulation.simulator import Simulator
@@ -138,25 +141,28 @@ def test_trots_forward_in_our_simulator(name):
     model, seconds = gait.model, 4.0
     sim = Simulator(model, 1e-3, ground=Ground(0.0, MU), contact_points=gait.feet,
                     initial_positions=gait.reference.positions[0])
-    command = np.zeros(model.nv)
+    efforts = np.zeros(model.nv)
     velocities, tilts = [], []
     while sim.t < seconds - 1e-9:
         if sim.t >= 1.0 - 1e-9:
-            gait.set_command(*COMMANDS['forward'])
-        command[gait.joints_v] = gait.update(sim.q, sim.qd, sim.t)
-        sim.set_command(command)
+            gait.set_command(*COMMANDS[command])
+        efforts[gait.joints_v] = gait.update(sim.q, sim.qd, sim.t)
+        sim.set_command(efforts)
         sim.step()
         R = quaternion_to_matrix(sim.q[3:7])
         yaw = math.atan2(R[1, 0], R[0, 0])
         velocity = R @ sim.qd[:3]   # the base's linear velocity, world
         velocities.append((sim.t, math.cos(yaw) * velocity[0] + math.sin(yaw) * velocity[1],
-                           -math.sin(yaw) * velocity[0] + math.cos(yaw) * velocity[1]))
+                           -math.sin(yaw) * velocity[0] + math.cos(yaw) * velocity[1], (R @ sim.qd[3:6])[2]))
         tilts.append(math.degrees(math.acos(min(1.0, R[2, 2]))))
     velocities = np.array(velocities)
     achieved = velocities[velocities[:, 0] > seconds / 2.0, 1:].mean(axis=0)
-    print(f"\n{name} in our simulator, forward: achieved {np.round(achieved, 3).tolist()}, tilt {max(tilts):.1f} deg")
+    commanded = np.array(COMMANDS[command])
+    print(f"\n{name} in our simulator, {command}: commanded {commanded.tolist()}, achieved "
+          f"{np.round(achieved, 3).tolist()}, tilt {max(tilts):.1f} deg")
     assert max(tilts) < MAX_TILT
-    assert np.all(np.abs(achieved - COMMANDS['forward'][:2]) < VELOCITY_TOLERANCE)
+    assert np.all(np.abs(achieved[:2] - commanded[:2]) < VELOCITY_TOLERANCE)
+    assert abs(achieved[2] - commanded[2]) < YAW_RATE_TOLERANCE
 
 
 def test_the_bringup_reports_the_heading_frame_velocity_of_a_circle():

@@ -43,6 +43,10 @@ REFERENCE_LEAD = 0.05      # m (and rad for yaw): the base reference's largest l
 LANDING_REACH = 0.3        # of the leg length: the landing point's largest distance from the stance position
 MAX_STEP = 0.1             # s: the longest time the gait moves on between two updates
 IK_DAMPING = 1e-4          # m^2: damped least squares of each leg's inverse kinematics
+# m, StandingController's foot_flatness: a stance foot bears on its lowest point alone (it rolls); several points of a
+# coarse mesh foot lock its orientation, which three joints cannot hold as the base moves (Solo12's contact program
+# became infeasible walking sideways)
+ROLLING_FOOT = 1e-9
 
 
 class Trot:
@@ -103,6 +107,7 @@ class GaitController(StandingController):
         if len(self.foot_links) != 4:
             raise ValueError(f"a trot needs four feet, got {self.foot_links}")
         self._legs(model)
+        self.foot_flatness = ROLLING_FOOT
         length = self.leg_length
         self.gait = Trot(PERIOD_PER_PENDULUM * math.sqrt(length / GRAVITY) if period is None else period,
                          DUTY if duty is None else duty)

@@ -88,6 +88,7 @@ class StandingController:
         self.foot_links = sorted({p.link for p in self.feet})                    # each point's link, numbered
         self.foot_link = np.array([self.foot_links.index(p.link) for p in self.feet], dtype=np.int64)
         self._standing_height = (None, 0.0)   # (joint positions' bytes, standing_height of them)
+        self.foot_flatness = FOOT_FLATNESS
         self.kp, self.kd = float(kp), float(kd)
         kernels = (configuration_error, lowest_points, bearing_points)
         self._error, self._lowest, self._bearing = (compiled(k) if fast.BACKEND == 'numba' else k for k in kernels)
@@ -193,7 +194,7 @@ class StandingController:
         touching = (heights < CONTACT_TOLERANCE if feet_in_contact is None
                     else np.array([link in feet_in_contact for link in self.foot_links], dtype=bool)[self.foot_link])
         bearing = np.empty(len(self.feet), dtype=np.int64)
-        bearing = bearing[:self._bearing(heights, touching, self.foot_link, len(self.foot_links), FOOT_FLATNESS,
+        bearing = bearing[:self._bearing(heights, touching, self.foot_link, len(self.foot_links), self.foot_flatness,
                                          bearing)]
         self.contacts = [(self.feet[i].link, in_link[i]) for i in bearing]
         desired = (np.zeros(self.model.nv) if self.mode == 'gravity_compensation'
