@@ -4,8 +4,10 @@ where it is installed. `robot-dynamics bringup --root-joint floating` runs the s
 
 ros2 launch robot_dynamics_ros legged.launch.py [urdf_file:=...] [config_file:=...] [controller:=true|false]
                                                 [sync:=realtime|lockstep] [description_source:=parameter|topic]
+                                                [gait:=stand|trot]
 Parameters: config/legged.yaml, then config/quadruped.yaml for the bundled quadruped, then config_file.
-`sync` and `description_source` as in simulator.launch.py.
+`sync` and `description_source` as in simulator.launch.py; `gait` sets the controller's (trot: it walks on
+/legged_controller/cmd_vel).
 """
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
@@ -35,8 +37,9 @@ def start_nodes(context):
                                  {'wait_for_command': with_controller, 'sync': argument('sync')}])
     actions = [simulator, stop_launch_on_failure(simulator)]
     if with_controller:
+        gait = {'gait': argument('gait')} if argument('gait') else {}
         controller = Node(package=PACKAGE, executable='legged_controller', name='legged_controller', output='screen',
-                          parameters=[parameters('legged_controller'), node_description],
+                          parameters=[parameters('legged_controller'), node_description, gait],
                           remappings=[('odom', '/simulator/odom')])
         actions += [controller, stop_launch_on_failure(controller)]
     if is_installed('robot_state_publisher'):
@@ -55,6 +58,9 @@ def generate_launch_description():
                                           'for the bundled quadruped)'),
         DeclareLaunchArgument('controller', default_value='true',
                               description="'false': the simulator alone, zero effort"),
+        DeclareLaunchArgument('gait', default_value='',
+                              description="the controller's gait, 'stand' or 'trot' (walks on "
+                                          "/legged_controller/cmd_vel); empty: the config's (stand)"),
         launch_argument('sync'),
         launch_argument('description_source'),
         OpaqueFunction(function=start_nodes),

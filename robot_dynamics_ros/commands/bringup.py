@@ -20,6 +20,7 @@ from ..model.model import PRISMATIC
 from ..model.srdf import load_srdf, stance_configuration
 from ..resources import bundled_urdf, parameter_files
 from . import float_in, int_in, positive_float, view
+from .legged_bringup import velocity_command
 from .node_runs import (BEYOND_BOUND, NO_MATPLOTLIB, StartupWait, compute_time, finish, longest_silence, loop_lines,
                         node_logs, pyplot, rate, record, run_failures, simulation_stopped, steps_per_second, wall_cap)
 from .processes import MAX_DOMAIN_ID, describe_domain, loop_environment, start_node, use_environment
@@ -65,6 +66,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'auto': the computed-torque controller for a fixed base, the legged controller for a "
                              "floating one; 'cartesian': the Cartesian controller following a circle (fixed base); "
                              "'none': the simulator alone, zero effort")
+    parser.add_argument('--cmd-vel', type=velocity_command, default=None, metavar='VX,VY,WZ',
+                        help='floating base: the legged controller trots (gait trot); stand 1 s, then walk at this '
+                             'velocity (m/s, m/s, rad/s in the base frame, on /legged_controller/cmd_vel); the '
+                             'report gains base_velocity')
     parser.add_argument('--gravity', type=float_in(-MAX_GRAVITY, MAX_GRAVITY), nargs=3, metavar=('GX', 'GY', 'GZ'),
                         default=None, help='gravity in the world frame, m/s^2 (each within +-%g), for the simulator '
                                            'and the controller' % MAX_GRAVITY)
@@ -257,6 +262,9 @@ def run(args: argparse.Namespace) -> int:
     if args.max_error is not None and (args.root_joint or args.controller == 'none'):
         raise ValueError("--max-error bounds a tracking error: it needs the computed-torque or the Cartesian "
                          "controller (a fixed base)")
+    if args.cmd_vel is not None and (args.root_joint is None or args.controller != 'auto'):
+        raise ValueError("--cmd-vel walks a robot on the ground under the legged controller: give --root-joint "
+                         "floating (or an SRDF with a floating virtual_joint)")
     model = load_urdf(urdf, root_joint=args.root_joint)  # a URDF the nodes cannot run with fails here, in one line
     if srdf is not None:
         stance_configuration(model, srdf)   # an SRDF that does not fit the URDF too

@@ -4,7 +4,9 @@
 Starts the simulator (and the legged controller) as processes with config/legged.yaml, config/quadruped.yaml for
 the bundled quadruped, and the user's config; records the base odometry in this process for ``--duration`` s of sim
 time; prints and reports (``--report``) the real-time factor and the base's position and height. Exits FELL when the
-base tilted over (node_runs' exit codes).
+base tilted over (node_runs' exit codes). With ``--cmd-vel`` the controller trots (`gait` trot): it stands
+STAND_FIRST s, then walks at the command, which this process publishes on legged_controller/cmd_vel; the report
+gains the base's velocity, commanded and achieved.
 """
 import argparse
 import os
@@ -16,13 +18,36 @@ from .. import stopping
 from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..resources import legged_parameter_files
-from . import view
+from . import finite_float, view
 from .node_runs import (FELL, StartupWait, compute_time, finish, longest_silence, loop_lines, node_logs, record,
                         run_failures, simulation_stopped, steps_per_second, wall_cap)
 from .processes import describe_domain, start_node, use_environment
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
 FALLEN_TILT = 45.0   # deg: a base tilted further has fallen over
+STAND_FIRST = 1.0    # s of sim time standing before --cmd-vel's command
+CMD_VEL_PERIOD = 0.05   # wall s between --cmd-vel's messages (the controller's cmd_vel_timeout is 0.5 s)
+
+
+def velocity_command(text):
+    """--cmd-vel's 'VX,VY,WZ': three finite numbers."""
+    parts = text.split(',')
+    if len(parts) != 3:
+        raise argparse.ArgumentTypeError(f"{text!r} is not VX,VY,WZ (three numbers)")
+    return [finite_float(part) for part in parts]
+
+
+def base_velocity(t, pose):
+    """(vx, vy, wz): the base's mean velocity over the samples (stamps t, poses [x y z qx qy qz qw]) in its heading
+    frame: each step's displacement turned into the heading frame of its start, and the yaw's change, over the
+    time."""
+    x, y, z, w = pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6]
+    yaw = np.unwrap(np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
+    dx, dy = np.diff(pose[:, 0]), np.diff(pose[:, 1])
+    c, s = np.cos(yaw[:-1]), np.sin(yaw[:-1])
+    span = t[-1] - t[0]
+    return [float(np.sum(c * dx + s * dy) / span), float(np.sum(-s * dx + c * dy) / span),
+            float((yaw[-1] - yaw[0]) / span)]
 
 
 def tilt_degrees(quaternion):
@@ -31,8 +56,9 @@ def tilt_degrees(quaternion):
     return np.degrees(np.arccos(np.clip(1.0 - 2.0 * (x * x + y * y), -1.0, 1.0)))
 
 
-def summary(recorder, start: float, end: float, sim_log: str, floating: bool) -> dict:
-    """The run in numbers (SI units): what ``--report`` writes."""
+def summary(recorder, start: float, end: float, sim_log: str, floating: bool, cmd_vel=None) -> dict:
+    """The run in numbers (SI units): what ``--report`` writes; with ``cmd_vel`` (--cmd-vel) the base's velocity,
+    commanded and achieved (the mean over the run's second half)."""
     odom = [row for row in recorder.odom if start <= row[0] <= end]
     stamps = np.array([stamp for received, stamp in recorder.states if start <= received <= end])
     simulated = stamps[-1] - stamps[0] if len(stamps) > 1 else 0.0
@@ -65,6 +91,10 @@ def summary(recorder, start: float, end: float, sim_log: str, floating: bool) ->
                               'final': float(tilt_degrees(pose[-1, 3:]))},
         })
         result['fell'] = result['base_tilt_deg']['max'] > FALLEN_TILT
+        second_half = t >= (t[0] + t[-1]) / 2.0
+        if cmd_vel is not None and second_half.sum() > 1:
+            result['base_velocity'] = {'commanded': list(cmd_vel),
+                                       'achieved': base_velocity(t[second_half], pose[second_half])}
     return result
 
 
@@ -94,6 +124,11 @@ def report(result: dict, duration: float) -> list[str]:
                   f"{LAST_SECONDS:g} s within [{h['min_last3s']:.4f}, {h['max_last3s']:.4f}]",
                   f"base tilt: max {result['base_tilt_deg']['max']:.2f} deg, final "
                   f"{result['base_tilt_deg']['final']:.2f} deg"]
+    if 'base_velocity' in result:
+        commanded, achieved = (result['base_velocity'][k] for k in ('commanded', 'achieved'))
+        lines.append(f"base velocity (vx, vy m/s, wz rad/s; heading frame, second half): commanded "
+                     f"[{commanded[0]:.3f}, {commanded[1]:.3f}, {commanded[2]:.3f}], achieved "
+                     f"[{achieved[0]:.3f}, {achieved[1]:.3f}, {achieved[2]:.3f}]")
     return lines + loop_lines(result)
 
 
@@ -126,10 +161,14 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
         node_args['simulator'] += ['-p', f'ground_friction:={args.ground_friction}']
     if controller:
         node_args[controller] = common + ['-p', f"root_joint:={args.root_joint}", '-r', 'odom:=/simulator/odom']
+        if args.cmd_vel is not None:
+            node_args[controller] += ['-p', 'gait:=trot']
     if args.view:
         node_args['viewer'] = common + view.viewer_node_args(args, args.root_joint)
 
     recorder = BaseRecorder(model.name, model.joint_names, controller)
+    if controller and args.cmd_vel is not None:
+        walk_on_command(recorder, args.cmd_vel)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {}
 
@@ -145,6 +184,20 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     run = record(recorder, processes, startup, args.duration, recorder.sim_time_since,
                  f"running; recording {args.duration:g} s of sim time ...", cap)
     logs = node_logs(processes, log_dir, run.failed_to_start)
-    result = summary(recorder, run.start, run.end, logs['simulator'], floating)
+    result = summary(recorder, run.start, run.end, logs['simulator'], floating,
+                     args.cmd_vel if controller else None)
     return finish(run, logs, result, report(result, args.duration), args.report, None,
                   run_failures(run, result, args.duration, cap) + fell(result))
+
+
+def walk_on_command(recorder, command):
+    """Publish ``command`` on legged_controller/cmd_vel every CMD_VEL_PERIOD from STAND_FIRST s of sim time on."""
+    from geometry_msgs.msg import Twist
+    publisher = recorder.node.create_publisher(Twist, 'legged_controller/cmd_vel', 10)
+    message = Twist()
+    message.linear.x, message.linear.y, message.angular.z = command
+
+    def publish():
+        if recorder.states and recorder.states[-1][1] - recorder.states[0][1] >= STAND_FIRST:
+            publisher.publish(message)
+    recorder.node.create_timer(CMD_VEL_PERIOD, publish)

@@ -88,6 +88,7 @@ class StandingController:
         self.foot_links = sorted({p.link for p in self.feet})                    # each point's link, numbered
         self.foot_link = np.array([self.foot_links.index(p.link) for p in self.feet], dtype=np.int64)
         self._standing_height = (None, 0.0)   # (joint positions' bytes, standing_height of them)
+        self.foot_flatness = FOOT_FLATNESS
         self.kp, self.kd = float(kp), float(kd)
         kernels = (configuration_error, lowest_points, bearing_points)
         self._error, self._lowest, self._bearing = (compiled(k) if fast.BACKEND == 'numba' else k for k in kernels)
@@ -193,25 +194,29 @@ class StandingController:
         touching = (heights < CONTACT_TOLERANCE if feet_in_contact is None
                     else np.array([link in feet_in_contact for link in self.foot_links], dtype=bool)[self.foot_link])
         bearing = np.empty(len(self.feet), dtype=np.int64)
-        bearing = bearing[:self._bearing(heights, touching, self.foot_link, len(self.foot_links), FOOT_FLATNESS,
+        bearing = bearing[:self._bearing(heights, touching, self.foot_link, len(self.foot_links), self.foot_flatness,
                                          bearing)]
         self.contacts = [(self.feet[i].link, in_link[i]) for i in bearing]
-        if self.mode == 'gravity_compensation':
-            desired = np.zeros(self.model.nv)
-        else:
-            self.joint_reference = self.governor(t if now is None else now, q[self.joints_q], v[self.joints_v],
-                                                 *self.reference.sample(t))
-            joints, joint_velocities, joint_accelerations = self.joint_reference
-            desired = self.kp * self.error(q, self.base_reference(joints))   # (1): a_ref and v_ref are the joints'
-            desired[self.joints_v] += joint_accelerations
-            velocity_error = -v
-            velocity_error[self.joints_v] += joint_velocities
-            desired += self.kd * velocity_error
+        desired = (np.zeros(self.model.nv) if self.mode == 'gravity_compensation'
+                   else self.desired_acceleration(q, v, t, now))
         tau, _, self.forces = self.inverse_dynamics(q, v, desired, self.contacts, poses,
                                                     (self.foot_body[bearing], in_body[bearing]))
         if not np.isfinite(tau).all():
             raise ContactForceError(f"the contact program gave non-finite torques {tau.tolist()}")
         return tau
+
+    def desired_acceleration(self, q: NDArray[np.float64], v: NDArray[np.float64], t: float,
+                             now: float | None) -> NDArray[np.float64]:
+        """a_des of (1) at the normalised state (q, v), reference time t and state time now (update's)."""
+        self.joint_reference = self.governor(t if now is None else now, q[self.joints_q], v[self.joints_v],
+                                             *self.reference.sample(t))
+        joints, joint_velocities, joint_accelerations = self.joint_reference
+        desired = self.kp * self.error(q, self.base_reference(joints))   # (1): a_ref and v_ref are the joints'
+        desired[self.joints_v] += joint_accelerations
+        velocity_error = -v
+        velocity_error[self.joints_v] += joint_velocities
+        desired += self.kd * velocity_error
+        return desired
 
     def error(self, q: ArrayLike, q_ref: ArrayLike) -> NDArray[np.float64]:
         """configuration.difference(model, q, q_ref) for this model, a free-flying base (q[:7], v[:6]) and 1-DOF

@@ -15,6 +15,12 @@ are the default `feet` and its stance (group_state 'standing', else 'home', else
 geometry. Publishes ``effort_controller/commands``
 (std_msgs/Float64MultiArray in `joints` order) and ``~/compute_time_us`` (std_msgs/Float64).
 
+With `gait` 'trot' it walks instead (control.gait.GaitController: a trot with the stance feet in the same contact
+program) at the velocity of ``~/cmd_vel`` (geometry_msgs/Twist in the base frame: linear.x, linear.y, angular.z, as
+CHAMP, nav2 and teleop_twist_keyboard send it), bounded by `max_velocity` and `max_acceleration`; a command older than
+`cmd_vel_timeout` counts as zero (the robot stops with its feet down), a non-finite one is rejected. Joint
+trajectories are then refused.
+
 Gains: `kp` and `kd` for the base and every joint, and per joint as ros2_controllers' joint_trajectory_controller
 takes them, ``gains.<joint>.p`` and ``.d`` (declared once the model is known; at start-up a joint's map entry wins over
 kp or kd, and the node says so once; at run time the latest set wins: kp or kd sets the base and every joint, and the
@@ -36,7 +42,7 @@ import sys
 import time
 
 import numpy as np
-from geometry_msgs.msg import WrenchStamped
+from geometry_msgs.msg import Twist, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -44,6 +50,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control.contact_inverse_dynamics import ContactForceError
+from ..control.gait import GaitController
 from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..control.references import TrajectoryReference
 from ..control.standing import MODES, StandingController
@@ -90,6 +97,16 @@ PARAMETERS = (
     Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, "joint positions to stand at (joints order); "
                                                               "empty: the SRDF's stance, else those of the first "
                                                               'joint state'),
+    Param('gait', 'stand', "'stand' (joint references, ~/joint_trajectory) or 'trot' (walk on ~/cmd_vel)",
+          choice('stand', 'trot')),
+    Param('cmd_vel_timeout', 0.5, 'wall seconds after which a ~/cmd_vel command counts as zero', positive),
+    Param('max_velocity', Parameter.Type.DOUBLE_ARRAY, 'trot: largest |vx|, |vy| (m/s), |wz| (rad/s); empty: from '
+                                                       'the leg length'),
+    Param('max_acceleration', Parameter.Type.DOUBLE_ARRAY, 'trot: largest rate of the velocity followed, per '
+                                                           'second; empty: max_velocity / gait_period'),
+    Param('gait_period', 0.0, 's of a trot cycle; 0: 2.5 sqrt(leg length / g)', _non_negative),
+    Param('duty_factor', 0.6, 'share of the period each foot is in stance (0.5-1, exclusive)', positive),
+    Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', _non_negative),
 )
 
 
@@ -170,11 +187,19 @@ class LeggedControllerNode(GuardedNode):
                       else contact_points_from_urdf(urdf))
             feet = list(p['feet']) or (self.srdf.feet if self.srdf is not None else []) or None
 
+            gravity = default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False))
+
             def make():
-                return StandingController(
-                    model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'], feet,
-                    default_as_none(as_vector('gravity', p['gravity'], 3, allow_scalar=False)),
-                    self.settings['mode'])
+                if p['gait'] == 'trot':
+                    controller = GaitController(
+                        model, points, p['ground_height'], p['friction'], self.settings['kp'], self.settings['kd'],
+                        feet, gravity, period=p['gait_period'] or None, duty=p['duty_factor'],
+                        swing_height=p['swing_height'] or None, max_velocity=list(p['max_velocity']) or None,
+                        max_acceleration=list(p['max_acceleration']) or None)
+                    controller.set_mode(self.settings['mode'])
+                    return controller
+                return StandingController(model, points, p['ground_height'], p['friction'], self.settings['kp'],
+                                          self.settings['kd'], feet, gravity, self.settings['mode'])
             controller = make()
         except (ValueError, ImportError, URDFError) as e:
             raise ConfigurationError(f"cannot control {model.name!r}: {e}") from None
@@ -202,6 +227,7 @@ class LeggedControllerNode(GuardedNode):
         feet = sorted({foot.link for foot in controller.feet})
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, stamp s, normal force N)
         self.answered = None      # the inputs of the last update (_inputs): each state is answered once
+        self.cmd_vel = None       # (monotonic receipt time, (vx, vy, wz)) of the last valid ~/cmd_vel
         self.reference_start = None   # s: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.touched_down = False   # contact_topics: a foot has reported contact
@@ -212,6 +238,7 @@ class LeggedControllerNode(GuardedNode):
             self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
+            self.create_subscription(Twist, '~/cmd_vel', self._on_cmd_vel, 10)
             self.diagnostics = Diagnostics(self, 'legged control', self._diagnostic_status, lambda: self.model.name)
         self.problem = None   # why the last state got no command (stale inputs, no feasible contact forces), if so
         self.answers = StateAnswers(self.command_pub, len(self.index), self.throttle)
@@ -251,6 +278,20 @@ class LeggedControllerNode(GuardedNode):
         self.odometry = (time.monotonic(), stamp_seconds(msg.header.stamp), q, v)
         self._answer()
 
+    def _on_cmd_vel(self, msg):
+        command = (msg.linear.x, msg.linear.y, msg.angular.z)
+        if not np.all(np.isfinite(command)):
+            self.rejected += 1
+            self.throttle.warn('cmd_vel', f"rejected cmd_vel: non-finite {list(command)}")
+            return
+        self.cmd_vel = (time.monotonic(), command)
+
+    def _walk_command(self, now):
+        """The trot's command: the last ~/cmd_vel, zero once older than `cmd_vel_timeout`."""
+        if self.cmd_vel is None or now - self.cmd_vel[0] > self.params['cmd_vel_timeout']:
+            return (0.0, 0.0, 0.0)
+        return self.cmd_vel[1]
+
     def _on_contact(self, link, msg):
         if link not in self.contact_forces:   # a foot of an earlier model
             return
@@ -281,6 +322,10 @@ class LeggedControllerNode(GuardedNode):
         update follows it (from the current reference when its first point lies in the future)."""
         if self.joint_state is None:
             self.throttle.warn('early trajectory', "rejected joint trajectory: no joint state yet")
+            return
+        if self.params['gait'] != 'stand':
+            self.throttle.warn('trajectory while walking', "rejected joint trajectory: followed with gait 'stand' "
+                                                           "only")
             return
         self.trajectories.submit(raw)
 
@@ -357,6 +402,8 @@ class LeggedControllerNode(GuardedNode):
         v = np.concatenate([self.odometry[3], np.zeros(self.model.nv - 6)])
         q[np.asarray(self.model.joint_q_index)] = self.joint_state[2]
         v[np.asarray(self.model.joint_v_index)] = self.joint_state[3]
+        if isinstance(self.controller, GaitController):
+            self.controller.set_command(*self._walk_command(now))
         try:
             tau = self.controller.update(q, v, self._reference_time(), feet_in_contact, now=self.joint_state[1])
         except (ContactForceError, ValueError) as e:
