@@ -9,6 +9,11 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+try:
+    import mujoco
+except ImportError:   # test_gait.py skips its MuJoCo cases where it is missing (mujoco: the test extra)
+    mujoco = None
+
 from robot_dynamics_ros import load_srdf, load_urdf
 from robot_dynamics_ros.model.collision import contact_points_from_urdf
 from robot_dynamics_ros.model.srdf import stance_configuration
@@ -48,7 +53,6 @@ def mujoco_model(urdf):
     """MuJoCo's import of the URDF (benchmarks/bench_contact.py's): visuals and mesh collisions dropped, inertias
     MuJoCo refuses made acceptable (a 1 mg dummy link's dropped, one breaking the triangle inequality mended), a free
     root, a ground plane of friction MU."""
-    import mujoco
     robot = ET.parse(urdf).getroot()
     for link in robot.findall('link'):
         for visual in link.findall('visual'):
@@ -84,7 +88,6 @@ def walk(urdf, controller, command, seconds, start=START):
     of `seconds`. Returns a dict: 'achieved' (vx, vy, wz) the mean over the run's second half in the base's heading
     frame, 'tilt' the largest tilt (deg), 'fell' (tilt over 45 deg or the base under half its standing height: the
     run stops), 'update_us' the controller's update times (after the first 200), 'log' (t, x, y, yaw) per step."""
-    import mujoco
     model = controller.model
     stance = controller.reference.positions[0]
     mj_model = mujoco_model(urdf)
