@@ -83,6 +83,7 @@ PARAMETERS = (
                                     "'gravity_compensation' (g(q) at the last valid state)",
           choice(*STALE_BEHAVIORS), runtime=True),
     Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward', runtime=True),
+    Param('action_monitor_rate', 20.0, '~/follow_joint_trajectory feedback messages per second', positive),
 )
 
 
@@ -97,6 +98,7 @@ class ControllerNode(GuardedNode):
         self.joints_param, self.gravity_param, self.state_timeout = p['joints'], p['gravity'], p['state_timeout']
         self.ignore_unknown, self.joint_state_rate = p['ignore_unknown_joints'], p['joint_state_rate']
         self.acceleration_limits, self.max_trajectory_points = p['acceleration_limits'], p['max_trajectory_points']
+        self.action_monitor_rate = p['action_monitor_rate']
         self.settings = {row.name: p[row.name] for row in PARAMETERS if row.runtime}
         self._apply_settings({})
         self.throttle = Throttle(self.get_logger())
@@ -205,6 +207,18 @@ class ControllerNode(GuardedNode):
         # Raw: the worker thread deserializes it (see _on_trajectory).
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
         self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
+        self.action = self._action_server()
+
+    def _action_server(self):
+        """~/follow_joint_trajectory (``trajectory_action.py``), or None where control_msgs is not installed (said
+        once: the topic remains)."""
+        try:
+            from .trajectory_action import TrajectoryActionServer
+        except ImportError as e:
+            self.get_logger().warning(f"no ~/follow_joint_trajectory action: {e} (control_msgs comes with ROS "
+                                      "installs); ~/joint_trajectory takes trajectories")
+            return None
+        return TrajectoryActionServer(self, self.action_monitor_rate, trajectory_fields)
 
     def _reference_time(self):
         """Reference time of the last joint state: the reference is evaluated at the measurement's stamp,
@@ -232,6 +246,8 @@ class ControllerNode(GuardedNode):
         if not self._publish_efforts(command):
             return
         self.commands += 1
+        if self.action is not None:
+            self.action.on_state(stamp, q, qd)
         error_listened, compute_time_listened = self.listened
         if error_listened:
             error = self.error_msg
