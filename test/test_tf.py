@@ -172,6 +172,7 @@ def test_frame_parameters_and_a_simulator_without_tf2_msgs(ros_domain, start, tm
         states = []
         probe.node.create_subscription(JointState, '/joint_states', states.append, 10)
         assert probe.spin_until(lambda: len(states) > 50, STARTUP), without.log()
+        assert without.wait_for_log('no /tf or /tf_static', STARTUP), without.log()
         assert without.log().count('no /tf or /tf_static') == 1, without.log()
         def published():
             if ('without_tf', '/') not in probe.node.get_node_names_and_namespaces():
