@@ -7,6 +7,7 @@ publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints`
 state, ``~/tracking_error`` (sensor_msgs/JointState: position = q_ref - q, velocity = qd_ref - qd) and
 ``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law); these two only while
 they have subscribers (checked every `state_timeout` / 2), as each publish costs about as much as the control law.
+Serves ``~/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory, ``trajectory_action.py``) for MoveIt.
 With numba (the `fast` extra) each joint state is mapped, the reference sampled and the control law run in one
 compiled call (control.ControlStep); a state it refuses, and the first one, take the NumPy path, which gives the
 same results and rejects bad input with its message.
