@@ -99,7 +99,8 @@ PARAMETERS = (
     Param('world_frame', 'world', 'frame_id of ~/odom and ~/contact/<link>'),
     Param('publish_tf', True, 'publish every link on /tf and /tf_static (fixed joints) from the forward kinematics, '
                               'as robot_state_publisher does; where tf2_msgs is not installed: none'),
-    Param('tf_rate', 100.0, '/tf messages per sim second (per wall second while sim time stands still)', positive),
+    Param('tf_rate', 20.0, "/tf messages per sim second (per wall second while sim time stands still): "
+                           "robot_state_publisher's default; each costs 1-2 ms", positive),
     Param('odom_frame', 'odom', 'floating or planar root: the parent frame of base_frame on /tf'),
     Param('base_frame', '', 'floating or planar root: the child frame of odom_frame on /tf; empty: the root link'),
     Param('joint_states_depth', 100, 'QoS history depth of joint_states: how many states a reliable subscriber '
