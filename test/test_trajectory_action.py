@@ -1,8 +1,9 @@
 """~/follow_joint_trajectory on the computed-torque controller, driven as MoveIt drives it (an rclpy ActionClient) on
 the bundled arm in the closed loop over DDS: a multi-point goal (joints in another order) succeeds within its
-tolerances with feedback; a goal faster than the joints' velocity limits allow aborts with PATH_TOLERANCE_VIOLATED;
-a cancel is granted and the arm holds; a new goal preempts the running one; a goal naming an unknown joint is
-rejected. Without control_msgs the controller says so once and keeps the topic."""
+tolerances with feedback; a goal faster than the joints' velocity limits allow aborts with PATH_TOLERANCE_VIOLATED,
+one beyond a joint limit with GOAL_TOLERANCE_VIOLATED after its goal_time_tolerance; a cancel is granted and the arm
+holds; a new goal preempts the running one; a goal naming an unknown joint is rejected. Without control_msgs the
+controller says so once and keeps the topic. The timings are printed (pytest -s)."""
 import os
 import time
 
@@ -153,6 +154,24 @@ def test_a_goal_faster_than_the_velocity_limits_violates_the_path_tolerance(loop
     assert abs(positions(states)[0] - target[0]) > 0.5
     timings.append(f"path tolerance violated: result {wall:.2f} s wall after the goal "
                    f"({response.result.error_string})")
+
+
+def test_a_goal_beyond_the_joint_limit_violates_the_goal_tolerance_after_goal_time(loop):
+    probe, client, states, _ = loop
+    here = positions(states)
+    target = here.copy()
+    target[0] = MODEL.upper[0] + 0.3   # within the controller's plausibility margin (0.5 rad); the arm stops at the limit
+    sent = time.monotonic()
+    handle, _ = send(probe, client, goal_message([1.0], [target], goal_time=0.5))
+    assert handle.accepted
+    response = result_of(probe, handle)
+    assert (response.status, response.result.error_code) == (ABORTED, Result.GOAL_TOLERANCE_VIOLATED)
+    assert 'arm7_joint1 position error' in response.result.error_string
+    assert abs(positions(states)[0] - MODEL.upper[0]) < 0.05    # at the limit, 0.3 rad short
+    timings.append(f"goal tolerance violated: result {time.monotonic() - sent:.2f} s wall after the goal "
+                   f"({response.result.error_string})")
+    back, _ = send(probe, client, goal_message([1.0], [here]))   # leave the arm where the next test expects it
+    assert back.accepted and result_of(probe, back).status == SUCCEEDED
 
 
 def test_cancel_is_granted_and_the_arm_holds(loop):

@@ -75,7 +75,8 @@ class TrajectoryActionServer:
         self.node, self.read_trajectory = node, read_trajectory
         self.feedback_period = 1.0 / monitor_rate
         self.fed_back = -np.inf   # wall time of the last feedback
-        self.active = None        # Goal
+        self.active = None        # the Goal being executed
+        self.outcomes = {}        # goal id -> Future of its (event, Result), until its execute callback takes it
         self.server = ActionServer(node, FollowJointTrajectory, '~/follow_joint_trajectory', self._execute,
                                    goal_callback=self._check_goal, handle_accepted_callback=self._accepted,
                                    cancel_callback=lambda _: CancelResponse.ACCEPT)
@@ -105,11 +106,12 @@ class TrajectoryActionServer:
         before = node.trajectories.incoming
         node._on_trajectory(serialize_message(handle.request.trajectory))
         self.active = Goal(handle, list(node.model.joint_names), node.trajectories.received, before)
+        self.outcomes[bytes(handle.goal_id.uuid)] = self.active.outcome
         handle.execute()
 
     async def _execute(self, handle):
-        goal = self.active
-        event, result = await goal.outcome
+        """Wait for the goal's outcome (a later goal may have ended it before this runs), report it."""
+        event, result = await self.outcomes.pop(bytes(handle.goal_id.uuid))
         getattr(handle, event)()
         return result
 
@@ -120,7 +122,8 @@ class TrajectoryActionServer:
             return
         if hold is not None:
             self._hold(hold)
-        self.node.get_logger().info(f"FollowJointTrajectory goal {event}: {text or 'done'}")
+        past = {'succeed': 'succeeded', 'abort': 'aborted', 'canceled': 'canceled'}[event]
+        self.node.get_logger().info(f"FollowJointTrajectory goal {past}" + (f": {text}" if text else ''))
         goal.outcome.set_result((event, Result(error_code=code, error_string=text)))
 
     def _hold(self, q):
@@ -174,13 +177,11 @@ class TrajectoryActionServer:
         index = self.node.index   # model order -> `joints` order
         feedback = FollowJointTrajectory.Feedback(joint_names=list(self.node.joint_names))
         feedback.header.stamp = stamp
+        elapsed = max(t, 0.0)
         for point, positions, velocities in ((feedback.desired, q_des, qd_des), (feedback.actual, q, qd),
                                              (feedback.error, position_error, velocity_error)):
             point.positions, point.velocities = positions[index].tolist(), velocities[index].tolist()
-            point.time_from_start.sec, point.time_from_start.nanosec = int(max(t, 0.0) // 1), int(max(t, 0.0) % 1 * 1e9)
+            point.time_from_start.sec, point.time_from_start.nanosec = int(elapsed), int(elapsed % 1 * 1e9)
         if hasattr(feedback, 'index'):   # Kilted's control_msgs: the point being executed
             feedback.index = max(int(np.searchsorted(goal.times, t, side='right')) - 1, 0)
         goal.handle.publish_feedback(feedback)
-
-    def destroy(self):
-        self.server.destroy()
