@@ -1,5 +1,5 @@
-"""The whole loop: simulator (+ robot_state_publisher where installed), computed-torque controller and
-demo trajectory, all from one config file. `robot-dynamics bringup` runs the same loop without ROS
+"""The whole loop: simulator (/tf; + robot_state_publisher for /robot_description where installed), computed-torque
+controller and demo trajectory, all from one config file. `robot-dynamics bringup` runs the same loop without ROS
 installed.
 
 ros2 launch robot_dynamics_ros closed_loop.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]

@@ -1,6 +1,7 @@
 """A robot with a floating base on the ground: the simulator (ground contact, base odometry, IMU, contact forces)
 and the legged controller that keeps it standing (contact-consistent inverse dynamics), with robot_state_publisher
-where it is installed. `robot-dynamics bringup --root-joint floating` runs the same without ROS installed.
+for /robot_description where it is installed (the simulator publishes /tf: odom -> base and every link).
+`robot-dynamics bringup --root-joint floating` runs the same without ROS installed.
 
 ros2 launch robot_dynamics_ros legged.launch.py [urdf_file:=...] [config_file:=...] [controller:=true|false]
                                                 [sync:=realtime|lockstep] [description_source:=parameter|topic]
@@ -14,9 +15,9 @@ from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
 
-from robot_dynamics_ros.nodes.launch_support import (PACKAGE, closed_loop_parameters, description_parameter,
-                                                     is_installed, launch_argument, robot_description,
-                                                     stop_launch_on_failure)
+from robot_dynamics_ros.nodes.launch_support import (PACKAGE, RSP_WITHOUT_TF, closed_loop_parameters,
+                                                     description_parameter, is_installed, launch_argument,
+                                                     robot_description, stop_launch_on_failure)
 from robot_dynamics_ros.resources import legged_parameter_files
 
 
@@ -39,9 +40,10 @@ def start_nodes(context):
                           parameters=[parameters('legged_controller'), node_description],
                           remappings=[('odom', '/simulator/odom')])
         actions += [controller, stop_launch_on_failure(controller)]
-    if is_installed('robot_state_publisher'):
+    if is_installed('robot_state_publisher'):   # for /robot_description; the simulator publishes the transforms
         actions.append(Node(package='robot_state_publisher', executable='robot_state_publisher', output='screen',
-                            parameters=[{'robot_description': description, 'use_sim_time': True}]))
+                            parameters=[{'robot_description': description, 'use_sim_time': True}],
+                            remappings=RSP_WITHOUT_TF))
     return actions
 
 
