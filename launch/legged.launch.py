@@ -5,6 +5,7 @@ for /robot_description where it is installed (the simulator publishes /tf: odom 
 
 ros2 launch robot_dynamics_ros legged.launch.py [urdf_file:=...] [config_file:=...] [controller:=true|false]
                                                 [sync:=realtime|lockstep] [description_source:=parameter|topic]
+                                                [srdf_file:=...] [robot_description_semantic:=...]
 Parameters: config/legged.yaml, then config/quadruped.yaml for the bundled quadruped, then config_file.
 `sync` and `description_source` as in simulator.launch.py.
 """
@@ -27,6 +28,9 @@ def start_nodes(context):
     urdf_file, config_file = argument('urdf_file'), argument('config_file')
     description = ParameterValue(robot_description(urdf_file), value_type=str)
     node_description = description_parameter(argument('description_source'), description)
+    # The SRDF (root joint, stance, feet) for both nodes, where given; else the config file's, if any.
+    node_description.update({name: ParameterValue(argument(name), value_type=str)
+                             for name in ('srdf_file', 'robot_description_semantic') if argument(name)})
 
     def parameters(node_name):
         return closed_loop_parameters(urdf_file, config_file, node_name, files=legged_parameter_files)
@@ -57,6 +61,10 @@ def generate_launch_description():
                                           'for the bundled quadruped)'),
         DeclareLaunchArgument('controller', default_value='true',
                               description="'false': the simulator alone, zero effort"),
+        DeclareLaunchArgument('srdf_file', default_value='', description='SRDF of the robot (root joint, standing '
+                                                                         'posture, feet); default: the config file\'s'),
+        DeclareLaunchArgument('robot_description_semantic', default_value='',
+                              description='SRDF XML, as MoveIt names it; over srdf_file'),
         launch_argument('sync'),
         launch_argument('description_source'),
         OpaqueFunction(function=start_nodes),

@@ -182,6 +182,8 @@ ARGUMENTS = {
     'sync': ('realtime', "simulator: 'realtime' or 'lockstep' (step when the controller has answered)", None),
     'description_source': ('parameter', "'topic': the nodes take the URDF from the robot_description topic",
                            list(DESCRIPTION_SOURCES)),
+    'demo': ('true', "'false': no demo trajectory publisher (send your own trajectories or FollowJointTrajectory "
+                     "goals)", ['true', 'false']),
 }
 
 
