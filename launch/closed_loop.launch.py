@@ -5,7 +5,8 @@ installed.
 ros2 launch robot_dynamics_ros closed_loop.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
                                                      [sync:=realtime|lockstep] [namespace:=arm1] [prefix:=arm1_]
                                                      [description_source:=parameter|topic] [demo:=false]
-`namespace`, `prefix` and `description_source` as in simulator.launch.py, `demo` as in computed_torque.launch.py: two_arms.launch.py runs two of these loops in one graph.
+`namespace`, `prefix` and `description_source` as in simulator.launch.py, `demo` as in computed_torque.launch.py:
+two_arms.launch.py runs two of these loops in one graph.
 """
 from launch import LaunchDescription
 from launch.actions import IncludeLaunchDescription

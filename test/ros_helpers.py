@@ -1,5 +1,6 @@
 """Helpers for tests that run the nodes as real processes over DDS: an isolated ROS domain per test
 module, node processes with their output in a log file, and an rclpy probe node in the test process."""
+import importlib
 import os
 import signal
 import socket
@@ -68,7 +69,6 @@ REQUIRE_INTERFACES = 'ROBOT_DYNAMICS_ROS_REQUIRE_INTERFACES'
 def import_interfaces(module):
     """The message module ``module`` (e.g. 'tf2_msgs.msg'); where it is not installed the test module is skipped,
     or fails where REQUIRE_INTERFACES is set."""
-    import importlib
     try:
         return importlib.import_module(module)
     except ImportError as e:

@@ -15,7 +15,8 @@ from conftest import ROOT
 from oracle import BlockOracle, pin
 from robot_dynamics_ros import frame_placements, load_urdf
 from robot_dynamics_ros.spatial import quaternion_to_matrix
-from ros_helpers import NodeProcess, domain_id, import_interfaces, ros_domain, shadowing, start  # noqa: F401
+from ros_helpers import (REQUIRE_INTERFACES, NodeProcess, domain_id, import_interfaces, ros_domain,  # noqa: F401
+                         shadowing, start)
 
 TFMessage = import_interfaces('tf2_msgs.msg').TFMessage
 ARM = os.path.join(ROOT, 'urdf', 'arm7.urdf')
@@ -174,6 +175,7 @@ def test_frame_parameters_and_a_simulator_without_tf2_msgs(ros_domain, start, tm
         assert probe.spin_until(lambda: len(states) > 50, STARTUP), without.log()
         assert without.wait_for_log('no /tf or /tf_static', STARTUP), without.log()
         assert without.log().count('no /tf or /tf_static') == 1, without.log()
+
         def published():
             if ('without_tf', '/') not in probe.node.get_node_names_and_namespaces():
                 return set()   # not discovered yet
@@ -182,3 +184,12 @@ def test_frame_parameters_and_a_simulator_without_tf2_msgs(ros_domain, start, tm
         assert '/tf' not in published() and '/tf_static' not in published()
     finally:
         without.kill()
+
+
+def test_a_missing_interface_is_skipped_or_where_required_fails(monkeypatch):
+    monkeypatch.delenv(REQUIRE_INTERFACES, raising=False)
+    with pytest.raises(pytest.skip.Exception):
+        import_interfaces('no_such_interfaces.msg')
+    monkeypatch.setenv(REQUIRE_INTERFACES, '1')
+    with pytest.raises(ImportError, match='no_such_interfaces'):
+        import_interfaces('no_such_interfaces.msg')

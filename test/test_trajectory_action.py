@@ -160,7 +160,7 @@ def test_a_goal_beyond_the_joint_limit_violates_the_goal_tolerance_after_goal_ti
     probe, client, states, _ = loop
     here = positions(states)
     target = here.copy()
-    target[0] = MODEL.upper[0] + 0.3   # within the controller's plausibility margin (0.5 rad); the arm stops at the limit
+    target[0] = MODEL.upper[0] + 0.3   # within the plausibility margin (0.5 rad); the arm stops at the limit
     sent = time.monotonic()
     handle, _ = send(probe, client, goal_message([1.0], [target], goal_time=0.5))
     assert handle.accepted

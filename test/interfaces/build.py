@@ -123,7 +123,7 @@ def build(build_dir, jobs):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--build-dir', default=DEFAULT_BUILD_DIR, help='where the builds go (default: build/interfaces)')
+    parser.add_argument('--build-dir', default=DEFAULT_BUILD_DIR, help='where the builds go (build/interfaces)')
     parser.add_argument('--jobs', type=int, default=os.cpu_count() or 1)
     parser.add_argument('--requirements', action='store_true',
                         help="print the pip packages the build needs in this environment's distribution, and exit")
