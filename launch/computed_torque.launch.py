@@ -3,7 +3,8 @@ publishes joint_states and takes effort_controller/commands.
 
 ros2 launch robot_dynamics_ros computed_torque.launch.py [urdf_file:=...] [config_file:=...] [use_sim_time:=true]
                                                          [namespace:=arm1] [prefix:=arm1_]
-                                                         [description_source:=parameter|topic]
+                                                         [description_source:=parameter|topic] [demo:=false]
+`demo:=false` starts no demo trajectory publisher (it re-sends its trajectory, overriding one sent from outside).
 `namespace` and `prefix` as in simulator.launch.py (the robot's joint names carry the prefix). The URDF is read,
 prefixed and checked before any node starts. `description_source:=topic`: the nodes take the latest URDF on the
 robot_description topic instead of the parameter.
@@ -23,12 +24,14 @@ def start_nodes(context):
     description = ParameterValue(robot_description(argument('urdf_file'), argument('prefix')), value_type=str)
     common = {**description_parameter(argument('description_source'), description),
               'use_sim_time': ParameterValue(LaunchConfiguration('use_sim_time'), value_type=bool)}
-    return controller_nodes(context, ('computed_torque_controller', 'trajectory_publisher'), common)
+    names = ['computed_torque_controller'] + (['trajectory_publisher'] if argument('demo') == 'true' else [])
+    return controller_nodes(context, names, common)
 
 
 def generate_launch_description():
     return LaunchDescription([
         *robot_arguments(CONFIG_DESCRIPTION),
         launch_argument('description_source', "'topic': take the URDF from the robot_description topic"),
+        launch_argument('demo'),
         OpaqueFunction(function=start_nodes),
     ])

@@ -50,7 +50,8 @@ def generate_launch_description():
         # The simulator's joint states go to the hardware interface; joint_state_broadcaster owns /joint_states.
         Node(package=PACKAGE, executable='simulator', name='simulator', output='screen',
              parameters=[PathJoinSubstitution([share, 'config', 'arm7.yaml']),
-                         {'urdf_file': PathJoinSubstitution([share, 'urdf', 'arm7.urdf']), 'publish_clock': False}],
+                         {'urdf_file': PathJoinSubstitution([share, 'urdf', 'arm7.urdf']), 'publish_clock': False,
+                          'publish_tf': False}],   # robot_state_publisher's, from joint_state_broadcaster's states
              remappings=[('joint_states', '/simulator/joint_states')]),
         Node(package='robot_state_publisher', executable='robot_state_publisher', output='screen',
              parameters=[{'robot_description': description}]),

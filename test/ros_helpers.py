@@ -1,5 +1,6 @@
 """Helpers for tests that run the nodes as real processes over DDS: an isolated ROS domain per test
 module, node processes with their output in a log file, and an rclpy probe node in the test process."""
+import importlib
 import os
 import signal
 import socket
@@ -58,6 +59,30 @@ def release_domain(key):
     domain, claim = _claimed.pop(key)
     claim.close()
     next(record for record in reversed(held) if record[0] == domain)[2] = time.time()
+
+
+# Set (to 1) where the interface packages no wheel provides are built (.ci/run: test/interfaces/build.py): a test that
+# needs one then fails where it cannot import it, instead of being skipped.
+REQUIRE_INTERFACES = 'ROBOT_DYNAMICS_ROS_REQUIRE_INTERFACES'
+
+
+def import_interfaces(module):
+    """The message module ``module`` (e.g. 'tf2_msgs.msg'); where it is not installed the test module is skipped,
+    or fails where REQUIRE_INTERFACES is set."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        if os.environ.get(REQUIRE_INTERFACES):
+            raise ImportError(f"{e}; {REQUIRE_INTERFACES} is set: build them with test/interfaces/build.py") from None
+        pytest.skip(f"{module} is not installed (test/interfaces/build.py builds it)", allow_module_level=True)
+
+
+def shadowing(tmp_path, package):
+    """A PYTHONPATH entry under which ``package`` cannot be imported (as where it is not installed)."""
+    folder = tmp_path / f'without_{package}'
+    (folder / package).mkdir(parents=True)
+    (folder / package / '__init__.py').write_text(f"raise ImportError({f'No module named {package!r}'!r})\n")
+    return str(folder)
 
 
 class NodeProcess:

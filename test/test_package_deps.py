@@ -14,6 +14,9 @@ from conftest import ROOT
 from import_scan import imports
 
 ROS = 'ROS wheel'  # pip: 'ros-<name>' in the extra 'ros' (Kilted) and 'ros-jazzy-<name>' in 'ros-jazzy'
+# pip: no wheel; test/interfaces/<name> holds its definitions, which test/interfaces/build.py builds for the tests. The
+# package imports it only where a missing one is handled (a node without it says so and runs).
+INTERFACES = 'test/interfaces'
 # import name -> (rosdep key in package.xml, pip distribution in setup.py). None for pip: not on the
 # registries (the launch stack), so imported only by launch files and by launch tests that skip without it.
 DEPENDENCIES = {
@@ -42,6 +45,8 @@ DEPENDENCIES = {
     'hypothesis': ('python3-hypothesis', 'hypothesis'),
     'pinocchio': ('pinocchio', 'pin'),
     'setuptools': ('python3-setuptools', 'setuptools'),
+    'tf2_msgs': ('tf2_msgs', INTERFACES),
+    'control_msgs': ('control_msgs', INTERFACES),
 }
 # Not in package.xml, so imported only where a missing one is handled (importorskip, except ImportError):
 # import name -> pip distribution. rosbags: rosdep has only a pip key for it, which a released package cannot use;
@@ -141,6 +146,9 @@ def test_setup_py_installs_every_import(monkeypatch):
             wheel = found.module.replace('_', '-')
             if f'ros-{wheel}' not in extras['ros'] or f'ros-jazzy-{wheel}' not in extras['ros-jazzy']:
                 problems.append(f"{where}: ros-{wheel} and ros-jazzy-{wheel} belong in the extras 'ros', 'ros-jazzy'")
+        elif pip == INTERFACES:
+            if not os.path.isdir(os.path.join(ROOT, INTERFACES, found.module)):
+                problems.append(f"{where}: '{found.module}' has no definitions in {INTERFACES} to build")
         elif pip is None:
             if folder != 'launch' and not found.guarded:
                 problems.append(f"{where}: '{found.module}' is not on pip: import it behind importorskip")

@@ -7,6 +7,7 @@ publishes ``effort_controller/commands`` (std_msgs/Float64MultiArray in `joints`
 state, ``~/tracking_error`` (sensor_msgs/JointState: position = q_ref - q, velocity = qd_ref - qd) and
 ``~/compute_time_us`` (std_msgs/Float64: mapping, reference sampling and the control law); these two only while
 they have subscribers (checked every `state_timeout` / 2), as each publish costs about as much as the control law.
+Serves ``~/follow_joint_trajectory`` (control_msgs/FollowJointTrajectory, ``trajectory_action.py``) for MoveIt.
 With numba (the `fast` extra) each joint state is mapped, the reference sampled and the control law run in one
 compiled call (control.ControlStep); a state it refuses, and the first one, take the NumPy path, which gives the
 same results and rejects bad input with its message.
@@ -84,6 +85,7 @@ PARAMETERS = (
                                     "'gravity_compensation' (g(q) at the last valid state)",
           choice(*STALE_BEHAVIORS), runtime=True),
     Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward', runtime=True),
+    Param('action_monitor_rate', 20.0, '~/follow_joint_trajectory feedback messages per second', positive),
 )
 
 
@@ -98,6 +100,7 @@ class ControllerNode(GuardedNode):
         self.joints_param, self.gravity_param, self.state_timeout = p['joints'], p['gravity'], p['state_timeout']
         self.ignore_unknown, self.joint_state_rate = p['ignore_unknown_joints'], p['joint_state_rate']
         self.acceleration_limits, self.max_trajectory_points = p['acceleration_limits'], p['max_trajectory_points']
+        self.action_monitor_rate = p['action_monitor_rate']
         self.settings = {row.name: p[row.name] for row in PARAMETERS if row.runtime}
         self._apply_settings({})
         self.throttle = Throttle(self.get_logger())
@@ -208,6 +211,7 @@ class ControllerNode(GuardedNode):
         self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
         self.diagnostics = Diagnostics(self, 'computed-torque control', self._diagnostic_status,
                                        lambda: self.model.name)
+        self.action = self._action_server()
 
     def _diagnostic_status(self):
         """/diagnostics: commands per second over the last period, and the counts since the start."""
@@ -219,6 +223,17 @@ class ControllerNode(GuardedNode):
         if self.stale:
             return WARN, f"joint states stale: {self.settings['stale_behavior']}", values
         return OK, 'commanding', values
+
+    def _action_server(self):
+        """~/follow_joint_trajectory (``trajectory_action.py``), or None where control_msgs is not installed (said
+        once: the topic remains)."""
+        try:
+            from .trajectory_action import TrajectoryActionServer
+        except ImportError as e:
+            self.get_logger().warning(f"no ~/follow_joint_trajectory action: {e} (control_msgs comes with ROS "
+                                      "installs); ~/joint_trajectory takes trajectories")
+            return None
+        return TrajectoryActionServer(self, self.action_monitor_rate, trajectory_fields)
 
     def _reference_time(self):
         """Reference time of the last joint state: the reference is evaluated at the measurement's stamp,
@@ -246,6 +261,8 @@ class ControllerNode(GuardedNode):
         if not self._publish_efforts(command):
             return
         self.commands += 1
+        if self.action is not None:
+            self.action.on_state(stamp, q, qd)
         error_listened, compute_time_listened = self.listened
         if error_listened:
             error = self.error_msg

@@ -22,6 +22,9 @@ LOCKSTEP_STATE_TIMEOUT = 30.0
 
 
 LAUNCH_STACK_NEEDED = "needs the ROS 2 launch stack ({}): source a ROS 2 installation"
+# robot_state_publisher's remappings where the simulator publishes the transforms (nodes/transforms.py): it then
+# serves /robot_description only, its /tf and /tf_static going where nobody listens.
+RSP_WITHOUT_TF = [('/tf', 'robot_state_publisher/unused_tf'), ('/tf_static', 'robot_state_publisher/unused_tf_static')]
 
 
 class LaunchCheckError(RuntimeError):
@@ -179,6 +182,8 @@ ARGUMENTS = {
     'sync': ('realtime', "simulator: 'realtime' or 'lockstep' (step when the controller has answered)", None),
     'description_source': ('parameter', "'topic': the nodes take the URDF from the robot_description topic",
                            list(DESCRIPTION_SOURCES)),
+    'demo': ('true', "'false': no demo trajectory publisher (send your own trajectories or FollowJointTrajectory "
+                     "goals)", ['true', 'false']),
 }
 
 

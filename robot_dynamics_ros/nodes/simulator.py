@@ -5,7 +5,8 @@ Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, i
 ``~/joint_commands`` (sensor_msgs/JointState by joint name: position / velocity targets for a servo in the
 simulator, and efforts; what ros2_control's topic-based JointStateTopicSystem publishes); publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
 `publish_clock`, `clock_rate` times per sim second (as Gazebo's ROS plugin throttles it; use_sim_time nodes wake
-for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool).
+for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool). ``/tf`` and ``/tf_static``
+as robot_state_publisher publishes them, odom -> base for a floating root (``transforms.py``; `publish_tf`).
 
 A robot with a floating root (parameter ``root_joint`` 'floating') stands on a ground (``ground_contact``: height
 and friction as parameters, contact points from the URDF's <collision> spheres, boxes and cylinders or the
@@ -101,6 +102,12 @@ PARAMETERS = (
     Param('world_frame', 'world', 'frame_id of ~/odom and ~/contact/<link>'),
     Param('ft_sensors', Parameter.Type.STRING_ARRAY, 'joints with a force/torque sensor: ~/ft/<joint> '
                                                      '(WrenchStamped in the child link frame); robots without ground'),
+    Param('publish_tf', True, 'publish every link on /tf and /tf_static (fixed joints) from the forward kinematics, '
+                              'as robot_state_publisher does; where tf2_msgs is not installed: none'),
+    Param('tf_rate', 20.0, "/tf messages per sim second (per wall second while sim time stands still): "
+                           "robot_state_publisher's default; each costs 1-2 ms", positive),
+    Param('odom_frame', 'odom', 'floating or planar root: the parent frame of base_frame on /tf'),
+    Param('base_frame', '', 'floating or planar root: the child frame of odom_frame on /tf; empty: the root link'),
     Param('joint_states_depth', 100, 'QoS history depth of joint_states: how many states a reliable subscriber '
                                      'that falls behind (a recorder) may owe before it loses one', positive_integer),
 )
@@ -133,6 +140,7 @@ class SimulatorNode(GuardedNode):
         self.base_state = None
         self.steps = 0
         self.srdf = semantic_description(self)
+        self.transforms = self._transform_publisher(p)
         ModelSource(self, self._start, with_urdf=True, srdf=self.srdf)
 
     def _start(self, model, urdf):
@@ -182,6 +190,8 @@ class SimulatorNode(GuardedNode):
         sim.contact_forces[:] = resting_forces
         if self.sim is not None:
             sim.t = self.sim.t   # a clock that jumps back upsets ROS time users
+        if self.transforms is not None:
+            self.transforms.attach(model, urdf, self.get_clock().now().to_msg())
         first = self.sim is None
         self.sim, self.joint_names, self.ft_sensors = sim, joint_names, ft_sensors
         self.q_index, self.v_index = model.joint_q_index[index], model.joint_v_index[index]
@@ -245,6 +255,17 @@ class SimulatorNode(GuardedNode):
             self.create_timer(LOCKSTEP_REPUBLISH / 10, self._on_lockstep_timer, clock=STEADY_CLOCK)
         else:
             self.create_timer(period, self._on_timer, clock=STEADY_CLOCK)
+
+    def _transform_publisher(self, p):
+        """The /tf publisher (``transforms.py``), or None: publish_tf false, or tf2_msgs not installed (said once)."""
+        if not p['publish_tf']:
+            return None
+        try:
+            from .transforms import TransformPublisher
+        except ImportError as e:
+            self.get_logger().warning(f"no /tf or /tf_static: {e} (tf2_msgs comes with every ROS install)")
+            return None
+        return TransformPublisher(self, p['odom_frame'], p['base_frame'], p['tf_rate'])
 
     def _in_model_order(self, model, index, name, values):
         """A per-joint list parameter in `joints` order (`index`: their indices in model.joint_names) -> that
@@ -413,6 +434,8 @@ class SimulatorNode(GuardedNode):
             self.base_state.publish(msg.header.stamp)
         if self.ft_sensors is not None:
             self._publish_wrenches(msg.header.stamp)
+        if self.transforms is not None:
+            self.transforms.publish(self.sim.q, msg.header.stamp)
         self.answered = False
         self.published_at = time.monotonic()
         self.published_ns = stamp_nanoseconds(msg.header.stamp)
