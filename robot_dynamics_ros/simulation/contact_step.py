@@ -12,11 +12,12 @@ as ``algorithms/``, so the plain-Python reference runs it and numba compiles it 
 
 It takes the step only where that path needs nothing else. Anything else, it returns a reason to fall back, having
 changed no state (only scratch buffers): the quaternion is off unit norm, the free velocity or the result is not
-finite, a point is below the ground (the position-level projection), no point is near the ground (the joints'
-pivoting solver), the rows outgrow the buffers, a pattern is refused (the interior-point solver), or the velocity
-breaks a stop that is not a row (constraint generation). A singular pattern (more held rows than freedoms: four
-sticking feet and the joints' friction, drives or brakes) takes the least-squares impulses closest to the last
-solve's, as the Python path does (here compiled: ``contact_active_set.closest_held_rows``). Where the kernel falls
+finite, no point is near the ground (the joints' pivoting solver), the rows outgrow the buffers, or the velocity
+breaks a stop that is not a row (constraint generation). A point below the ground is removed first, as the
+Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of ``bounded_solve``
+take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints' friction, drives
+or brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here compiled:
+``contact_active_set.closest_held_rows``). Where the kernel falls
 back, the Python path runs the step from the same state, as it does without this kernel.
 """
 import numpy as np
@@ -28,22 +29,24 @@ from ..algorithms.rnea import rnea_kernel
 from ..algorithms.spatial_kernels import unit_quaternions
 from ..algorithms.udut import udut_kernel
 from ..model.configuration import QUATERNION_TOLERANCE
+from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE, bounded_step, remember_joint_impulses, warm_start
 from .contact_active_set import remember_roles
 from .contact_rows import broken_stops, candidate_rows, joint_row_sets, joint_rows, point_heights
 from .delassus import delassus, inverse_mass_rows
 from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
 from .pattern_fixed_point import pattern_fixed_point
+from .penetration import LIFT_DEPTH, lowest, projection
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
 # effort (a stale command otherwise); or given by the caller (the servo's targets and drives).
 COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
-# Why the kernel left a step to the Python path (it returns the fixed point's iterations, > 0, when it took it).
-QUATERNION, NOT_FINITE, PENETRATION, NO_CANDIDATES, CAPACITY, REFUSED, BROKEN_STOP, SINGULAR = range(-1, -9, -1)
-REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite', PENETRATION: 'penetration',
-           NO_CANDIDATES: 'no point near the ground', CAPACITY: 'rows outgrow the buffers',
-           REFUSED: 'pattern refused', BROKEN_STOP: 'a stop broken', SINGULAR: 'zero pivot'}
+# Why the kernel left a step to the Python path (it returns the fixed point's iterations or the sweeps, > 0, when
+# it took it).
+QUATERNION, NOT_FINITE, NO_CANDIDATES, CAPACITY, BROKEN_STOP, SINGULAR = range(-1, -7, -1)
+REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite', NO_CANDIDATES: 'no point near the ground',
+           CAPACITY: 'rows outgrow the buffers', BROKEN_STOP: 'a stop broken', SINGULAR: 'zero pivot'}
 # Rows of the per-joint float array ``joints`` (nv columns each): the simulator's constants, the step's inputs,
 # then its scratch.
 LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
@@ -52,7 +55,8 @@ TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER, BIAS = range(13, 20) 
 JOINT_ROWS = 20
 # Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
 # ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
-# step's counts: its rows m and contact candidates nc (``ContactStep.rows``).
+# step's counts: its rows m, contact candidates nc (``ContactStep.rows``) and the bounded solve's sweeps (0: a
+# certified pattern took the step).
 SETS, FOUND, BOX_ROLES, STOP_ROLES, COUNTS = 0, 4, 8, 9, 10
 JOINT_INT_ROWS = 11
 
@@ -60,15 +64,18 @@ JOINT_INT_ROWS = 11
 @njit()
 def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body,
                  centre, radius, idx_v, q_of_v, lower, upper, joints, joint_ints, U, trial, gap, contact_roles, beta,
-                 margin, penetration, max_iterations, tolerance, R, p, x, phi, C_ang, C_lin, which, G, bodies, v,
-                 impulses, shift, contact_role, box_role, lower_role, upper_role, Y, A, L, c, lam, y, free, F, saved,
-                 previous, rhs, a0, height, mu, dt, mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
+                 margin, penetration, max_iterations, tolerance, max_sweeps, sweep_tolerance, R, p, x, phi, C_ang,
+                 C_lin, which, G, bodies, v, impulses, shift, contact_role, box_role, lower_role, upper_role, Y, A, L,
+                 c, lam, y, free, F, saved, previous, rhs, swept, swept_shift, joint_impulse, a0, height, mu, dt, mode,
+                 q, qd, q_new, qd_new, forces, constraint_effort, applied, q_start):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
-    path with the warm start (roles, shifts, lam) unchanged. P, work, f_ext, a0: the packed model (RNEA, U D U^T);
-    parent .. moves: the point kinematics; body, centre, radius: the contact points; R .. rhs: the step's data
-    (``step_data.StepData``) and the impulses' scratch; the rest as ``ContactStep``."""
+    path with the warm start (roles, shifts, lam) unchanged. Where no certified pattern is found, the bounded sweeps
+    (``bounded_solve``) take the step, from the last step's impulses. P, work, f_ext, a0: the packed model (RNEA,
+    U D U^T); parent .. moves: the point kinematics; body, centre, radius: the contact points; R .. joint_impulse:
+    the step's data (``step_data.StepData``) and the impulses' scratch; q_start: q out of the ground; the rest as
+    ``ContactStep``."""
     nv = qd.shape[0]
     lam_capacity = lam.shape[0]
     for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
@@ -113,9 +120,30 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
     # contact kinematics and candidate rows (GroundContact.solve)
     body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
     point_heights(body, centre, radius, height, R, p, x, phi)
-    for i in range(phi.shape[0]):
-        if phi[i] < -penetration:
-            return PENETRATION
+    for k in range(q.shape[0]):
+        q_start[k] = q[k]
+    deepest = lowest(phi)                           # a point below the ground: q out of it first (penetration.py)
+    if deepest < -LIFT_DEPTH:                       # deep: the whole robot lifted
+        q_start[2] -= deepest
+        for b in range(p.shape[0]):
+            p[b, 2] -= deepest
+        for i in range(phi.shape[0]):
+            x[i, 2] -= deepest
+            phi[i] -= deepest
+    elif deepest < -penetration:                    # the smallest displacement in M, then the stages at the new q
+        n_deep = 0
+        for i in range(phi.shape[0]):
+            n_deep += phi[i] < -penetration
+        if n_deep > lam_capacity:
+            return CAPACITY
+        world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+        dq = joints[V_AFTER]
+        projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
+                   dq)
+        integrate_free_root(idx_q, idx_v, q, dq, 1.0, q_start, qd_new)
+        udut_kernel(P, work, q_start, U, D)
+        body_poses(parent, joint_type, idx_q, axis, E_T, r, q_start, R, p)
+        point_heights(body, centre, radius, height, R, p, x, phi)
     world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
     nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies)
     if nc == 0:
@@ -156,8 +184,14 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
     iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
                                      contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c, v,
                                      max_iterations, tolerance, True, previous, rhs)
-    if iterations == 0:
-        return restore(lam, saved, REFUSED)
+    joint_ints[COUNTS, 2] = 0
+    if iterations == 0:                             # no certified pattern: the bounded sweeps from the last impulses
+        warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
+        sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+                              contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c, v,
+                              max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
+                              swept_shift)
+        iterations = joint_ints[COUNTS, 2] = abs(sweeps)
     n_lower_broken, n_upper_broken = broken_stops(v, v_lo, v_hi, lower_rows, upper_rows,
                                                   joint_ints[FOUND:FOUND + 4])
     if n_lower_broken or n_upper_broken:
@@ -169,7 +203,7 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
         for row in range(m):
             impulse += G[row, j] * lam[row]
         constraint_effort[j] = impulse / dt
-    integrate_free_root(idx_q, idx_v, q, v_after, dt, q_new, qd_new)
+    integrate_free_root(idx_q, idx_v, q_start, v_after, dt, q_new, qd_new)
     if not (finite(v_after) and finite(q_new) and finite(qd_new)):
         return restore(lam, saved, NOT_FINITE)
     for k in range(q_new.shape[0]):
@@ -187,6 +221,7 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
             forces[i, a] = impulses[i, a] / dt
     remember_roles(lam, m, which[:nc], nc, n_bilateral, boxed, box_bound[:n_boxed], lower_rows, upper_rows, mu,
                    contact_role, box_role, lower_role, upper_role)
+    remember_joint_impulses(lam, nc, bilateral, boxed, lower_rows, upper_rows, joint_impulse)
     for j in range(nv):
         applied[j] = tau[j]
     return iterations
@@ -218,9 +253,9 @@ def _is_vector(x, n):
 class ContactStep:
     """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
-    MAX_FIXED_POINT and FIXED_POINT_TOLERANCE): its constants (the simulator's at construction) and buffers, allocated
-    once; ``step`` takes a step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks``
-    the others by reason (``REASONS``)."""
+    MAX_FIXED_POINT and FIXED_POINT_TOLERANCE; ``bounded_solve``'s MAX_SWEEPS and SWEEP_TOLERANCE follow): its
+    constants (the simulator's at construction) and buffers, allocated once; ``step`` takes a step or leaves it to
+    the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
 
     def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact
@@ -241,13 +276,14 @@ class ContactStep:
         self.saved = self.previous = self.rhs = np.zeros(0)   # of the impulses' length (StepData's capacity)
         self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
         self.sliding.flags.writeable = False
+        self.q_start = np.zeros(model.nq)   # q, lifted out of the ground where a point is below it
         self.constants = (self.pack.table, np.zeros_like(self.pack.data.work), np.zeros((nv, 6)), *contact._tree,
                           *contact._columns, np.ascontiguousarray(kin.moves), contact.body,
                           np.ascontiguousarray(contact.centre), np.ascontiguousarray(contact.radius),
                           np.ascontiguousarray(model.idx_v, dtype=integer),
                           np.ascontiguousarray(sim._q_of_v, dtype=integer), np.array(model.lower, dtype=float),
                           np.array(model.upper, dtype=float), self.joints, self.joint_ints, self.U, self.trial, self.gap,
-                          self.contact_roles, self.beta, *settings)
+                          self.contact_roles, self.beta, *settings, MAX_SWEEPS, SWEEP_TOLERANCE)
         self.data = self.lam = self.buffers = None   # the step's data and its buffers, taken again if StepData grows
         self.steps, self.fallbacks = 0, {}
 
@@ -283,12 +319,13 @@ class ContactStep:
             self.saved, self.previous, self.rhs = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
             self.buffers = (d.R, d.p, d.x, d.phi, d.C_ang, d.C_lin, d.which, d.G, d.bodies, d.v, d.impulses,
                             d.shift, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.Y, d.A, d.L, d.c, lam, d.y,
-                            d.free, d.F, self.saved, self.previous, self.rhs)
+                            d.free, d.F, self.saved, self.previous, self.rhs, d.swept, d.swept_shift,
+                            d.joint_impulse)
         q_new, qd_new, forces = np.empty(model.nq), np.empty(nv), np.empty((contact.count, 3))
         constraint_effort, applied = np.empty(nv), np.empty(nv)
         ground = contact.ground
         arguments = (*self.constants, *self.buffers, a0, float(ground.height), float(ground.friction), dt, mode, q, qd,
-                     q_new, qd_new, forces, constraint_effort, applied)
+                     q_new, qd_new, forces, constraint_effort, applied, self.q_start)
         try:
             if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
                 with np.errstate(divide='raise'):
@@ -302,7 +339,11 @@ class ContactStep:
             self.fallbacks[REASONS[status]] = self.fallbacks.get(REASONS[status], 0) + 1
             return False
         self.steps += 1
-        contact.solves['pattern'] += status
+        if self.joint_ints[COUNTS, 2]:
+            contact.solves['bounded'] += 1
+            contact.solves['unconverged'] += int(self.joint_ints[COUNTS, 2]) == MAX_SWEEPS
+        else:
+            contact.solves['pattern'] += status
         if driven is not None:   # the drives' constraint effort is applied effort (Simulator._contact_and_joints)
             limit = model.effort_limit
             applied = np.clip(applied + np.where(driven, constraint_effort, 0.0), -limit, limit)

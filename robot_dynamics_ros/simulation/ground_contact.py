@@ -24,9 +24,9 @@ The rows, and their cones K:
   added and the problem solved again (rows are only added, so this ends).
 So contacts, joint friction, drives, brakes and stops are solved together, coupled through M^-1. Not coupled:
 penetration left by the step's linearisation (a point on a rotating body moves on an arc, not on the line
-dt J v; nanometres at 1 kHz) is removed at the start of the next step by a position-level projection
-(``project_out``) that changes q, not v: it adds no kinetic energy; the potential energy it returns is what the
-overshoot took.
+dt J v; nanometres at 1 kHz), or a robot placed below the ground, is removed at the start of the next step at the
+position level (``project_out``, ``penetration``), changing q, not v: by the smallest displacement in the metric
+M, or, deeper than LIFT_DEPTH, a floating robot lifted as a whole. It adds no kinetic energy.
 
 The step's stages, each once, over one ``step_data.StepData``: kinematics and the contact candidates' rows
 (``contact_rows``), Saha's M = U D U^T (the compiled ``fast.udut`` kernel), the Delassus matrix G M^-1 G^T over one
@@ -34,16 +34,17 @@ row set of contacts and joints (``delassus``: three sweeps per row on U and D), 
 with its certificate (``contact_active_set``), iterated on the shift s (``pattern_fixed_point``); the kernels run compiled where numba is installed, else as plain
 Python (``step_data.stage_kernels``).
 
-Solver: Clarabel (interior point, PyPI, Apache-2.0; already the 'ident' extra), because (1) is a convex QP over
-second-order cones: it takes the true Coulomb cone and the joint boxes in one problem and returns a certified
-optimum, where a QP solver (DAQP, OSQP) would need a linearised friction pyramid (an 8-sided pyramid inscribed in
-the cone under-estimates the friction by up to 1 - cos(pi/8) = 7.6 % in the worst direction) and a home-made
-projected Gauss-Seidel would need its own convergence proof. Cost: ~0.1 ms per solve from Python (14 interior-point
-iterations for the standing quadruped); it is set up once per row structure and updated in place after. Its budget
-(SOLVER_ITERATIONS, SOLVER_SECONDS) bounds a step; a program it cannot solve within it is a ContactSolverError.
-A frictionless ground (mu = 0) makes each cone the normal half-line lam_n >= 0 with zero tangential impulses. Most steps do not need it: the last step's
-pattern (which contacts stick, which are apart; which joints slide, which stops push) is tried first with one
-Cholesky solve, and taken where the optimality conditions certify it (``contact_active_set``).
+Solvers: the last step's pattern (which contacts stick, which are apart; which joints slide, which stops push) is
+tried first with one Cholesky solve, and taken where the optimality conditions certify it (``contact_active_set``);
+where no pattern is certified (a foot touching down or lifting off, a sliding contact), projected Gauss-Seidel with
+De Saxce's correction over the same Delassus matrix, warm-started from the last step's impulses and bounded in its
+sweeps, then its pattern certified where it can be (``bounded_solve``): no solver set-up inside a step, and a cost
+bounded whatever the pattern does. The true Coulomb cone throughout (a friction pyramid of 8 sides would
+under-estimate the friction by up to 1 - cos(pi/8) = 7.6 %). A frictionless ground (mu = 0) makes each cone the
+normal half-line lam_n >= 0 with zero tangential impulses. The interior-point solver Clarabel (PyPI, Apache-2.0)
+solves (1) with its certified optimum when ``try_pattern`` is False: the oracle of the tests, not a step's path.
+Its budget (SOLVER_ITERATIONS, SOLVER_SECONDS) bounds its solves; a program it cannot solve within it is a
+ContactSolverError.
 """
 import functools
 from typing import NamedTuple
@@ -57,8 +58,11 @@ from ..algorithms.point_kinematics import PointKinematics
 from ..errors import RobotDynamicsError
 from ..fast import udut
 from ..model.configuration import integrate
+from ..model.model import FREE_FLYER, NQ
 from ..algorithms.udut import udut as plain_udut
-from .contact_active_set import APART, pattern_solve
+from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE
+from .contact_active_set import APART
+from .penetration import LIFT_DEPTH
 from .step_data import StepData, stage_kernels
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
@@ -96,7 +100,7 @@ def _clarabel():
 
 class GroundContact:
     """The contact points of one model on one ground: their geometry, and ``solve`` for one step's velocity."""
-    try_pattern = True   # try the last step's pattern before the interior-point solver (False: always the latter)
+    try_pattern = True   # the patterns, then the bounded sweeps (False: the interior-point solver alone, the oracle)
 
     def __init__(self, model, points, ground, backend=None):
         if not (np.isfinite(ground.height) and np.isfinite(ground.friction) and ground.friction >= 0):
@@ -119,7 +123,10 @@ class GroundContact:
             links.append(point.link)
         self.body, self.centre = np.array(body, dtype=int), np.array(centre).reshape(-1, 3)
         self.radius, self.links = np.array(radius), tuple(links)
-        self.solves = {'pattern': 0, 'interior point': 0}   # how each cone program of the steps was solved
+        # how the steps' problems were solved: the certified patterns' solves, the bounded sweeps' steps (and of
+        # those, the ones cut off at MAX_SWEEPS, neither converged nor certified: their admissible last iterate), and
+        # the interior-point solves (the oracle, try_pattern = False)
+        self.solves = {'pattern': 0, 'bounded': 0, 'unconverged': 0, 'interior point': 0}
         # the step's buffers and warm start (step_data.StepData), the stage kernels (compiled or plain Python)
         self.data, self.kernels = StepData(model, len(body)), stage_kernels(backend)
         k = self.kinematics
@@ -183,8 +190,8 @@ class GroundContact:
         k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
         nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
                               CONTACT_MARGIN, d.which, d.G, d.bodies)
-        d.impulses[:] = 0.0
         if not nc:
+            d.impulses[:] = 0.0
             d.shift[:] = 0.0
             d.contact_role[:] = APART
             return q, None, d.impulses, None
@@ -217,13 +224,23 @@ class GroundContact:
             previous, trial = d.lam[:m].copy(), shift.copy()
             iterations = self.try_pattern and k.pattern_fixed_point(*rows, trial, d.lam, d.free, d.y, d.L, d.F, d.c,
                                                                     d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE,
-                                                                    False, d.y, d.c)   # singular: least squares below
+                                                                    True, d.previous, d.rhs)
             if iterations:   # every iteration certified, compiled
                 self.solves['pattern'] += iterations
                 lam, v, shift = d.lam[:m], d.v.copy(), trial
-            else:            # a refused or singular pattern: least squares or the interior-point solver, in Python
+            elif self.try_pattern:   # no pattern certified: the bounded sweeps from the last step's impulses
+                trial = shift.copy()
+                k.warm_start(d.impulses, d.joint_impulse, which, nc, bilateral, boxed, lo, hi, d.lam)
+                sweeps = k.bounded_step(A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu,
+                                        *roles, trial, d.lam, d.free, d.y, d.L, d.F, d.c, d.v, MAX_SWEEPS,
+                                        SWEEP_TOLERANCE, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE, d.previous, d.rhs,
+                                        d.swept, d.swept_shift)
+                self.solves['bounded'] += 1
+                self.solves['unconverged'] += sweeps == MAX_SWEEPS
+                lam, v, shift = d.lam[:m], d.v.copy(), trial
+            else:            # the oracle: the interior-point solver
                 d.lam[:m] = previous
-                lam, v, shift = self._fixed_point(*rows, shift, lo, hi)
+                lam, v, shift = self._fixed_point(*rows, shift)
             n_lo, n_hi = k.broken_stops(v, v_lo, v_hi, lo, hi, d.sets)
             if not (n_lo or n_hi):
                 break
@@ -231,36 +248,27 @@ class GroundContact:
         d.shift[0] = d.shift[1]
         d.shift[1] = 0.0
         d.shift[1, which] = shift
+        d.impulses[:] = 0.0
         d.impulses[which] = lam[:3 * nc].reshape(-1, 3)
         # the roles of this step's solution, by point and joint: the pattern the next step tries first
         # (``contact_active_set``); points not in the problem are apart, stops not in it will push when they enter
         k.remember_roles(d.lam, m, which, nc, len(bilateral), boxed, bound, lo, hi, mu, d.contact_role, d.box_role,
                          d.lower_role, d.upper_role)
+        k.remember_joint_impulses(d.lam, nc, bilateral, boxed, lo, hi, d.joint_impulse)
         return np.clip(v, v_lo, v_hi), G[:m].T @ lam
 
     def _fixed_point(self, A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
-                     box_roles, stop_roles, shift, lo, hi):
-        """(lam, v, shift): ``pattern_fixed_point`` in Python, where a pattern is singular (least squares) or refused
-        (then the interior-point solver takes the rest of the step's iterations)."""
-        d, k = self.data, self.kernels
+                     box_roles, stop_roles, shift):
+        """(lam, v, shift): De Saxce's fixed point on the shift with the interior-point solver (the oracle)."""
+        d = self.data
         c = d.c
-        program = None
-        try_pattern = self.try_pattern   # until a pattern and its revisions are refused in this step
+        program = self._cone_program(A[:m, :m], nc, n_bilateral, bound, m - 3 * nc - n_bilateral - len(bound))
         for _ in range(MAX_FIXED_POINT):
             c[:m] = G[:m] @ w
             c[3 * nc:m] += beta_joints
             c[2:3 * nc:3] += gap_velocity + shift
-            certified = try_pattern and pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles,
-                                                      box_roles, stop_roles, d.lam, d.free, d.y, d.L, d.F,
-                                                      freedoms=G.shape[1])
-            try_pattern = certified
-            if certified:
-                self.solves['pattern'] += 1
-            else:
-                if program is None:
-                    program = self._cone_program(A[:m, :m], nc, n_bilateral, bound, len(lo) + len(hi))
-                d.lam[:m] = program(c[:m])
-                self.solves['interior point'] += 1
+            d.lam[:m] = program(c[:m])
+            self.solves['interior point'] += 1
             lam = d.lam[:m]
             v = w + Y[:, :m] @ lam
             u = (G[:3 * nc] @ v).reshape(-1, 3)
@@ -352,13 +360,27 @@ class GroundContact:
         return solve
 
     def project_out(self, q, phi, x, R, p):
-        """q moved by the smallest displacement (in the metric M) that lifts the points below the ground onto it:
-        dq = M^-1 J_n^T (J_n M^-1 J_n^T)^+ (-phi) over the penetrating points (one linearised projection)."""
-        deep = np.flatnonzero(phi < -PENETRATION_TOLERANCE)
-        J_n = self.jacobians(R, p, x, deep)[2::3]
-        Y = _inverse_mass_times(*udut(self.model, q), J_n.T)
-        dq = Y @ np.linalg.lstsq(J_n @ Y, -phi[deep], rcond=None)[0]
-        return integrate(self.model, q, dq)
+        """q out of the ground (``penetration``): a free-flyer root lifted with the whole robot by the depth of the
+        lowest point where that is deeper than LIFT_DEPTH, else the smallest displacement in the metric M that lifts
+        the points below the ground onto it (the kernels of the one-call step, ``contact_step``)."""
+        model, d, k = self.model, self.data, self.kernels
+        free_root = model.joint_type[0] == FREE_FLYER
+        if free_root and phi.min() < -LIFT_DEPTH:
+            q = q.copy()
+            q[model.idx_q[0] + 2] -= phi.min()
+            return q
+        U, D = self._udut(model, q)
+        k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
+        d.reserve(self.count)
+        dq = np.empty(model.nv)
+        k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE, d.G,
+                     d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq)
+        if free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
+            result = np.empty(model.nq)
+            k.integrate_free_root(self._tree[2], np.ascontiguousarray(model.idx_v, dtype=np.int64), q, dq, 1.0,
+                                  result, np.empty(model.nv))
+            return result
+        return integrate(model, q, dq)
 
 
 @functools.cache

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
-from . import contact_active_set, contact_rows, contact_step, delassus, integrate_step, pattern_fixed_point
+from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, \
+    pattern_fixed_point, penetration
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
@@ -28,6 +29,8 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
+          bounded_solve: ('warm_start', 'bounded_step', 'remember_joint_impulses'),
+          penetration: ('projection',),
           integrate_step: ('integrate_free_root',),
           contact_step: ('contact_step',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
@@ -67,6 +70,8 @@ class StepData:
         self.box_role = np.full(nv, INSIDE)
         self.lower_role, self.upper_role = np.full(nv, PUSHING), np.full(nv, PUSHING)
         self.shift = np.zeros((2, count))
+        self.swept_shift = np.zeros(count)
+        self.joint_impulse = np.zeros((4, nv))   # the joint rows' impulses by kind and joint (bounded_solve)
         self.reset()
 
     def _size(self, m):
@@ -76,6 +81,8 @@ class StepData:
         self.Y, self.A, self.L = np.zeros((nv, m)), np.zeros((m, m)), np.zeros((m, m))
         self.c, self.lam, self.y = np.zeros(m), np.zeros(m), np.zeros(m)
         self.free, self.F = np.zeros(m, dtype=np.bool_), np.zeros(m, dtype=np.int64)
+        self.previous, self.rhs = np.zeros(m), np.zeros(m)   # the singular patterns' least squares
+        self.swept = np.zeros(m)                               # the bounded sweeps' impulses (bounded_solve)
 
     def reserve(self, m):
         """Room for m rows (the m x m buffers doubled until they hold them)."""
@@ -91,3 +98,4 @@ class StepData:
         self.upper_role[:] = PUSHING
         self.shift[:] = 0.0
         self.impulses[:] = 0.0
+        self.joint_impulse[:] = 0.0
