@@ -13,6 +13,7 @@ from robot_dynamics_ros.model.collision import LINK_POINTS, ContactPoint, contac
 from robot_dynamics_ros.resources import bundled_urdf
 
 pytest.importorskip('clarabel')
+from robot_dynamics_ros.simulation.bounded_solve import SWEEP_TOLERANCE  # noqa: E402
 from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402
 from robot_dynamics_ros.simulation.simulator import Simulator  # noqa: E402
 
@@ -62,7 +63,10 @@ def test_five_thousand_spheres_and_their_duplicates_become_a_bounded_set_that_re
     # the lowest point of the body upright is kept: rest on the ground at BOTTOM, carrying the weight, still
     height, normal, speed = rest(urdf, reduced)
     assert height == pytest.approx(BOTTOM, abs=1e-6)
-    assert normal == pytest.approx(MASS * G, rel=1e-6)
+    # The sum of normal forces is the weight to within what the bounded solve's stopping tolerance leaves: a velocity
+    # residual of SWEEP_TOLERANCE in a step of dt is an acceleration error SWEEP_TOLERANCE / dt, relative to g. (This
+    # set holds points 10 nm apart: a degenerate problem whose uncertified steps use all the sweeps; 3.8e-6 seen.)
+    assert normal == pytest.approx(MASS * G, rel=SWEEP_TOLERANCE / (G * 1e-3))
     assert speed < 1e-6
 
 
