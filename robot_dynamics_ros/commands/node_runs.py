@@ -125,6 +125,9 @@ def node_logs(processes, log_dir, failed_to_start):
     for name in processes:
         with open(os.path.join(log_dir, name + '.log')) as f:
             logs[name] = f.read()
+    # A simulator that stepped and then failed (its first step's failure can come before this process has heard
+    # the controller) did start: the run reports that the simulation stopped (exit 1), not a start-up error.
+    failed_to_start = [name for name in failed_to_start if not simulation_stopped(logs[name])]
     if failed_to_start:
         name = failed_to_start[0]
         raise RobotDynamicsError(f"the {name} node failed to start: {first_error_line(logs[name])} "
