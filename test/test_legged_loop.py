@@ -82,6 +82,9 @@ def test_the_quadruped_stands_squats_and_recovers_from_a_push(ros_domain, start,
     publisher = probe.node.create_publisher(JointTrajectory, '/legged_controller/joint_trajectory', 10)
     assert probe.spin_until(lambda: publisher.get_subscription_count() > 0, 10.0)
     publisher.publish(trajectory)
+    # The controller takes it on its worker thread, which may first compile its reader (seconds with a cold cache,
+    # while lockstep sim time runs on standing): the 2.5 s count from when it says it follows the trajectory.
+    assert probe.spin_until(lambda: controller.wait_for_log('following a trajectory', 0.0), STARTUP), controller.log()
     run_for(2.5)
     pose = odom[-1].pose.pose
     assert pose.position.z == pytest.approx(standing_height(SQUAT), abs=5e-3) and tilt_degrees(pose.orientation) < 1.0

@@ -28,6 +28,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout, String
 
 from .. import stopping
+from . import compile_progress
 from ..algorithms.rnea import STANDARD_GRAVITY
 from ..errors import SRDFError
 from ..model import URDFError, load_urdf
@@ -475,6 +476,7 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
             # While the node is built (seconds under load: a URDF, ground contact, compiled code), a signal stops
             # it where it is: nothing it builds needs finishing, and rclpy's shutdown destroys what was built.
             stopping.interrupt()
+            compile_progress.install(name)   # each numba compilation said in the log as it happens
             node = node_class()
             executor, wake_up = make_executor(node)
             stopping.catch(wake_up)

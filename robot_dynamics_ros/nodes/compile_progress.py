@@ -2,14 +2,21 @@
 the node's log (rclpy's line format), so that a first run on a machine, which compiles the kernels (minutes under
 load; numba caches them on disk for later runs), says what it is doing. Kernels loaded from the disk cache say
 nothing (numba broadcasts its "numba:compile" event only when it compiles)."""
+import importlib.util
 import re
 import sys
 import time
 
+COMPILING = ('simulator', 'computed_torque_controller', 'legged_controller', 'cartesian_controller')   # numba kernels
+
 
 def install(node_name):
-    """Log the outermost compilation of each kernel from now on in this process (a kernel compiles the kernels it
-    calls inside its own compilation)."""
+    """For the nodes that compile kernels, where numba is installed: log the outermost compilation of each kernel
+    from now on in this process (a kernel compiles the kernels it calls inside its own compilation). Called as the
+    node is built (``common.run``), after its module's imports: numba imports numpy, which must load after the
+    entry point has set BLAS's threads (``start.py``)."""
+    if node_name not in COMPILING or importlib.util.find_spec('numba') is None:
+        return
     from numba.core import event
 
     class Progress(event.Listener):

@@ -18,7 +18,6 @@ to exit on an idle machine (py-spy: gc_collect_main after main returned) and up 
 ``ros2 launch``'s patience.
 """
 import importlib
-import importlib.util
 import os
 import sys
 import time
@@ -30,16 +29,12 @@ NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher', 'leg
 
 
 BLAS_THREADS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS')
-COMPILING = ('simulator', 'computed_torque_controller', 'legged_controller', 'cartesian_controller')   # numba kernels
 
 
 def start(name):
     stopping.catch(wake_up=lambda: _stop_during_imports(name))
     for variable in BLAS_THREADS:
         os.environ.setdefault(variable, '1')
-    if name in COMPILING and importlib.util.find_spec('numba'):   # each compilation said in the log
-        from .compile_progress import install
-        install(name)
     code = importlib.import_module(f'{__package__}.{name}').main()   # its run() takes the signals over
     _exit(code)
 
