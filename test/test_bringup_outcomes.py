@@ -12,6 +12,7 @@ from robot_dynamics_ros.commands.node_runs import BEYOND_BOUND, FELL, REALTIME_A
 
 from conftest import ROOT, TEST_DIR
 from ros_helpers import Probe, domain_id, rclpy  # noqa: F401 (rclpy: skips the module without it)
+from test_cartesian_nodes import node_processes as node_pids
 
 POLE = os.path.join(TEST_DIR, 'urdf', 'pole.urdf')
 
@@ -32,23 +33,6 @@ def bringup(tmp_path, *arguments, domain=None):
 def verdict(stderr):
     """The line that says why a run failed."""
     return next((line for line in stderr.splitlines() if line.startswith('bringup failed')), None)
-
-
-def node_pids(name, domain):
-    """PIDs of the node processes ``name`` on ROS domain ``domain`` (from /proc)."""
-    pids = []
-    for pid in filter(str.isdigit, os.listdir('/proc')):
-        try:
-            with open(f'/proc/{pid}/cmdline', 'rb') as f:
-                command = f.read().split(b'\0')
-            with open(f'/proc/{pid}/environ', 'rb') as f:
-                environment = f.read().split(b'\0')
-        except OSError:
-            continue
-        if b'robot_dynamics_ros.nodes.start' in command and name.encode() in command \
-                and f'ROS_DOMAIN_ID={domain}'.encode() in environment:
-            pids.append(int(pid))
-    return pids
 
 
 DURATION = 1.0
