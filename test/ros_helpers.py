@@ -1,5 +1,7 @@
 """Helpers for tests that run the nodes as real processes over DDS: an isolated ROS domain per test
 module, node processes with their output in a log file, and an rclpy probe node in the test process."""
+import contextlib
+import gc
 import importlib
 import os
 import signal
@@ -121,6 +123,28 @@ class NodeProcess:
             self.process.wait()
 
 
+def release(context):
+    """Shut ``context`` down, destroy it and collect the garbage now, not at some later wait. Under Jazzy's rclpy the
+    test process once died (SIGSEGV while 'Garbage-collecting', inside the next module's probe's spin_once) after
+    earlier tests had left shut-down contexts and their nodes' remaining handles to the garbage collector."""
+    is_default = context is rclpy.get_default_context()
+    rclpy.try_shutdown(context=None if is_default else context)   # (only None makes rclpy start a new default)
+    context.destroy()
+    gc.collect()
+
+
+@contextlib.contextmanager
+def in_process_ros(args, domain):
+    """rclpy initialised in this process (its default context) with ``args`` on ``domain``, for nodes built here;
+    the caller destroys them, then the context is released."""
+    rclpy.init(args=args, domain_id=domain)
+    context = rclpy.get_default_context()
+    try:
+        yield context
+    finally:
+        release(context)
+
+
 class Probe:
     """An rclpy node in the test process, on its own context and domain."""
 
@@ -134,7 +158,11 @@ class Probe:
     def spin_until(self, condition, timeout):
         deadline = time.monotonic() + timeout
         while not condition() and time.monotonic() < deadline:
-            self.executor.spin_once(timeout_sec=0.05)
+            gc.disable()   # garbage is collected between waits, not during one (see release)
+            try:
+                self.executor.spin_once(timeout_sec=0.05)
+            finally:
+                gc.enable()
         return bool(condition())
 
     def spin_for(self, seconds):
@@ -143,7 +171,7 @@ class Probe:
     def close(self):
         self.executor.shutdown()
         self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        release(self.context)
 
 
 class ParameterClient:

@@ -6,9 +6,8 @@ import signal
 import numpy as np
 
 from conftest import ROOT
-from ros_helpers import ParameterClient, domain_id, ros_domain, start  # noqa: F401  (fixtures; skips without rclpy)
+from ros_helpers import ParameterClient, domain_id, in_process_ros, ros_domain, start  # noqa: F401  (fixtures; skips without rclpy)
 
-import rclpy  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from robot_dynamics_ros.nodes.cartesian_controller import CartesianControllerNode  # noqa: E402
@@ -20,8 +19,7 @@ ATTACKS = (('stiffness.trans_x', 1e12), ('damping_ratio', 1e12), ('nullspace.sti
 
 def test_the_node_refuses_unstable_gains_at_run_time_and_keeps_the_old_ones():
     """``ros2 param set`` reaches _apply_settings through the node's parameter callback: in process, the same."""
-    rclpy.init(args=['--ros-args', '-p', f'urdf_file:={UR5}'], domain_id=domain_id(__name__))
-    try:
+    with in_process_ros(['--ros-args', '-p', f'urdf_file:={UR5}'], domain_id(__name__)):
         node = CartesianControllerNode()
         stiffness = node.controller.stiffness.copy()
         for name, value in ATTACKS:
@@ -33,8 +31,6 @@ def test_the_node_refuses_unstable_gains_at_run_time_and_keeps_the_old_ones():
         assert node.set_parameters([Parameter('stiffness.trans_x', value=800.0)])[0].successful
         assert node.controller.stiffness[3] == 800.0
         node.destroy_node()
-    finally:
-        rclpy.try_shutdown()
 
 
 def test_ros2_param_set_of_an_unstable_gain_is_refused_with_the_reason(ros_domain, start):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import BUNDLED_URDF
-from ros_helpers import domain_id
+from ros_helpers import domain_id, in_process_ros
 
 from rclpy.parameter import Parameter  # noqa: E402  (ros_helpers skips the module without rclpy)
 from rclpy.serialization import serialize_message  # noqa: E402
@@ -18,7 +18,6 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros import fast, load_urdf  # noqa: E402
 from robot_dynamics_ros.nodes.computed_torque_controller import ControllerNode  # noqa: E402
 
-import rclpy  # noqa: E402
 
 MODEL = load_urdf(BUNDLED_URDF)
 NAMES = list(MODEL.joint_names)
@@ -83,14 +82,14 @@ def trajectory(rng):
 
 @pytest.fixture
 def nodes():
-    rclpy.init(args=['--ros-args', '-p', f'urdf_file:={BUNDLED_URDF}', '-p', f'joints:=[{",".join(JOINTS)}]',
-                     '-p', 'state_timeout:=1000.0'], domain_id=domain_id(__name__))
-    pair = [recorded_node(compiled=True), recorded_node(compiled=False)]
-    yield pair
-    for node in pair:
-        node.trajectories.shutdown()
-        node.destroy_node()
-    rclpy.shutdown()
+    args = ['--ros-args', '-p', f'urdf_file:={BUNDLED_URDF}', '-p', f'joints:=[{",".join(JOINTS)}]',
+            '-p', 'state_timeout:=1000.0']
+    with in_process_ros(args, domain_id(__name__)):
+        pair = [recorded_node(compiled=True), recorded_node(compiled=False)]
+        yield pair
+        for node in pair:
+            node.trajectories.shutdown()
+            node.destroy_node()
 
 
 def test_compiled_and_numpy_paths_command_alike(nodes):

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from ros_helpers import release, ros_domain, start  # noqa: F401  (fixtures)
 from test_lockstep import START, STARTUP, command, node_args
 
 from sensor_msgs.msg import JointState  # noqa: E402  (ros_helpers skipped the module without rclpy)
@@ -69,7 +69,7 @@ def test_a_failing_callback_is_a_warning_not_a_dead_node():
         assert isinstance(response, Trigger.Response) and not response.success
         node.destroy_node()
     finally:
-        rclpy.try_shutdown(context=context)
+        release(context)
 
 
 def test_spoofed_labels_and_a_command_flood_neither_kill_nor_stall_a_lockstep_loop(ros_domain, start):

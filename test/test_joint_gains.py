@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from conftest import BUNDLED_URDF, ROOT
-from ros_helpers import ParameterClient, domain_id, ros_domain, start  # noqa: F401  (fixtures; skips without rclpy)
+from ros_helpers import ParameterClient, domain_id, release, ros_domain, start  # noqa: F401  (fixtures; skips without rclpy)
 from test_ros_interfaces import Q0, Loop
 
 import rclpy  # noqa: E402
@@ -83,7 +83,7 @@ def built():
     for node in nodes:
         getattr(node, 'trajectories').shutdown()
         node.destroy_node()
-    rclpy.try_shutdown()
+    release(rclpy.get_default_context())
 
 
 def model_order(values_in_joints_order):

@@ -21,7 +21,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from robot_dynamics_ros import load_urdf  # noqa: E402
 from robot_dynamics_ros.algorithms.kinematics import frame_placements  # noqa: E402
 from robot_dynamics_ros.spatial import quaternion_to_matrix  # noqa: E402
-from ros_helpers import domain_id  # noqa: E402
+from ros_helpers import domain_id, release  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
 RATE = 5.0    # frames per second the viewer draws at most: below the ~15 states a second a loaded machine
@@ -41,9 +41,10 @@ def viewer():
     executor.add_node(node)
     executor.add_node(source)
     yield node, source, executor
+    executor.shutdown()
     node.destroy_node()
     source.destroy_node()
-    rclpy.shutdown()
+    release(rclpy.get_default_context())
 
 
 def spin(executor, seconds):
