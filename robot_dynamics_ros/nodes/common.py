@@ -468,6 +468,7 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     """
     stopping.catch()   # the entry point (nodes/start.py) did so before the imports; here for other callers
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    context = rclpy.get_default_context()   # (try_shutdown below replaces the default with a new one)
     node = executor = None
     code = 0
     reason = 'rclpy was shut down'
@@ -510,8 +511,10 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
     # The DDS participant goes with the context, saying goodbye to its peers; the entry point then ends the
     # process without the interpreter's finalisation (nodes/start.py), which would otherwise have destroyed it:
     # without this, peers kept the stopped node's endpoints until their lease ran out (a new run's latched
-    # trajectory went to the gone controller in the same domain).
-    rclpy.get_default_context().destroy()
+    # trajectory went to the gone controller in the same domain). A node interrupted while it was built may still
+    # hold entities of the context: its process ends without destroying it.
+    if node is not None:
+        context.destroy()
     return code
 
 
