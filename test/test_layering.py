@@ -1,6 +1,8 @@
-"""The package's rooms import only downward (DESIGN.md, Layout): model -> algorithms -> fast -> parameters,
-simulation, control -> nodes, commands, viewer; simulation/ and control/ never import each other, and nothing in
-the package imports in a circle. Read from each file's syntax tree: relative and absolute imports, at any depth."""
+"""The package's rooms import only downward (docs/api_and_conventions.md, Package layout): model -> algorithms ->
+fast -> parameters, simulation, control, viewer -> nodes -> commands; simulation/ and control/ never import each
+other, nodes/ never imports commands/, and nothing in the package imports in a circle. Read from each file's syntax
+tree: relative and absolute imports at any depth, and importlib.import_module calls (as far as their argument's
+text is fixed)."""
 import ast
 import pathlib
 
@@ -19,7 +21,7 @@ ALLOWED = {
     'simulation': {'model', 'algorithms', 'fast'},
     'control': {'model', 'algorithms', 'fast'},
     'viewer': {'model', 'algorithms', 'fast'},
-    'nodes': {'model', 'algorithms', 'fast', 'parameters', 'simulation', 'control', 'viewer', 'commands'},
+    'nodes': {'model', 'algorithms', 'fast', 'parameters', 'simulation', 'control', 'viewer'},
     'commands': {'model', 'algorithms', 'fast', 'parameters', 'simulation', 'control', 'viewer', 'nodes'},
 }
 
@@ -49,10 +51,35 @@ def package_imports(path):
                                                     else target for alias in node.names]
         elif isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
+        elif is_import_module_call(node):
+            targets = [dynamic_target(node.args[0], path)]
         else:
             continue
         found |= {t for t in targets if t.split('.')[0] == 'robot_dynamics_ros'}
     return found
+
+
+def is_import_module_call(node):
+    return (isinstance(node, ast.Call) and node.args and ast.unparse(node.func) in ('importlib.import_module',
+                                                                                   'import_module'))
+
+
+def dynamic_target(argument, path):
+    """The module an import_module argument names, as far as its text is fixed: f'{__package__}.{name}' in
+    nodes/start.py names (a module of) robot_dynamics_ros.nodes."""
+    own = module_name(path)
+    names = {'__name__': own, '__package__': own if path.name == '__init__.py' else own.rsplit('.', 1)[0]}
+    parts = argument.values if isinstance(argument, ast.JoinedStr) else [argument]
+    text = ''
+    for part in parts:
+        if isinstance(part, ast.Constant) and isinstance(part.value, str):
+            text += part.value
+        elif isinstance(part, ast.FormattedValue) and ast.unparse(part.value) in names:
+            text += names[ast.unparse(part.value)]
+        else:
+            text = text.rsplit('.', 1)[0]   # a name's text unknown from here: only the packages before it are fixed
+            break
+    return text
 
 
 def is_module(dotted):
