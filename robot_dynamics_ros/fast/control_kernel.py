@@ -1,9 +1,9 @@
 """One controller update compiled: what ``JointStateMapper.map``, ``TrajectoryReference.sample`` and
 ``ComputedTorqueController.update`` (control.py, the NumPy path) compute for a joint state, in one call, with
 RNEA from the table kernel (``reduced_rnea``: on a model with coupled mimic joints, the tree's RNEA projected with
-the coupling's joint map G). ``control.computed_torque.ControlStep`` packs the arguments. The reference governor and the integral
-action (``govern_reference``, ``integrate_error``) are written once, here: the NumPy path runs them as plain
-Python, on the same state arrays.
+the coupling's joint map G). ``control.computed_torque.ControlStep`` packs the arguments. The reference governor and
+the integral action (``govern_reference``, ``integrate_error``) are written once, here: the NumPy path runs them as
+plain Python, on the same state arrays.
 
 The kernel returns False, leaving its results undefined, for every input on which the NumPy path raises
 ValueError (a joint state of the wrong length, without velocities, non-finite or implausible; a non-finite

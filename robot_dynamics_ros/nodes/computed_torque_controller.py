@@ -465,9 +465,9 @@ class TrajectoryWorker:
 
 
 def checked_columns(names, times, fields, joint_names, bounds, max_points, mimic=None):
-    """model_columns (``mimic``: as there), checked: ValueError for more than max_points points, positions beyond the bounds
-    (lower, upper, speed: plausibility_bounds, the joint limits and a margin), velocities beyond the speeds,
-    accelerations beyond MAX_MAGNITUDE."""
+    """model_columns (``mimic``: as there), checked: ValueError for more than max_points points, positions beyond
+    the bounds (lower, upper, speed: plausibility_bounds, the joint limits and a margin), velocities beyond the
+    speeds, accelerations beyond MAX_MAGNITUDE."""
     if len(times) > max_points:
         raise ValueError(f"{len(times)} points, more than max_trajectory_points {max_points}")
     positions, velocities, accelerations = model_columns(names, fields, joint_names, mimic)
