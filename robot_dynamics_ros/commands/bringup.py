@@ -66,6 +66,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'auto': the computed-torque controller for a fixed base, the legged controller for a "
                              "floating one; 'cartesian': the Cartesian controller following a circle (fixed base); "
                              "'none': the simulator alone, zero effort")
+    parser.add_argument('--mimic', action='store_true',
+                        help="couple each URDF <mimic> joint to its master (the nodes' parameter mimic: a gripper's "
+                             "fingers move as one joint); default: every joint is a degree of freedom of its own")
     parser.add_argument('--cmd-vel', type=velocity_command, default=None, metavar='VX,VY,WZ',
                         help='floating base: the legged controller trots (gait trot); stand 1 s, then walk at this '
                              'velocity (m/s, m/s, rad/s in the base frame, on /legged_controller/cmd_vel); the '
@@ -265,7 +268,10 @@ def run(args: argparse.Namespace) -> int:
     if args.cmd_vel is not None and (args.root_joint is None or args.controller != 'auto'):
         raise ValueError("--cmd-vel walks a robot on the ground under the legged controller: give --root-joint "
                          "floating (or an SRDF with a floating virtual_joint)")
-    model = load_urdf(urdf, root_joint=args.root_joint)  # a URDF the nodes cannot run with fails here, in one line
+    if args.mimic and (args.root_joint or args.controller == 'none'):
+        raise ValueError("--mimic is for the computed-torque and Cartesian controllers (a fixed base)")
+    model = load_urdf(urdf, root_joint=args.root_joint,  # a URDF the nodes cannot run with fails here, in one line
+                      mimic=args.mimic)
     if srdf is not None:
         stance_configuration(model, srdf)   # an SRDF that does not fit the URDF too
     algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
@@ -289,11 +295,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"bringup: {os.path.basename(urdf)} ({model.nv} DOF) with {', '.join(map(os.path.basename, files))}, "
           f"{describe_domain(env)}, logs in {log_dir}")
 
-    recorder = Recorder(model.joint_names)
+    recorder = Recorder(model.all_joint_names)   # (the simulator names the mimic joints too)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     if args.srdf:
         ros_args += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
+    if args.mimic:
+        ros_args += ['-p', 'mimic:=true']
     if args.gravity is not None:
         ros_args += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: ros_args for name in NODES}

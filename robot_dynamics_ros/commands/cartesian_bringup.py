@@ -143,13 +143,15 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     if args.gravity is not None:
         common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
+    if args.mimic:
+        common += ['-p', 'mimic:=true']
     node_args = {name: common for name in NODES}
     if args.sync == 'lockstep':   # (see LOCKSTEP_STATE_TIMEOUT)
         node_args['cartesian_controller'] = common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']
         node_args['cartesian_target_publisher'] = common + whole_run_targets(args.duration)
     node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
                                        '-p', f'initial_positions:={start_posture.tolist()}']
-    recorder = CartesianRecorder(model.joint_names)
+    recorder = CartesianRecorder(model.all_joint_names)   # (the simulator names the mimic joints too)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped
     processes = {}
 

@@ -20,6 +20,11 @@ Impedance damping is critical through Lambda: D = 2 zeta K^1/2 sqrtm(K^-1/2 Lamb
 (each mode of Lambda x'' + D x' + K x = 0 then has the ratio zeta). The nullspace torque tau_0 = Kn (q_posture - q)
 - 2 zeta sqrt(Kn M_ii) qd acts through the dynamically consistent projector N^T = I - J^T Lambda J M^-1 (Khatib,
 eq. 39), so it adds no task force.
+
+On a model with coupled mimic joints (``model/mimic.py``) every quantity is on its independent coordinates: the
+frame's kinematics and M run on the tree at q_tree = Gq q + q_offset, qd_tree = G qd, and are projected with the
+joint map G: J = J_tree G, Jdot qd = Jdot_tree qd_tree (G is constant), M = G^T M_tree G (factored as U D U^T by
+``dense_udut``: the reduced M is no tree's), h = G^T h_tree.
 """
 import math
 from collections import deque
@@ -31,9 +36,8 @@ from .. import fast, spatial
 from ..algorithms.backends import compiled, njit
 from ..algorithms.crba import crba_kernel
 from ..algorithms.packing import packed
-from ..algorithms.rnea import rnea_kernel
 from ..algorithms.udut import udut_kernel
-from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY
+from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
 from ..model.model import PRISMATIC, REVOLUTE, Model
 
 LAWS = ('impedance', 'operational_space')
@@ -190,7 +194,9 @@ def frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip
 class EndEffector:
     """Kinematics of one link frame of a fixed-base model with revolute and prismatic joints: ``update(q, qd)`` fills
     R, p (pose in the ``base`` link's frame, by default the root's), J (6 x n, as ``frame_jacobian(...,
-    'local_world_aligned')``, in base axes), Jdot_qd (6,), in one compiled call where numba is installed."""
+    'local_world_aligned')``, in base axes), Jdot_qd (6,), in one compiled call where numba is installed. With coupled
+    mimic joints, on the tree (``tree_J``: 6 x tree.nv) projected onto the model's coordinates (module docstring);
+    ``moving``: the coordinates that move the frame."""
 
     def __init__(self, model: Model, link: str, base: str | None = None) -> None:
         if not model.fixed_base or np.any((model.joint_type != REVOLUTE) & (model.joint_type != PRISMATIC)):
@@ -204,31 +210,40 @@ class EndEffector:
         base = model.root_link if base is None else base
         if base not in model.frames or model.frames[base].body >= 0:
             raise ValueError(f"robot base link {base!r} must be a link of {model.name!r} that no joint moves")
-        n = model.nv
+        n, tree = model.nv, model.tree   # the kinematics run on the tree: a body per joint, mimic joints too
+        nt = tree.nv
         self.link, self.base = link, base
         R_base, p_base = spatial.pose_from_plucker(model.frames[base].X_body)   # the base link in the root frame
-        ancestors = np.zeros(n, dtype=np.bool_)
+        ancestors = np.zeros(nt, dtype=np.bool_)
         j = frame.body
         while j >= 0:
             ancestors[j] = True
             j = model.parent[j]
         R_tip, p_tip = spatial.pose_from_plucker(frame.X_body)
-        E_T = np.ascontiguousarray([X[:3, :3].T for X in model.X_tree]).reshape(n, 3, 3)
-        r = np.ascontiguousarray([spatial.pose_from_plucker(X)[1] for X in model.X_tree]).reshape(n, 3)
-        self._constants = (np.ascontiguousarray(model.joint_type, dtype=np.int64),
-                           np.ascontiguousarray(model.parent, dtype=np.int64),
-                           np.ascontiguousarray(model.idx_q, dtype=np.int64),
-                           np.ascontiguousarray(model.axis, dtype=float), E_T, r, ancestors,
+        E_T = np.ascontiguousarray([X[:3, :3].T for X in model.X_tree]).reshape(nt, 3, 3)
+        r = np.ascontiguousarray([spatial.pose_from_plucker(X)[1] for X in model.X_tree]).reshape(nt, 3)
+        self._constants = (np.ascontiguousarray(tree.joint_type, dtype=np.int64),
+                           np.ascontiguousarray(tree.parent, dtype=np.int64),
+                           np.ascontiguousarray(tree.idx_q, dtype=np.int64),
+                           np.ascontiguousarray(tree.axis, dtype=float), E_T, r, ancestors,
                            np.ascontiguousarray(R_tip), np.ascontiguousarray(p_tip), int(frame.body),
                            np.ascontiguousarray(R_base), np.ascontiguousarray(p_base))
+        self.coupling = model.coupling
+        self.moving = ancestors if model.coupling is None else np.any(model.coupling.G[ancestors] != 0, axis=0)
         self.R, self.p, self.J, self.Jdot_qd = np.eye(3), np.zeros(3), np.zeros((6, n)), np.zeros(6)
-        self.frames = np.zeros((n, FRAME_ROWS, 3))   # frame_state's work array
+        self.tree_J = self.J if model.coupling is None else np.zeros((6, nt))
+        self.frames = np.zeros((nt, FRAME_ROWS, 3))   # frame_state's work array
         self.row_scale = np.array([1.0, 1.0, 1.0] + [1.0 / reach(model)] * 3)   # J unit-free: radians, reaches
         self._kernel = compiled(frame_state) if fast.BACKEND == 'numba' else frame_state
 
     def update(self, q: NDArray, qd: NDArray) -> None:
         *constants, R_base, p_base = self._constants
-        self._kernel(*constants, q, qd, self.R, self.p, self.J, self.Jdot_qd, self.frames)
+        c = self.coupling
+        if c is not None:
+            q, qd = c.tree_positions(q), c.tree_velocities(qd)
+        self._kernel(*constants, q, qd, self.R, self.p, self.tree_J, self.Jdot_qd, self.frames)
+        if c is not None:
+            self.J[:] = self.tree_J @ c.G
         # root frame -> base link frame: p_b = R_b^T (p - p_b), rows rotated by R_b^T
         self.R[:], self.p[:] = R_base.T @ self.R, R_base.T @ (self.p - p_base)
         for rows in (slice(0, 3), slice(3, 6)):
@@ -337,6 +352,36 @@ def unit_upper_solve(U, B, transposed):
 
 
 @njit(cache=True)
+def dense_udut(M, U, D):
+    """M = U diag(D) U^T with U unit upper triangular, from the dense M (the last pivot first, as Saha's
+    factorisation orders them): D_j = M_jj - sum_k>j U_jk^2 D_k, U_ij = (M_ij - sum_k>j U_ik U_jk D_k) / D_j (i < j).
+    For a model with coupled mimic joints, whose M = G^T M_tree G is no tree's."""
+    n = M.shape[0]
+    for j in range(n - 1, -1, -1):
+        d = M[j, j]
+        for k in range(j + 1, n):
+            d -= U[j, k] * U[j, k] * D[k]
+        D[j] = d
+        for i in range(j):
+            x = M[i, j]
+            for k in range(j + 1, n):
+                x -= U[i, k] * U[j, k] * D[k]
+            U[i, j] = x / d
+            U[j, i] = 0.0
+        U[j, j] = 1.0
+
+
+def mass_matrix_factors(model: Model, q: NDArray) -> tuple[NDArray, NDArray]:
+    """(U, D) with M(q) = U diag(D) U^T: Saha's factorisation on the tree (``fast.udut``), or with coupled mimic
+    joints ``dense_udut`` of M = G^T M_tree G."""
+    if model.coupling is None:
+        return fast.udut(model, q)
+    U, D = np.zeros((model.nv, model.nv)), np.zeros(model.nv)
+    dense_udut(fast.crba(model, q), U, D)
+    return U, D
+
+
+@njit(cache=True)
 def task_inertia(J, row_scale, U, D):
     """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
     docstring)."""
@@ -377,20 +422,32 @@ def speed_scale(twist, magnitude, limits):
 
 
 @njit(cache=True)
-def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R,
-                  base_p, law, gains, posture, effort_limit, speed_limit, damping, friction, row_scale, q, qd, refs,
-                  R, p, J, Jdot_qd, frames, work, error, tau):
+def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, parent, idx_q, axis, E_T, r, ancestors,
+                  R_tip, p_tip, body, base_R, base_p, law, gains, posture, effort_limit, speed_limit, damping, friction,
+                  row_scale, q, qd, refs, R, p, J, Jdot_qd, frames, J_tree, work, error, tau):
     """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), M, U D U^T and
     h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring with
     the guards of the class; returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref |
     wrench; gains: stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1), max angular speed,
     max linear speed, joint-speed damping rate; work rows: M (n) | U (n) | D | h | zero. ``error`` is the pose error
-    e as measured, before the speed saturation."""
+    e as measured, before the speed saturation. With coupled mimic joints (G has rows; P the tree's) the kinematics
+    and M run on the tree (J_tree, M_tree, T: ``reduced_rnea``'s work rows) and are projected (module docstring)."""
     n = len(q)
     M, U, D, h, zero = work[:n], work[n:2 * n], work[2 * n], work[2 * n + 1], work[2 * n + 2]
     zero[:] = 0.0
-    frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, Jdot_qd,
-                frames)
+    if G.shape[0] == 0:
+        frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, Jdot_qd,
+                    frames)
+        crba_kernel(P, Wk, q, M)
+        udut_kernel(P, Wk, q, U, D)
+    else:   # on the tree at q_tree = Gq q + q_offset, qd_tree = G qd; Jdot_tree qd_tree is Jdot qd
+        q_tree, qd_tree = Gq @ q + q_offset, G @ qd
+        frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q_tree, qd_tree, R, p,
+                    J_tree, Jdot_qd, frames)
+        J[:, :] = J_tree @ G
+        crba_kernel(P, Wk, q_tree, M_tree)
+        M[:, :] = G.T @ (M_tree @ G)
+        dense_udut(M, U, D)
     R[:, :] = base_R.T @ R   # root -> base link axes (identity for the root link)
     p[:] = base_R.T @ (p - base_p)
     R_T = np.ascontiguousarray(base_R.T)
@@ -398,8 +455,6 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
     J[3:] = R_T @ np.ascontiguousarray(J[3:])
     Jdot_qd[:3] = R_T @ Jdot_qd[:3]
     Jdot_qd[3:] = R_T @ Jdot_qd[3:]
-    crba_kernel(P, Wk, q, M)
-    udut_kernel(P, Wk, q, U, D)
     Lambda, singular = task_inertia(J, row_scale, U, D)
     error[:3] = rotation_vector(np.ascontiguousarray(refs[2:5, :3]) @ R.T)
     error[3:] = refs[0, :3] - p
@@ -438,10 +493,10 @@ def cartesian_law(P, Wk, a0, f_ext, joint_type, parent, idx_q, axis, E_T, r, anc
     e_dot = v_ref - J @ qd
     if law == 0:
         force = stiffness * e + task_damping @ e_dot
-        rnea_kernel(P, Wk, a0, f_ext, q, zero, zero, h)   # g(q)
+        reduced_rnea(P, Wk, a0, f_ext, G, Gq, q_offset, T, q, zero, zero, h)   # g(q)
     else:          # operational space: Lambda (xdd_ref + Kd e_dot + Kp e - Jdot qd)
         force = Lambda @ (refs[5] + stiffness * e + (2.0 * zeta) * np.sqrt(stiffness) * e_dot - Jdot_qd)
-        rnea_kernel(P, Wk, a0, f_ext, q, qd, zero, h)     # h(q, qd) = C qd + g
+        reduced_rnea(P, Wk, a0, f_ext, G, Gq, q_offset, T, q, qd, zero, h)     # h(q, qd) = C qd + g
     wrench = refs[6]
     for rows, limit in ((0, gains[9]), (3, gains[8])):   # torque, force norms: the feed-forward, then the total
         block = slice(rows, rows + 3)
@@ -548,9 +603,9 @@ class CartesianController:
                                                        float(max_angular_speed), float(max_linear_speed),
                                                        JOINT_SPEED_BRAKING / period]])
         self._friction = np.array(model.damping), np.array(model.friction)
-        pack = packed(model)
+        pack = packed(model.tree)   # (with coupled mimic joints the law projects the tree's dynamics)
         self._model_arrays = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(gravity),
-                              pack.no_external_force)
+                              pack.no_external_force, *coupling_arrays(model), np.zeros((model.tree.nv,) * 2))
         n = model.nv
         self._references = np.zeros((7, 6))   # rows: p_ref | v_ref ([angular; linear]) | R_ref | xdd_ref | wrench
         self._work = np.zeros((2 * n + 3, n))  # rows: M | U | D | h | zero (``cartesian_law``)
@@ -563,7 +618,7 @@ class CartesianController:
         """(Lambda, damped) at q (``task_inertia``, as the law computes it)."""
         q = np.asarray(q, dtype=float)
         self.ee.update(q, np.zeros_like(q))
-        U, d = fast.udut(self.model, q)
+        U, d = mass_matrix_factors(self.model, q)
         return task_inertia(self.ee.J, self.ee.row_scale, U, d)
 
     def update(self, q: ArrayLike, qd: ArrayLike, R_ref: NDArray, p_ref: NDArray, velocity_ref: NDArray,
@@ -581,8 +636,8 @@ class CartesianController:
             raise ValueError(f"feed-forward wrench is not finite: {r[6].tolist()}")
         self.singular = self._kernel(*self._model_arrays, *ee._constants, self._law, self._gains, self.posture,
                                      self.effort_limit, self.joint_speed_limit, self._friction[0], self._friction[1],
-                                     ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd, ee.frames, self._work,
-                                     self.error, self.tau)
+                                     ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd, ee.frames, ee.tree_J,
+                                     self._work, self.error, self.tau)
         return self.tau.copy()
 
 
@@ -602,8 +657,8 @@ def speed_limits(model: Model, link: str) -> tuple[float, float, NDArray]:
     for the postures where the task needs several joints, or one close to the frame, to move it."""
     ee = EndEffector(model, link)
     limit = np.where((model.velocity_limit > 0) & np.isfinite(model.velocity_limit), model.velocity_limit, np.inf)
-    chain = ee._constants[6]   # the joints that move the frame
-    revolute, prismatic = chain & (model.joint_type == REVOLUTE), chain & (model.joint_type == PRISMATIC)
+    kind = model.joint_type[model.coordinate_bodies]   # of each coordinate (a coupled mimic joint has none)
+    revolute, prismatic = ee.moving & (kind == REVOLUTE), ee.moving & (kind == PRISMATIC)
     turning = np.min(limit[revolute], initial=np.inf)
     linear = min(turning * reach(model), np.min(limit[prismatic], initial=np.inf))
     return ANGULAR_SPEED_FRACTION * turning, LINEAR_SPEED_FRACTION * linear, JOINT_SPEED_GUARD * limit
@@ -621,7 +676,7 @@ def _gain_samples(model: Model, link: str, base: str | None) -> list[tuple[NDArr
         for k in range(GAIN_SAMPLES + 1):
             q = model.random_configuration(rng) if k else model.middle_of_limits()
             ee.update(q, np.zeros(model.nv))
-            U, d = fast.udut(model, q)
+            U, d = mass_matrix_factors(model, q)
             Lambda, _ = task_inertia(ee.J, ee.row_scale, U, d)
             U_inverse = np.linalg.inv(U)
             M_inverse = U_inverse.T @ (U_inverse / d[:, None])   # M = U D U^T

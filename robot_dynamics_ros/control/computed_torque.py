@@ -11,7 +11,7 @@ from .. import fast
 from ..algorithms.backends import compiled
 from ..algorithms.packing import packed
 from ..fast import control_kernel as kernel
-from ..fast.control_kernel import govern_reference, integrate_error
+from ..fast.control_kernel import coupling_arrays, govern_reference, integrate_error
 from ..model.joints import all_finite, as_finite_vector
 from ..model.model import Model
 from .governor import model_acceleration_limits, set_limits
@@ -50,8 +50,10 @@ def check_gains(model: Model, mode: str, kp: ArrayLike, kd: ArrayLike, ki: Array
         return
     inertia = np.ones(n)
     if mode == 'pd_gravity':
-        from ..algorithms import mass_matrix_inverse
-        inertia = 1.0 / np.diag(mass_matrix_inverse(model, model.middle_of_limits()))
+        from ..algorithms import crba, mass_matrix_inverse
+        q = model.middle_of_limits()   # (Jain's M^-1 runs on the tree: a model with coupled mimic joints inverts M)
+        M_inverse = mass_matrix_inverse(model, q) if model.coupling is None else np.linalg.inv(crba(model, q))
+        inertia = 1.0 / np.diag(M_inverse)
     unstable = [name for name, p, d, i, m in zip(model.joint_names, kp, kd, ki, inertia)
                 if not sampled_loop_is_stable(p / m, d / m, i / m, period)]
     if unstable:
@@ -72,7 +74,8 @@ class ComputedTorqueController:
     mode 'pd_gravity':      tau = Kp (q_ref - q) + Kd (qd_ref - qd) + Ki int(q_ref - q) + g(q)
     mode 'gravity_compensation': tau = g(q)
     kp, kd, ki: scalars or one gain per joint. On continuous joints (revolute, unlimited) the position error
-    is wrapped into [-pi, pi) so that the controller takes the short way round.
+    is wrapped into [-pi, pi) so that the controller takes the short way round. On a model with coupled mimic joints
+    q, qd and tau are its independent coordinates (RNEA projected with the coupling, ``reduced_rnea``).
     friction_compensation: in the first two modes, also add the URDF joint friction as feed-forward,
     damping * qd_ref + friction * tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY) (from the reference, see the kernel).
 
@@ -109,9 +112,9 @@ class ComputedTorqueController:
         self._continuous = np.flatnonzero(set_limits(J, model, np.arange(n), np.arange(n), acceleration))
         self.state = np.zeros((kernel.STATE_ROWS, n))   # governed reference and integral (fast/control_kernel.py)
         self.clock = np.zeros(3)
-        pack = packed(model)   # the law's RNEA runs on the packed model, as in ControlStep
+        pack = packed(model.tree)   # the law's RNEA runs on the packed model (its tree's), as in ControlStep
         self._model_arrays = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(gravity),
-                              pack.no_external_force)
+                              pack.no_external_force, *coupling_arrays(model))
         self._results = np.zeros((kernel.RESULT_ROWS + 1, n))   # control_law's rows, and the integral it reads
 
     def take_state(self, other: 'ComputedTorqueController') -> None:
@@ -187,7 +190,7 @@ class ControlStep:
     ``mapper.map``, the reference of ``reference.sample(t)`` and what ``controller.update`` returns (governed
     reference, tau), equal to what those NumPy methods return, on the controller's own state arrays, and tau in
     output order (``output_order``: model index of each output, default model order). RNEA runs on the table
-    kernel of the packed model.
+    kernel of the packed model (``reduced_rnea``).
 
     Calling it returns True with the results in the row views q, qd, q_ref, qd_ref, qdd_ref, tau, command
     (overwritten by the next call), or False where the NumPy path raises ValueError (bad names or values, a
@@ -204,9 +207,9 @@ class ControlStep:
         J = controller.constants.copy()
         if mapper.bounds is not None:
             J[kernel.LOWER], J[kernel.UPPER], J[kernel.MAX_SPEED] = mapper.bounds
-        pack = packed(model)
+        pack = packed(model.tree)
         self._model = (pack.table, np.zeros_like(pack.data.work), pack.base_acceleration(controller.gravity),
-                       pack.no_external_force)
+                       pack.no_external_force, *coupling_arrays(model))
         self._mode = (CONTROL_MODES.index(controller.mode), bool(controller.friction_compensation), J,
                       controller.state, controller.clock)
         self._order = np.arange(n) if output_order is None else np.array(output_order, dtype=np.int64)

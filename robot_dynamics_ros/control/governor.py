@@ -65,7 +65,8 @@ def set_limits(J, model: Model, joints_q: ArrayLike, joints_v: ArrayLike, accele
     limits, and the continuous joints (revolute without limits: the short way round), whose mask it returns."""
     lower, upper, speed = model.lower[joints_q], model.upper[joints_q], model.velocity_limit[joints_v]
     revolute = np.zeros(model.nv, dtype=bool)
-    revolute[model.idx_v[model.joint_type == REVOLUTE]] = True
+    bodies = model.coordinate_bodies   # (not those of coupled mimic joints: their idx_v is their master's)
+    revolute[model.idx_v[bodies[model.joint_type[bodies] == REVOLUTE]]] = True
     continuous = revolute[joints_v] & ~np.isfinite(lower) & ~np.isfinite(upper)
     J[kernel.CONTINUOUS] = continuous
     J[kernel.POSITION_LOW], J[kernel.POSITION_HIGH] = lower, upper

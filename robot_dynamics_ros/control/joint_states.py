@@ -27,19 +27,30 @@ def plausibility_bounds(model: Model) -> tuple[Vector, Vector, Vector]:
     return lower, upper, np.minimum(velocity, MAX_MAGNITUDE)
 
 
+def coupled_mimic_joints(model: Model) -> dict:
+    """{mimic joint: its master} for the mimic joints ``model`` couples (``model/mimic.py``; none for a model
+    loaded with mimic=False): their states follow their masters', so a controller takes no input from them and
+    accepts no command or trajectory naming them."""
+    if model.coupling is None:
+        return {}
+    return {name: master for name, (master, _, _) in model.mimic.items()}
+
+
 class JointStateMapper:
     """Maps named joint values (as in sensor_msgs/JointState) into the model's DOF order.
 
     ignore_unknown: joints the model does not have are skipped instead of rejected.
     allow_missing_velocity: an empty velocity array gives zero velocities instead of an error.
     bounds: optional (lower, upper, max |velocity|) in model order (see plausibility_bounds); values
-    beyond them are rejected. The index map of the last name list is kept, so a stream of messages with
-    the same names costs one list comparison each.
+    beyond them are rejected. followers: joints whose entries are skipped, not rejected: coupled mimic joints
+    (``coupled_mimic_joints``), whose state follows their master's. The index map of the last name list is kept, so
+    a stream of messages with the same names costs one list comparison each.
     """
 
     def __init__(self, joint_names: Sequence[str], ignore_unknown: bool = False, allow_missing_velocity: bool = False,
-                 bounds: tuple[Vector, Vector, Vector] | None = None) -> None:
+                 bounds: tuple[Vector, Vector, Vector] | None = None, followers: Sequence[str] = ()) -> None:
         self.joint_names = tuple(joint_names)
+        self.followers = frozenset(followers)
         self._index = {name: i for i, name in enumerate(self.joint_names)}
         self.ignore_unknown = ignore_unknown
         self.allow_missing_velocity = allow_missing_velocity
@@ -51,7 +62,7 @@ class JointStateMapper:
         """For each model joint, its index in `names`; ValueError for duplicate, unknown or missing joints."""
         if len(set(names)) != len(names):
             raise ValueError(f'duplicate joint names in {names}')
-        unknown = [name for name in names if name not in self._index]
+        unknown = [name for name in names if name not in self._index and name not in self.followers]
         if unknown and not self.ignore_unknown:
             raise ValueError(f'unknown joints {unknown}; the model has {list(self.joint_names)}')
         missing = [name for name in self.joint_names if name not in names]

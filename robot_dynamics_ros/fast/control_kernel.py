@@ -1,8 +1,9 @@
 """One controller update compiled: what ``JointStateMapper.map``, ``TrajectoryReference.sample`` and
 ``ComputedTorqueController.update`` (control.py, the NumPy path) compute for a joint state, in one call, with
-RNEA from the table kernel. ``control.computed_torque.ControlStep`` packs the arguments. The reference governor and the integral
-action (``govern_reference``, ``integrate_error``) are written once, here: the NumPy path runs them as plain
-Python, on the same state arrays.
+RNEA from the table kernel (``reduced_rnea``: on a model with coupled mimic joints, the tree's RNEA projected with
+the coupling's joint map G). ``control.computed_torque.ControlStep`` packs the arguments. The reference governor and
+the integral action (``govern_reference``, ``integrate_error``) are written once, here: the NumPy path runs them as
+plain Python, on the same state arrays.
 
 The kernel returns False, leaving its results undefined, for every input on which the NumPy path raises
 ValueError (a joint state of the wrong length, without velocities, non-finite or implausible; a non-finite
@@ -36,6 +37,49 @@ RESULT_ROWS = 10
 INTEGRAL_ARGUMENT = RESULT_ROWS   # ComputedTorqueController's row after them: the integral the law reads
 # Control modes, in the order of control.CONTROL_MODES.
 COMPUTED_TORQUE, PD_GRAVITY, GRAVITY_COMPENSATION = range(3)
+
+
+def coupling_arrays(model):
+    """(G, Gq, q_offset, T) for ``reduced_rnea``: a model's coupling of mimic joints (``model/mimic.py``) and the work
+    rows T of the tree's q, qd, qdd, tau; empty arrays for a model without one (arrays of one type either way, so
+    that both take the same compiled code)."""
+    c = model.coupling
+    if c is None:
+        return np.zeros((0, 0)), np.zeros((0, 0)), np.zeros(0), np.zeros((4, 0))
+    return np.array(c.G), np.array(c.Gq), np.array(c.q_offset), np.zeros((4, max(c.G.shape[0], c.Gq.shape[0])))
+
+
+@njit(cache=True)
+def _product_into(out, A, x):
+    """out = A x for a dense A (the coupling's maps are a few dozen entries: no BLAS call)."""
+    for i in range(A.shape[0]):
+        total = 0.0
+        for j in range(A.shape[1]):
+            total += A[i, j] * x[j]
+        out[i] = total
+
+
+@njit(cache=True)
+def reduced_rnea(P, W, a0, f_ext, G, Gq, q_offset, T, q, qd, qdd, tau):
+    """tau = RNEA(q, qd, qdd) on the model's coordinates: RNEA on the packed model P itself, or, with coupled mimic
+    joints (G has rows), tau = G^T RNEA_tree(Gq q + q_offset, G qd, G qdd) on the tree's packed model P (the
+    master's effort sums its mimic joints' efforts times their multipliers: virtual work)."""
+    if G.shape[0] == 0:
+        rnea_kernel(P, W, a0, f_ext, q, qd, qdd, tau)
+        return
+    nq, nv = Gq.shape[0], G.shape[0]
+    q_tree, qd_tree, qdd_tree, tau_tree = T[0, :nq], T[1, :nv], T[2, :nv], T[3, :nv]
+    _product_into(q_tree, Gq, q)
+    for i in range(nq):
+        q_tree[i] += q_offset[i]
+    _product_into(qd_tree, G, qd)
+    _product_into(qdd_tree, G, qdd)
+    rnea_kernel(P, W, a0, f_ext, q_tree, qd_tree, qdd_tree, tau_tree)
+    for j in range(G.shape[1]):
+        total = 0.0
+        for i in range(nv):
+            total += G[i, j] * tau_tree[i]
+        tau[j] = total
 
 
 @njit(cache=True)
@@ -173,7 +217,7 @@ def integrate_error(dt, J, S, position_error, tau):
 
 
 @njit(cache=True)
-def control_law(mode, friction_compensation, J, P, W, a0, f_ext, integral, R):
+def control_law(mode, friction_compensation, J, P, W, a0, f_ext, G, Gq, q_offset, T, integral, R):
     """tau = R[TAU] for the state and reference in R (ComputedTorqueController.compute):
     computed_torque:      tau = RNEA(q, qd, qdd_ref + Kd (qd_ref - qd) + Kp (q_ref - q) + Ki integral)
     pd_gravity:           tau = Kp (q_ref - q) + Kd (qd_ref - qd) + Ki integral + g(q)
@@ -182,12 +226,12 @@ def control_law(mode, friction_compensation, J, P, W, a0, f_ext, integral, R):
     both from the reference: damping times the measured qd is positive velocity feedback, unstable once a command
     acts late or is held on a joint whose damping is stiff for its inertia (Unitree Z1's wrist).
     R[ACCELERATION] keeps tau before the effort limits clamp it (for integrate_error); R[FEEDBACK] the position
-    error."""
+    error. RNEA: ``reduced_rnea`` with (P, W, a0, f_ext, G, Gq, q_offset, T)."""
     q, qd, q_ref, qd_ref, qdd_ref = R[Q], R[QD], R[Q_REF], R[QD_REF], R[QDD_REF]
     feedback, acceleration, zero, tau = R[FEEDBACK], R[ACCELERATION], R[ZERO], R[TAU]
     n = q.shape[0]
     if mode == GRAVITY_COMPENSATION:
-        rnea_kernel(P, W, a0, f_ext, q, zero, zero, tau)
+        reduced_rnea(P, W, a0, f_ext, G, Gq, q_offset, T, q, zero, zero, tau)
         for i in range(n):
             feedback[i] = 0.0
     else:
@@ -198,9 +242,9 @@ def control_law(mode, friction_compensation, J, P, W, a0, f_ext, integral, R):
             acceleration[i] = qdd_ref[i] + J[KP, i] * error + J[KD, i] * (qd_ref[i] - qd[i]) + J[KI, i] * integral[i]
             feedback[i] = error
         if mode == COMPUTED_TORQUE:
-            rnea_kernel(P, W, a0, f_ext, q, qd, acceleration, tau)
+            reduced_rnea(P, W, a0, f_ext, G, Gq, q_offset, T, q, qd, acceleration, tau)
         else:
-            rnea_kernel(P, W, a0, f_ext, q, zero, zero, tau)
+            reduced_rnea(P, W, a0, f_ext, G, Gq, q_offset, T, q, zero, zero, tau)
             for i in range(n):
                 tau[i] += acceleration[i] - qdd_ref[i]
         if friction_compensation:
@@ -216,7 +260,8 @@ def control_law(mode, friction_compensation, J, P, W, a0, f_ext, integral, R):
 
 @njit(cache=True)
 def control_step(positions, velocities, n_names, source, allow_missing_velocity, t, now, times, waypoints,
-                 coefficients, segment, mode, friction_compensation, J, S, C, P, W, a0, f_ext, output_order, R):
+                 coefficients, segment, mode, friction_compensation, J, S, C, P, W, a0, f_ext, G, Gq, q_offset, T,
+                 output_order, R):
     """Map the joint state, sample the reference at t, govern it (the state's time: now), run the control law,
     integrate the error and write R[COMMAND][k] = tau[output_order[k]]; False (nothing to command, no state
     changed) where the NumPy path raises ValueError."""
@@ -229,7 +274,7 @@ def control_step(positions, velocities, n_names, source, allow_missing_velocity,
                 return False
     saved_state, saved_clock = S.copy(), C.copy()
     dt = govern_reference(now, J, S, C, R[Q], R[QD], R[Q_REF], R[QD_REF], R[QDD_REF])
-    control_law(mode, friction_compensation, J, P, W, a0, f_ext, S[INTEGRAL], R)
+    control_law(mode, friction_compensation, J, P, W, a0, f_ext, G, Gq, q_offset, T, S[INTEGRAL], R)
     for k in range(R.shape[1]):
         if not np.isfinite(R[ACCELERATION, k]):   # a non-finite effort: the NumPy path raises
             S[:], C[:] = saved_state, saved_clock

@@ -18,6 +18,9 @@ total wrench are bounded by max_force and max_torque; gains that the loop cannot
 are refused (``check_gains``) at start-up and at ``ros2 param set``, with the reason. Bad targets (non-finite,
 not a unit quaternion, another frame) are rejected with a reason and the last target kept; joint states as the
 computed-torque controller rejects them. No joint state for ``state_timeout``: one zero command, then silence until they are back.
+With `mimic` true (the simulator's parameter) the model couples each URDF <mimic> joint to its master: the law runs on
+the independent joints (Jacobian, Lambda and M^-1 on them), the mimic joints' entries in joint states are skipped,
+and the commands are for the independent joints (`joints`), as the simulator with mimic true takes them.
 """
 import sys
 import time
@@ -31,7 +34,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 from .. import spatial
 from ..control.cartesian import (LAWS, TARGET_BUFFER, CartesianController, CartesianTarget, check_gains,
                                  default_end_effector, speed_limits)
-from ..control.joint_states import JointStateMapper, plausibility_bounds
+from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
 from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, Throttle, as_float, as_vector,
@@ -154,7 +157,7 @@ class CartesianControllerNode(GuardedNode):
         first = self.controller is None
         self.controller, self.index, self.posture_given = controller, index, posture is not None
         self.mapper = JointStateMapper(model.joint_names, ignore_unknown=p['ignore_unknown_joints'],
-                                       bounds=plausibility_bounds(model))
+                                       bounds=plausibility_bounds(model), followers=coupled_mimic_joints(model))
         self.target = None       # CartesianTarget, from the first joint state on
         self.wrench = None       # feed-forward [torque; force] from ~/target_wrench
         self.state_time = self.state_ns = None   # s, ns: stamp of the last valid joint state

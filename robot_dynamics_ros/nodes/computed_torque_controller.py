@@ -18,6 +18,10 @@ latest set wins: kp etc. set every joint, and the gains.* parameters always show
 The reference is evaluated at each joint state's header stamp (joint states must be stamped), and a
 trajectory stamped zero starts at the last joint state's stamp (one that comes before the first joint
 state waits for it), so the controller follows the simulator's clock without use_sim_time.
+With `mimic` true (the simulator's parameter) the model couples each URDF <mimic> joint to its master: the controller
+runs on the independent joints, skips the mimic joints' entries in joint states (their state follows their masters'),
+refuses a trajectory that names one, and commands the independent joints (`joints`), as the simulator with mimic
+true takes them.
 """
 import sys
 import threading
@@ -36,7 +40,7 @@ from trajectory_msgs.msg import JointTrajectory
 from .. import fast
 from ..algorithms import gravity_torques
 from ..control.computed_torque import CONTROL_MODES, ComputedTorqueController, ControlStep, check_gains
-from ..control.joint_states import MAX_MAGNITUDE, JointStateMapper, plausibility_bounds
+from ..control.joint_states import MAX_MAGNITUDE, JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
@@ -166,7 +170,8 @@ class ControllerNode(GuardedNode):
         except (ValueError, ArithmeticError, RobotDynamicsError) as e:
             raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
         bounds = plausibility_bounds(model)
-        mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown, bounds=bounds)
+        mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown, bounds=bounds,
+                                  followers=coupled_mimic_joints(model))
         step = None   # ControlStep for the controller, with numba
         if fast.BACKEND == 'numba':   # warm-up: load (once: compile) the kernel for rclpy's array('d') fields
             step = ControlStep(mapper, controller, index)
@@ -348,7 +353,8 @@ class ControllerNode(GuardedNode):
         """On the worker: TrajectoryReference in model order (``checked_columns``); when the first point lies in
         the future, the trajectory starts from the current reference."""
         positions, velocities, accelerations = checked_columns(names, times, fields, self.model.joint_names,
-                                                               self.bounds, self.max_trajectory_points)
+                                                               self.bounds, self.max_trajectory_points,
+                                                               coupled_mimic_joints(self.model))
         if times[0] > 0:
             q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
             times = np.concatenate([[0.0], times])
@@ -458,13 +464,13 @@ class TrajectoryWorker:
                                          "(from the next update)")
 
 
-def checked_columns(names, times, fields, joint_names, bounds, max_points):
-    """model_columns, checked: ValueError for more than max_points points, positions beyond the bounds
-    (lower, upper, speed: plausibility_bounds, the joint limits and a margin), velocities beyond the speeds,
-    accelerations beyond MAX_MAGNITUDE."""
+def checked_columns(names, times, fields, joint_names, bounds, max_points, mimic=None):
+    """model_columns (``mimic``: as there), checked: ValueError for more than max_points points, positions beyond
+    the bounds (lower, upper, speed: plausibility_bounds, the joint limits and a margin), velocities beyond the
+    speeds, accelerations beyond MAX_MAGNITUDE."""
     if len(times) > max_points:
         raise ValueError(f"{len(times)} points, more than max_trajectory_points {max_points}")
-    positions, velocities, accelerations = model_columns(names, fields, joint_names)
+    positions, velocities, accelerations = model_columns(names, fields, joint_names, mimic)
     lower, upper, speed = bounds
     if np.any(positions < lower) or np.any(positions > upper):
         raise ValueError("positions beyond the joint limits by more than the margin: lowest "
@@ -476,10 +482,15 @@ def checked_columns(names, times, fields, joint_names, bounds, max_points):
     return positions, velocities, accelerations
 
 
-def model_columns(names, fields, joint_names):
+def model_columns(names, fields, joint_names, mimic=None):
     """(positions, velocities or None, accelerations or None) with columns in `joint_names` order; ValueError
-    for unknown, missing or duplicate joints, no points or positions missing. Accelerations count only with
-    velocities."""
+    for unknown, missing or duplicate joints, joints of ``mimic`` ({coupled mimic joint: master}), no points or
+    positions missing. Accelerations count only with velocities."""
+    followers = sorted(name for name in names if name in (mimic or {}))
+    if followers:
+        raise ValueError(f"joints {followers} are mimic joints, which follow their masters "
+                         f"{sorted({mimic[name] for name in followers})}: a trajectory names the independent joints "
+                         f"{list(joint_names)}")
     unknown = [name for name in names if name not in joint_names]
     missing = [name for name in joint_names if name not in names]
     if unknown or missing or len(set(names)) != len(names):
