@@ -1,0 +1,62 @@
+"""A paused simulator publishes nothing, as gz: no joint state is stamped after the pause was acknowledged, in real time
+and in lockstep; after ~/pause false the states come again, and time runs on from where it stood."""
+import os
+import signal
+import time
+
+import pytest
+
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from conftest import BUNDLED_URDF, ROOT
+
+from sensor_msgs.msg import JointState  # noqa: E402  (ros_helpers skipped the module without rclpy)
+from std_srvs.srv import SetBool  # noqa: E402
+
+CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
+STARTUP = 60.0      # s wall for a node to come up on a loaded machine
+PAUSED = 1.0        # s wall the probe listens while the simulator is paused
+RESUMED = 10        # joint states after ~/pause false that show it publishes again
+
+
+def stamp_ns(msg):
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+
+@pytest.mark.parametrize('sync', ['realtime', 'lockstep'])
+def test_paused_simulator_publishes_no_joint_states(ros_domain, start, sync):
+    """Without a controller: the arm sags under gravity (wait_for_command false), lockstep stepping each time its
+    lockstep_timeout runs out. The stamps are the wall clock (publish_clock false): a state stamped after the pause's
+    answer arrived was published after the pause; states published before it may still arrive, and are allowed."""
+    _, probe = ros_domain
+    states = []
+    probe.node.create_subscription(JointState, 'joint_states', states.append, 1000)
+    sim = start('simulator', params=[('urdf_file', BUNDLED_URDF), ('wait_for_command', 'false'), ('sync', sync),
+                                     ('lockstep_timeout', 0.01), ('publish_clock', 'false')], extra_args=['--params-file', CONFIG])
+    pause = probe.node.create_client(SetBool, '/simulator/pause')
+
+    def set_paused(paused):
+        """The wall time (ns, the clock the simulator stamps with) at which the answer arrived."""
+        assert pause.wait_for_service(timeout_sec=STARTUP), sim.log()
+        future = pause.call_async(SetBool.Request(data=paused))
+        assert probe.spin_until(future.done, STARTUP), sim.log()
+        assert future.result().success
+        return time.time_ns()
+
+    assert probe.spin_until(lambda: len(states) > RESUMED, STARTUP), sim.log()
+    paused_at = set_paused(True)
+    received = len(states)
+    probe.spin_for(PAUSED)
+    after_pause = [msg for msg in states[received:] if stamp_ns(msg) > paused_at]
+    print(f"{sync}: {len(states) - received} joint states received in {PAUSED:g} s after the pause was answered, "
+          f"{len(after_pause)} stamped after it")
+    assert not after_pause, f"{len(after_pause)} joint states published while paused"
+
+    resumed_at = set_paused(False)
+    received = len(states)
+    assert probe.spin_until(lambda: len(states) > received + RESUMED, STARTUP), sim.log()
+    assert all(stamp_ns(msg) > stamp_ns(states[received - 1]) for msg in states[received + 1:])
+    assert stamp_ns(states[-1]) > resumed_at
+    positions = {tuple(msg.position) for msg in states[received:]}
+    assert len(positions) > 1, "the arm should move under gravity again"
+    assert sim.stop(signal.SIGINT) == 0, sim.log()
+    assert 'Traceback' not in sim.log()
