@@ -6,8 +6,9 @@ Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, i
 simulator, and efforts; what ros2_control's topic-based JointStateTopicSystem publishes); publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
 `publish_clock`, `clock_rate` times per sim second (as Gazebo's ROS plugin throttles it; use_sim_time nodes wake
 for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool: while paused sim time
-stands still and nothing is published, as gz; ``publish_while_paused`` republishes the state). ``/tf`` and ``/tf_static``
-as robot_state_publisher publishes them, odom -> base for a floating root (``transforms.py``; `publish_tf`).
+stands still and nothing is published, as gz; ``publish_while_paused`` republishes the state). ``/tf`` and
+``/tf_static`` as robot_state_publisher publishes them, odom -> base for a floating root (``transforms.py``;
+`publish_tf`).
 
 A robot with a floating root (parameter ``root_joint`` 'floating') stands on a ground (``ground_contact``: height
 and friction as parameters, contact points from the URDF's <collision> spheres, boxes and cylinders or the
