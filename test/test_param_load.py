@@ -10,6 +10,7 @@ import pytest
 import yaml
 from rcl_interfaces.srv import GetParameters, ListParameters
 from rclpy.parameter import parameter_dict_from_yaml_file, parameter_value_to_python
+from rclpy.parameter_client import AsyncParameterClient
 
 from ros_helpers import NodeProcess, ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF
@@ -67,6 +68,7 @@ def test_a_node_loads_its_own_parameter_dump(ros_domain, start, tmp_path, node_n
     # a ':' before a space or a line's end in the string (the URDF's comments had them) made it raise instead
     loaded = parameter_dict_from_yaml_file(str(dump_file), True, target_nodes=[f'/{node_name}'])
     loaded = {name: parameter_value_to_python(msg.value) for name, msg in loaded.items()}
+    loaded_names = list(loaded)
     assert set(loaded) == set(dumped)
     assert ' '.join(loaded.pop('robot_description').split()) == ' '.join(urdf.split())
     assert loaded == {name: value for name, value in dumped.items() if name != 'robot_description'}
@@ -77,6 +79,16 @@ def test_a_node_loads_its_own_parameter_dump(ros_domain, start, tmp_path, node_n
         again = parameters(probe, second)
         assert again == dumped, {name: (dumped.get(name), again.get(name)) for name in set(dumped) | set(again)
                                  if dumped.get(name) != again.get(name)}
+        # `ros2 param load` on the running node: what ros2param's load_parameter_file calls
+        client = AsyncParameterClient(probe.node, f'/{node_name}')
+        future = client.load_parameter_file(str(dump_file), True)
+        assert probe.spin_until(future.done, STARTUP), second.log()
+        results = dict(zip(loaded_names, future.result().results))
+        refused = {name: result.reason for name, result in results.items() if not result.successful}
+        assert all('read-only' in reason for reason in refused.values()), refused   # as any node's read-only ones
+        assert results['use_sim_time'].successful   # the writable ones are set
+        print(f"{node_name}: ros2 param load set {len(results) - len(refused)} parameters, refused {len(refused)} "
+              "read-only ones")
         assert second.stop(signal.SIGINT) == 0, second.log()
     finally:
         second.kill()
