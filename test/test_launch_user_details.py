@@ -1,7 +1,7 @@
 """The launch files as a ROS user drives them: two_arms takes the namespace, prefix and use_sim_time it lists, and
-`ros2 launch ... --show-args` lists every launch file's arguments where dependencies are missing (it calls
-generate_launch_description and get_launch_arguments: nothing there may need them). Skipped where the launch
-stack is not installed."""
+`ros2 launch ... --show-args` lists every launch file's arguments, ros2_control.launch.py's too where ros2_control is
+not installed (it calls generate_launch_description and get_launch_arguments: nothing there may need the packages a
+launch file checks for). Skipped where the launch stack is not installed."""
 import os
 
 import pytest
@@ -63,7 +63,7 @@ def test_two_arms_refuses_sim_time_rather_than_ignore_it():
 @pytest.mark.parametrize('name', LAUNCH_FILES)
 def test_show_args_lists_the_arguments(name):
     """As `ros2 launch robot_dynamics_ros <name> --show-args` loads the file and lists its arguments, without running
-    it: ros2_control.launch.py checks for ros2_control's packages when it runs (here they are not installed)."""
+    it: ros2_control.launch.py checks for ros2_control's packages only when it runs."""
     pytest.importorskip('launch.actions')
     pytest.importorskip('launch_ros')
     from launch.launch_description_sources import get_launch_description_from_any_launch_file
