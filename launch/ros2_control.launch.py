@@ -6,13 +6,14 @@ trajectories; with command_interface:=effort spawn an effort controller of yours
 ros2 launch robot_dynamics_ros ros2_control.launch.py [command_interface:=position|effort]
 Needs ros2_control, ros2_controllers and topic_based_hardware_interfaces installed
 (e.g. ros-$ROS_DISTRO-ros2-control ros-$ROS_DISTRO-ros2-controllers ros-$ROS_DISTRO-joint-state-topic-hardware-interface):
-without one of them it stops with one line naming the missing packages, before it starts any process.
+without one of them it stops with one line naming the missing packages, before it starts any process (checked when
+it runs: `--show-args` lists the arguments without them).
 One robot per graph: its hardware topics and controller manager have fixed names (no namespace or prefix).
 """
 import os
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution, PythonExpression
 from launch_ros.actions import Node
@@ -26,10 +27,13 @@ NEEDED = ('controller_manager', 'joint_state_broadcaster', 'joint_trajectory_con
           'joint_state_topic_hardware_interface', 'robot_state_publisher', 'xacro')
 
 
-def generate_launch_description():
+def check_packages(context):
     require_packages('ros2_control.launch.py', NEEDED,
                      'install ros-$ROS_DISTRO-ros2-control ros-$ROS_DISTRO-ros2-controllers '
                      'ros-$ROS_DISTRO-joint-state-topic-hardware-interface ros-$ROS_DISTRO-xacro')
+
+
+def generate_launch_description():
     share = FindPackageShare(PACKAGE)
     command_interface = LaunchConfiguration('command_interface')
     description = ParameterValue(Command([
@@ -47,6 +51,7 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument('command_interface', default_value='position', choices=['position', 'effort'],
                               description='command interface the hardware exports'),
+        OpaqueFunction(function=check_packages),   # first: nothing starts without them
         # The simulator's joint states go to the hardware interface; joint_state_broadcaster owns /joint_states.
         Node(package=PACKAGE, executable='simulator', name='simulator', output='screen',
              parameters=[PathJoinSubstitution([share, 'config', 'arm7.yaml']),

@@ -80,8 +80,12 @@ def test_ros2_control_launch_stops_up_front_without_ros2_control():
     from robot_dynamics_ros.nodes.launch_support import is_installed
     if is_installed('controller_manager'):
         pytest.skip('ros2_control is installed')
+    from launch import LaunchContext
+    description = load_launch_file('ros2_control.launch.py').generate_launch_description()   # --show-args: no check
+    context = LaunchContext()
     with pytest.raises(LaunchCheckError, match='controller_manager'):
-        load_launch_file('ros2_control.launch.py').generate_launch_description()
+        for entity in description.entities:   # in order, as launch runs them: the check before any node
+            entity.visit(context)
 
 
 def test_a_node_stopping_on_bad_configuration_makes_the_launch_exit_non_zero_naming_it(capfd):

@@ -69,7 +69,8 @@ def run_loop(probe, start, depth, slow_states=0, pause_at_time=0.0, freeze_at=No
 
     subscription = probe.node.create_subscription(JointState, 'joint_states', on_state, depth)
     sim = start('simulator', **node_args(('sync', 'lockstep'), ('publish_rate', PUBLISH_RATE),
-                                         ('joint_states_depth', depth), ('pause_at_time', pause_at_time)))
+                                         ('joint_states_depth', depth), ('pause_at_time', pause_at_time),
+                                         ('publish_while_paused', True)))   # as bringup and record start it
     assert probe.spin_until(lambda: states, STARTUP), sim.log()   # waiting for a command, republishing
     pause = probe.node.create_client(SetBool, '/simulator/pause')
 

@@ -94,8 +94,10 @@ def test_simulator_pause_and_reset_services(ros_domain, start):
     _, probe = ros_domain
     states = []
     probe.node.create_subscription(JointState, 'joint_states', states.append, 100)
-    # No controller: with zero effort the arm moves under gravity; sim time is in the stamps.
-    sim = start('simulator', **node_args(('wait_for_command', 'false'), ('publish_rate', 100.0)))
+    # No controller: with zero effort the arm moves under gravity; sim time is in the stamps. publish_while_paused:
+    # the state keeps coming while paused (test_paused_simulator.py: without it, none does).
+    sim = start('simulator', **node_args(('wait_for_command', 'false'), ('publish_rate', 100.0),
+                                         ('publish_while_paused', True)))
 
     def stamp(msg):
         return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec

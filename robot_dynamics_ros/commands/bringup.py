@@ -305,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
     if args.gravity is not None:
         ros_args += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: ros_args for name in NODES}
-    node_args['simulator'] = ros_args + ['-p', f'sync:={args.sync}']
+    node_args['simulator'] = ros_args + ['-p', f'sync:={args.sync}', '-p', 'publish_while_paused:=true']
     if args.sync == 'lockstep':   # (see LOCKSTEP_STATE_TIMEOUT)
         node_args['computed_torque_controller'] = ros_args + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']
     node_args['viewer'] = ros_args + view.viewer_node_args(args)
@@ -316,7 +316,8 @@ def run(args: argparse.Namespace) -> int:
             processes[name] = start_node(name, node_args[name], env, os.path.join(log_dir, name + '.log'))
 
     def startup():
-        # The record covers the run from its first step: the simulator is paused once this process hears it,
+        # The record covers the run from its first step: the simulator is paused (still publishing its state,
+        # publish_while_paused, for the controller to start from) once this process hears it,
         # the controller started, and the simulator resumed once the controller follows the demo trajectory
         # and its tracking error arrives here (in lockstep sim time runs faster than the wall clock: a trajectory
         # arriving late would leave the run's start without a reference).

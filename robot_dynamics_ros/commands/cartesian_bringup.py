@@ -149,7 +149,7 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     if args.sync == 'lockstep':   # (see LOCKSTEP_STATE_TIMEOUT)
         node_args['cartesian_controller'] = common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']
         node_args['cartesian_target_publisher'] = common + whole_run_targets(args.duration)
-    node_args['simulator'] = common + ['-p', f'sync:={args.sync}',
+    node_args['simulator'] = common + ['-p', f'sync:={args.sync}', '-p', 'publish_while_paused:=true',
                                        '-p', f'initial_positions:={start_posture.tolist()}']
     recorder = CartesianRecorder(model.all_joint_names)   # (the simulator names the mimic joints too)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped

@@ -139,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     ros_args = {'simulator': common + ['-p', f"initial_positions:={[float(x) for x in initial]}",
                                        '-p', 'sync:=lockstep', '-p', 'rate:=1000.0', '-p', 'publish_rate:=1000.0',
                                        '-p', 'integrator:=semi_implicit_euler',
-                                       '-p', f'joint_states_depth:={depth}', '-p', f'pause_at_time:={end}'],
+                                       '-p', f'joint_states_depth:={depth}', '-p', f'pause_at_time:={end}',
+                                       '-p', 'publish_while_paused:=true'],
                 'computed_torque_controller': common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}'],
                 'trajectory_publisher': common + ['--params-file', os.path.abspath(args.trajectory),
                                                   '-p', 'loop:=false']}

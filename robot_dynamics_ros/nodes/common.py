@@ -66,7 +66,8 @@ def declare(node, name, default, description, dynamic_typing=False, read_only=Tr
     """
     descriptor = ParameterDescriptor(description=description, dynamic_typing=dynamic_typing,
                                      read_only=read_only)
-    unset = isinstance(default, Parameter.Type) and name not in node._parameter_overrides
+    given = node._parameter_overrides.get(name)   # `[]` in a params file (a dump's) comes as NOT_SET
+    unset = isinstance(default, Parameter.Type) and (given is None or given.type_ == Parameter.Type.NOT_SET)
     if unset:   # writable until it has its empty value
         descriptor.read_only = False
     try:

@@ -5,8 +5,10 @@ Topics: subscribes ``effort_controller/commands`` (std_msgs/Float64MultiArray, i
 ``~/joint_commands`` (sensor_msgs/JointState by joint name: position / velocity targets for a servo in the
 simulator, and efforts; what ros2_control's topic-based JointStateTopicSystem publishes); publishes ``joint_states`` (sensor_msgs/JointState, effort = applied effort) and ``/clock`` when
 `publish_clock`, `clock_rate` times per sim second (as Gazebo's ROS plugin throttles it; use_sim_time nodes wake
-for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool). ``/tf`` and ``/tf_static``
-as robot_state_publisher publishes them, odom -> base for a floating root (``transforms.py``; `publish_tf`).
+for every message). Services ``~/reset`` (std_srvs/Trigger), ``~/pause`` (std_srvs/SetBool: while paused sim time
+stands still and nothing is published, as gz; ``publish_while_paused`` republishes the state). ``/tf`` and
+``/tf_static`` as robot_state_publisher publishes them, odom -> base for a floating root (``transforms.py``;
+`publish_tf`).
 
 A robot with a floating root (parameter ``root_joint`` 'floating') stands on a ground (``ground_contact``: height
 and friction as parameters, contact points from the URDF's <collision> spheres, boxes and cylinders or the
@@ -90,6 +92,9 @@ PARAMETERS = (
     Param('lockstep_timeout', 1.0, 'lockstep: wall seconds to wait for the answering command before stepping with '
                                    'the last one (with a warning)', positive),
     Param('pause_at_time', 0.0, 'sim seconds at which to pause, once (as ~/pause does); 0: never', as_float),
+    Param('publish_while_paused', False, 'while paused, keep publishing the unchanging state (as while waiting for '
+                                         'the first command), for a controller started during the pause; false: '
+                                         'nothing on joint_states, /tf, ~/odom while paused, as gz'),
     Param('ground', 'auto', "ground contact: 'auto' (with a floating or planar root_joint), 'on' or 'off'",
           choice(*GROUND_MODES)),
     Param('ground_height', 0.0, 'height of the ground plane in the world frame, m', as_float),
@@ -128,6 +133,7 @@ class SimulatorNode(GuardedNode):
         self.command_timeout = p['command_timeout'] if p['command_timeout'] > 0 else None
         self.on_command_timeout, self.sync = p['on_command_timeout'], p['sync']
         self.lockstep_timeout, self.pause_at_time = p['lockstep_timeout'], p['pause_at_time']
+        self.publish_while_paused = p['publish_while_paused']
         self.joint_states_depth = p['joint_states_depth']
         self.ground, self.ground_height, self.ground_friction = p['ground'], p['ground_height'], p['ground_friction']
         self.contact_points_param, self.initial_base_pose = p['contact_points'], p['initial_base_pose']
@@ -332,10 +338,16 @@ class SimulatorNode(GuardedNode):
         period = self.steps_per_publish * self.sim.dt
         return min(int(lag / period + 0.5), max(1, int(CATCH_UP_PER_TICK / period)))
 
+    def _republishing(self):
+        """Whether the state is sent again while sim time stands still: waiting for the first command, unless
+        paused (then only with publish_while_paused)."""
+        return not self.sim.paused or self.publish_while_paused
+
     def _on_timer(self):
-        if self.sim.paused or self.waiting:   # time stands still; keep publishing the state
+        if self.sim.paused or self.waiting:   # time stands still
             self._anchor()
-            self._publish()
+            if self._republishing():
+                self._publish()
         else:
             periods = self._periods_due()
             self.late_ticks += periods > 1
@@ -389,10 +401,11 @@ class SimulatorNode(GuardedNode):
         self.keep_up = (now, self.sim.t)
 
     def _on_lockstep_timer(self):
-        """Lockstep: republish while waiting or paused; step with the last command when the answer is late."""
+        """Lockstep: republish while waiting (or paused, with publish_while_paused); step with the last command
+        when the answer is late."""
         now = time.monotonic()
         if self.sim.paused or self.waiting:
-            if now - self.published_at >= LOCKSTEP_REPUBLISH:
+            if self._republishing() and now - self.published_at >= LOCKSTEP_REPUBLISH:
                 self._publish()
         elif not self.answered and now - self.published_at > self.lockstep_timeout:
             self.throttle.warn('lockstep', f"lockstep: no command within {self.lockstep_timeout:g} s of the "

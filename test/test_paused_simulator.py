@@ -1,0 +1,64 @@
+"""A paused simulator publishes nothing, as gz: no joint state is stamped after the pause was acknowledged, in real time
+and in lockstep, also after a reset; after ~/pause false the states come again and the arm moves."""
+import signal
+import time
+
+import pytest
+
+from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from conftest import BUNDLED_URDF
+
+from sensor_msgs.msg import JointState  # noqa: E402  (ros_helpers skipped the module without rclpy)
+from std_srvs.srv import SetBool, Trigger  # noqa: E402
+
+STARTUP = 60.0      # s wall for a node to come up on a loaded machine
+PAUSED = 1.0        # s wall the probe listens while the simulator is paused
+RESUMED = 10        # joint states after ~/pause false that show it publishes again
+
+
+def stamp_ns(msg):
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec
+
+
+@pytest.mark.parametrize('sync', ['realtime', 'lockstep'])
+def test_paused_simulator_publishes_no_joint_states(ros_domain, start, sync):
+    """Without a controller: the arm sags under gravity (wait_for_command false), lockstep stepping each time its
+    lockstep_timeout runs out; reset while paused, it falls again from its initial posture once resumed. The stamps
+    are the wall clock (publish_clock false): a state stamped after the pause's answer arrived was published after
+    the pause; states published before it may still arrive, and are allowed."""
+    _, probe = ros_domain
+    states = []
+    probe.node.create_subscription(JointState, 'joint_states', states.append, 1000)
+    # command_timeout 0 (never stale): no brake holds the arm (config/arm7.yaml's 0.5 s would, half a second in)
+    sim = start('simulator', params=[('urdf_file', BUNDLED_URDF), ('wait_for_command', 'false'), ('sync', sync),
+                                     ('lockstep_timeout', 0.01), ('publish_clock', 'false'), ('command_timeout', 0.0)])
+    pause = probe.node.create_client(SetBool, '/simulator/pause')
+    reset = probe.node.create_client(Trigger, '/simulator/reset')
+
+    def call(client, request):
+        """The wall time (ns, the clock the simulator stamps with) at which the answer arrived."""
+        assert client.wait_for_service(timeout_sec=STARTUP), sim.log()
+        future = client.call_async(request)
+        assert probe.spin_until(future.done, STARTUP), sim.log()
+        assert future.result().success
+        return time.time_ns()
+
+    assert probe.spin_until(lambda: len(states) > RESUMED, STARTUP), sim.log()
+    paused_at = call(pause, SetBool.Request(data=True))
+    received = len(states)
+    call(reset, Trigger.Request())   # back to the initial posture, still paused: the arm falls from there once resumed
+    probe.spin_for(PAUSED)
+    after_pause = [msg for msg in states[received:] if stamp_ns(msg) > paused_at]
+    print(f"{sync}: {len(states) - received} joint states received in {PAUSED:g} s after the pause was answered, "
+          f"{len(after_pause)} stamped after it")
+    assert not after_pause, f"{len(after_pause)} joint states published while paused"
+
+    resumed_at = call(pause, SetBool.Request(data=False))
+    received = len(states)
+    assert probe.spin_until(lambda: len(states) > received + RESUMED, STARTUP), sim.log()
+    assert stamp_ns(states[-1]) > resumed_at
+    # it falls from its initial posture, the middle of the joint limits, as test_nodes_integration's arm sags
+    assert probe.spin_until(lambda: len({tuple(msg.position) for msg in states[received:]}) > 1, STARTUP), \
+        "the arm should move under gravity again"
+    assert sim.stop(signal.SIGINT) == 0, sim.log()
+    assert 'Traceback' not in sim.log()
