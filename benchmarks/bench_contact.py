@@ -1,15 +1,18 @@
 """Per-step microseconds of Simulator.step with ground contact, next to MuJoCo's mj_step in the same run, on the
-bundled quadruped and on public quadrupeds of example-robot-data (Unitree A1 and Go1, ANYmal C), both at 1 ms, in
-two scenarios under a joint PD from the SRDF stance (the bundled one: knees bent), after 1 s of settling:
+bundled quadruped and on public robots of example-robot-data (Unitree A1 and Go1, ANYmal C; the humanoid TALOS on
+its mesh soles), both at 1 ms, in two scenarios under a joint PD from the SRDF stance (the bundled one: knees bent;
+TALOS: half_sitting), after 1 s of settling:
 
 - stand: the stance held;
 - trot: trotting in place, diagonal leg pairs (front left with hind right, front right with hind left) flexing thigh
   and knee by up to TROT_AMPLITUDE rad at TROT_FREQUENCY Hz in turn, so that feet leave and touch the ground four
-  times a second (issue 39).
+  times a second (issue 39); TALOS, whose legs are not named by quadrant, stands in both.
 
 MuJoCo loads the same URDF with its own importer (visual meshes dropped, the URDF's primitive collisions kept, a free
 joint on the root, a ground plane with the same friction, its default contact and solver settings) and follows the
-same reference; ours takes the URDF's collision spheres, boxes and cylinders (``contact_points_from_urdf``). Each
+same reference; ours takes the URDF's collision spheres, boxes and cylinders (``contact_points_from_urdf``). For
+TALOS both take its STL collision meshes: ours up to 32 hull vertices per mesh (``model/collision.py``), MuJoCo its
+mesh-plane contact on their convex hulls (robot geoms colliding with the ground only, as ours). Each
 step is timed on its own: median, p99 and max per step for both, and the ratios. 'bounded' counts the timed steps
 whose contact solve took the bounded sweeps (``simulation/bounded_solve.py``) rather than a certified pattern;
 'left' the timed steps that the one-call compiled step (``simulation/contact_step.py``) left to the staged path,
@@ -37,6 +40,8 @@ except ImportError:
     sys.exit('bench_contact needs MuJoCo: pip install mujoco')
 
 from robot_dynamics_ros import load_urdf  # noqa: E402
+from robot_dynamics_ros.algorithms.crba import crba  # noqa: E402
+from robot_dynamics_ros.model import meshes  # noqa: E402
 from robot_dynamics_ros.model.collision import contact_points_from_urdf  # noqa: E402
 from robot_dynamics_ros.model.srdf import load_srdf, stance_configuration  # noqa: E402
 from robot_dynamics_ros.model.urdf import URDFWarning  # noqa: E402
@@ -55,7 +60,10 @@ ROBOTS = {
     'go1': ('go1_description/urdf/go1.urdf', 'go1_description/srdf/go1.srdf', 100.0, 2.0),
     'anymal_c': ('anymal_c_simple_description/urdf/anymal.urdf', 'anymal_c_simple_description/srdf/anymal.srdf',
                  300.0, 5.0),
+    # stiff enough to hold half_sitting (at 1e3 it tips over, in MuJoCo too: test_humanoid_contact.py)
+    'talos': ('talos_data/robots/talos_full_v2.urdf', 'talos_data/srdf/talos.srdf', 1e4, 100.0),
 }
+MESH_ROBOTS = {'talos'}   # MuJoCo takes their STL collision meshes (its mesh-plane contact on their convex hulls)
 BUNDLED_STANCE = np.tile([0.0, 0.8, -1.5], 4)
 
 
@@ -66,7 +74,8 @@ def robots_folder():
 
 
 def load(name):
-    """(URDF path, model on a free-flyer root, contact points, joint stance (one value per joint), kp, kd)."""
+    """(URDF path, model on a free-flyer root, contact points, joint stance (one value per joint), kp, kd (per joint,
+    ``pd_gains``))."""
     urdf, srdf, kp, kd = ROBOTS[name]
     with warnings.catch_warnings():
         warnings.simplefilter('ignore', URDFWarning)
@@ -79,7 +88,17 @@ def load(name):
             model = load_urdf(urdf, root_joint='floating')
             stance = stance_configuration(model, load_srdf(srdf))[1][model.joint_q_index]
         points = contact_points_from_urdf(urdf)
-    return urdf, model, points, stance, kp, kd
+    return urdf, model, points, stance, *pd_gains(model, stance, kp, kd, capped=name in MESH_ROBOTS)
+
+
+def pd_gains(model, stance, kp, kd, capped):
+    """Per joint (kp, kd); ``capped``: at most what the joint's own inertia I (M's diagonal at the stance) allows an
+    explicit PD at DT (kp DT^2 / I <= 1/4, kd DT / I <= 1/2): TALOS's fingertips (I ~ 1e-6 kg m^2) would diverge."""
+    kp, kd = np.full(len(stance), kp), np.full(len(stance), kd)
+    if capped:
+        inertia = np.diag(crba(model, np.concatenate([[0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0], stance])))[6:]
+        kp, kd = np.minimum(kp, 0.25 * inertia / DT ** 2), np.minimum(kd, 0.5 * inertia / DT)
+    return kp, kd
 
 
 def trot_reference(joint_names, stance, t):
@@ -127,8 +146,10 @@ def ours(name, scenario, steps):
     return 1e6 * times, sim, sim.contact.solves.get('bounded', 0) - bounded, left
 
 
-def mujoco_model(urdf, mu):
-    """MuJoCo's import of the URDF: visuals dropped, collisions as they are, a free root, a ground plane."""
+def mujoco_model(urdf, mu, mesh_collisions=False):
+    """MuJoCo's import of the URDF: visuals dropped, collisions as they are, a free root, a ground plane.
+    ``mesh_collisions``: STL collision meshes kept (by their absolute paths; TALOS writes ``package:///``), every
+    robot geom colliding with the ground only (we have no self-collision)."""
     robot = ET.parse(urdf).getroot()
     for link in robot.findall('link'):
         for visual in link.findall('visual'):
@@ -148,21 +169,29 @@ def mujoco_model(urdf, mu):
             for a, b in ('xx', 'xy', 'xz', 'yy', 'yz', 'zz'):
                 inertia.set(f'i{a}{b}', repr(float(I['xyz'.index(a), 'xyz'.index(b)])))
         for collision in link.findall('collision'):   # (MuJoCo does not read .dae meshes; primitives stay)
-            if collision.find('geometry/mesh') is not None:
+            mesh = collision.find('geometry/mesh')
+            if mesh is not None and mesh_collisions and mesh.get('filename', '').lower().endswith('.stl'):
+                filename = mesh.get('filename').replace('package:///', 'package://', 1)
+                mesh.set('filename', meshes.resolve(filename, os.path.dirname(urdf)))
+            elif mesh is not None:
                 link.remove(collision)
     extension = ET.SubElement(robot, 'mujoco')
-    ET.SubElement(extension, 'compiler', discardvisual='true', balanceinertia='true')
+    ET.SubElement(extension, 'compiler', discardvisual='true', balanceinertia='true', strippath='false')
     spec = mujoco.MjSpec.from_string(ET.tostring(robot, encoding='unicode'))
     spec.option.timestep = DT
     spec.worldbody.first_body().add_freejoint()
-    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], friction=[mu, 0.005, 0.0001])
+    if mesh_collisions:
+        for geom in spec.geoms:
+            geom.conaffinity = 0
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], friction=[mu, 0.005, 0.0001],
+                            conaffinity=1)
     return spec.compile()
 
 
 def theirs(name, scenario, sim, steps):
     """(per-step us of mj_step, MjData) after SETTLE s, from our initial state, under the same PD and reference."""
     urdf, model, _, stance, kp, kd = load(name)
-    mj_model = mujoco_model(urdf, MU)
+    mj_model = mujoco_model(urdf, MU, mesh_collisions=name in MESH_ROBOTS)
     data = mujoco.MjData(mj_model)
     joints = [mj_model.joint(j).name for j in range(1, mj_model.njnt)]
     order = np.array([model.joint_names.index(j) for j in joints])   # MuJoCo's joint k is our joint order[k]
@@ -172,7 +201,7 @@ def theirs(name, scenario, sim, steps):
     settle, times = int(round(SETTLE / DT)), np.empty(steps)
     for k in range(settle + steps):
         target = targets(scenario, model.joint_names, stance, data.time)[order]
-        data.qfrc_applied[6:] = kp * (target - data.qpos[7:]) - kd * data.qvel[6:]
+        data.qfrc_applied[6:] = kp[order] * (target - data.qpos[7:]) - kd[order] * data.qvel[6:]
         start = time.perf_counter()
         mujoco.mj_step(mj_model, data)
         if k >= settle:
