@@ -148,7 +148,7 @@ def ours(name, scenario, steps):
 
 def mujoco_model(urdf, mu, mesh_collisions=False):
     """MuJoCo's import of the URDF: visuals dropped, collisions as they are, a free root, a ground plane.
-    ``mesh_collisions``: STL collision meshes kept (by their absolute paths; TALOS writes ``package:///``), every
+    ``mesh_collisions``: STL collision meshes kept (by their absolute paths), every
     robot geom colliding with the ground only (we have no self-collision)."""
     robot = ET.parse(urdf).getroot()
     for link in robot.findall('link'):
@@ -171,8 +171,7 @@ def mujoco_model(urdf, mu, mesh_collisions=False):
         for collision in link.findall('collision'):   # (MuJoCo does not read .dae meshes; primitives stay)
             mesh = collision.find('geometry/mesh')
             if mesh is not None and mesh_collisions and mesh.get('filename', '').lower().endswith('.stl'):
-                filename = mesh.get('filename').replace('package:///', 'package://', 1)
-                mesh.set('filename', meshes.resolve(filename, os.path.dirname(urdf)))
+                mesh.set('filename', meshes.resolve(mesh.get('filename'), os.path.dirname(urdf)))
             elif mesh is not None:
                 link.remove(collision)
     extension = ET.SubElement(robot, 'mujoco')
@@ -223,8 +222,11 @@ def main(*arguments):
             scenario = arguments.pop(0)
         elif argument == '--runs':
             runs = int(arguments.pop(0))
-        else:
+        elif argument in ROBOTS:
             names.append(argument)
+        else:
+            sys.exit(f'usage: bench_contact.py [STEPS] [--scenario stand|trot] [--runs N] [ROBOT ...] with ROBOT one '
+                     f'of {", ".join(ROBOTS)}; got {argument!r}')
     if scenario not in ('stand', 'trot'):
         sys.exit(f'bench_contact: unknown scenario {scenario!r}; expected stand or trot')
     print(f'scenario {scenario}, {steps} steps after {SETTLE:g} s, median of {runs} run(s); us per step')

@@ -34,7 +34,7 @@ KP, KD = 1e4, 100.0
 def talos():
     """(model on a free-flyer root, contact points, the SRDF's half_sitting joint positions)."""
     urdf = example_robot_data('talos_data/robots/talos_full_v2.urdf')
-    with warnings.catch_warnings():   # mimic joints made independent, meshes refused by their package:/// paths
+    with warnings.catch_warnings():   # mimic joints made independent, large meshes reduced
         warnings.simplefilter('ignore', URDFWarning)
         model = load_urdf(urdf, root_joint='floating')
         name, q, _ = stance_configuration(model, load_srdf(example_robot_data('talos_data/srdf/talos.srdf')))

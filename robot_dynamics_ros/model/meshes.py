@@ -41,8 +41,9 @@ def resolve(filename: str, urdf_folder: str | None = None) -> str:
 
 def package_path(filename: str) -> tuple[str, str]:
     """(package, path inside it) of a ``package://`` name; ValueError where the path would leave the package (a
-    ``..`` above it, a leading ``/``) or the package name is empty, ``.`` or ``..``."""
-    package, _, path = filename[len(PACKAGE):].partition('/')
+    ``..`` above it, a leading ``/``) or the package name is empty, ``.`` or ``..``. Slashes before the package name
+    are dropped: example-robot-data's TALOS writes ``package:///example-robot-data/...``, as Pinocchio reads it."""
+    package, _, path = filename[len(PACKAGE):].lstrip('/').partition('/')
     inside = os.path.normpath(path)
     if package in ('', '.', '..') or os.path.isabs(path) or inside == '..' or inside.startswith('..' + os.sep):
         raise ValueError(f"{filename!r} leaves its package: refused")
