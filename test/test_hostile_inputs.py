@@ -180,7 +180,7 @@ def test_a_collision_file_that_is_not_a_mesh_is_skipped_with_a_warning(tmp_path,
 def test_a_package_path_that_leaves_its_package_is_refused(tmp_path, monkeypatch):
     """package://pkg/../outside.stl named a real mesh beside the package and was read; package://pkg/ followed by
     enough ../ reached /etc/passwd. Both are refused, by the path alone, with the warning; a mesh inside the package
-    (its path through a sub-folder's ..) is still read."""
+    (its path through a sub-folder's .., or slashes before the package's name) is still read."""
     trimesh = pytest.importorskip('trimesh')
     package = tmp_path / 'share' / 'pkg'
     (package / 'meshes').mkdir(parents=True)
@@ -195,6 +195,7 @@ def test_a_package_path_that_leaves_its_package_is_refused(tmp_path, monkeypatch
         with pytest.warns(URDFWarning, match=f"link 'a': collision mesh '{filename}' .*leaves its package"):
             assert contact_points_of_mesh(tmp_path, filename) == []
     assert len(contact_points_of_mesh(tmp_path, 'package://pkg/meshes/../inside.stl')) == 8   # the box's corners
+    assert len(contact_points_of_mesh(tmp_path, 'package:///pkg/inside.stl')) == 8   # as TALOS writes it
     from robot_dynamics_ros.viewer.geometry import resolve_mesh   # the viewer's lookup: not found, drawn as missing
     environ = {'AMENT_PREFIX_PATH': str(tmp_path)}
     assert resolve_mesh('package://pkg/../outside.stl', str(tmp_path), environ) is None
