@@ -193,6 +193,34 @@ def test_a_signal_wrapped_by_python_while_a_node_is_built_stops_it_with_0(sig):
     assert 'Traceback' not in result.stderr and f'stopping ({sig} during start-up)' in result.stderr, result.stderr
 
 
+SIGNAL_REPLACED_BY_AN_IMPORT_ERROR = """
+import signal, sys
+from robot_dynamics_ros.nodes.common import run
+
+class Node:
+    def __init__(self):
+        failed = False
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            failed = True
+        if failed:   # as numba's C extension reports a KeyboardInterrupt inside its import: the chain is lost
+            raise ImportError('numba._devicearray failed to import')
+
+sys.exit(run(Node, 'probe'))
+"""
+
+
+def test_a_signal_that_became_another_error_while_a_node_is_built_stops_it_with_0():
+    """Seen in CI: a SIGINT 1 s into the simulator's start-up landed in numba's import, whose C extension reported
+    it as "ImportError: numba._devicearray failed to import" without the KeyboardInterrupt in the chain; the node
+    exited 1 with a traceback."""
+    result = subprocess.run([sys.executable, '-c', SIGNAL_REPLACED_BY_AN_IMPORT_ERROR], capture_output=True,
+                            text=True, timeout=60, env=isolated_ros_env(domain_id(43)))
+    assert result.returncode == 0, result.stderr
+    assert 'Traceback' not in result.stderr and 'stopping (SIGINT during start-up)' in result.stderr, result.stderr
+
+
 CLI_SIGNAL_WHILE_A_CLASS_IS_CREATED = """
 import signal, sys
 from robot_dynamics_ros import cli

@@ -495,8 +495,13 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
         reason = str(e)
         code = 1
     except Exception as e:   # the signal's KeyboardInterrupt wrapped by Python, or a real error
-        if not stopping.interrupted(e):
+        if not (stopping.interrupted(e) or (node is None and stopping.received())):
             raise
+    if node is None and stopping.received():
+        # A signal while the node was built stops it, whatever error its KeyboardInterrupt became where it landed:
+        # numba's C extension turns one inside its import into "ImportError: numba._devicearray failed to import",
+        # without the KeyboardInterrupt in the chain (seen in CI), and a loader may report it as a configuration error.
+        code = 0
     stopping.ignore()   # a second signal must not interrupt the clean-up
     if stopping.received() and code == 0:
         reason = stopping.received() + (' during start-up' if node is None else '')
