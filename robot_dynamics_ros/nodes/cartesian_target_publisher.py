@@ -7,11 +7,18 @@ with its time, ``lead_time`` ahead of the current poses' stamps (every grid poin
 out yet, so a pose this node did not see leaves no gap). The controller interpolates between them; which points it
 gets does not depend on when this node runs, so in lockstep the run is the same under any machine load as long as
 this node is less than ``lead_time`` of sim time behind.
+
+Nothing is published before the controller's subscription is matched (volatile targets published earlier are lost),
+and the first burst is waited on until the controller has acknowledged it (up to ACK_TIMEOUT): a burst larger than
+a transport's queue (Fast DDS's shared memory port holds 512 messages) loses samples that only this node can send
+again, which it cannot while a busy machine stalls it; lockstep bringup starts the loop after the log line that says
+the burst is out.
 """
 import math
 import sys
 
 from geometry_msgs.msg import PoseStamped
+from rclpy.duration import Duration
 
 from ..control.cartesian import PLANES, circle_offset
 from .common import GuardedNode, Param, as_float, choice, declare_parameters, positive, run, stamp_seconds
@@ -28,6 +35,7 @@ PARAMETERS = (
           positive),
 )
 BURST = 10   # history depth beyond the targets of one lead_time (published at once at the start)
+ACK_TIMEOUT = 30.0   # s of wall time the first burst is waited on (a loaded machine's controller may take seconds)
 
 
 class CartesianTargetPublisherNode(GuardedNode):
@@ -44,9 +52,11 @@ class CartesianTargetPublisherNode(GuardedNode):
 
     def _on_pose(self, msg):
         stamp = stamp_seconds(msg.header.stamp)
-        first = self.start is None
-        if first:
+        if self.start is None:
             self.start = (stamp, msg)
+        if self.publisher.get_subscription_count() == 0:
+            return   # the controller's subscription is not matched yet: the next pose tries again
+        first = self.published == 0
         start_stamp, start = self.start
         period = self.p['target_period']
         while self.next * period <= stamp - start_stamp + self.p['lead_time'] + 1e-9:
@@ -54,6 +64,8 @@ class CartesianTargetPublisherNode(GuardedNode):
             self.next += 1
             self.published += 1
         if first:
+            if not self.publisher.wait_for_all_acked(Duration(seconds=ACK_TIMEOUT)):
+                self.get_logger().warning(f"the first targets were not all acknowledged within {ACK_TIMEOUT:g} s")
             self.get_logger().info(f"circle of radius {self.p['radius']:g} m, {self.p['period']:g} s per turn, in the "
                                    f"{self.p['plane']} plane around the start pose: {self.published} targets "
                                    f"published, {self.p['lead_time']:g} s ahead")
