@@ -241,3 +241,16 @@ def test_excitation_and_identification_of_the_coupled_gripper():
     assert rows.sum() > len(base)
     residual = (np.einsum('knb,b->kn', equations.Y, truth) - equations.tau)[rows]
     assert np.abs(residual).max() <= 1e-4 * np.abs(equations.tau).max()
+
+
+def test_identification_report_units_follow_the_independent_joints():
+    """Baxter's mimic joints sit between its arms' joints, so coordinate j is not body j: the friction of
+    left_s0 is in N m s/rad (revolute) and of its gripper finger in N s/m (prismatic), as each joint's own type."""
+    from robot_dynamics_ros.model.model import REVOLUTE
+    from robot_dynamics_ros.parameters.report import unit
+    baxter = quietly(load_urdf, example_robot_data(PUBLIC['baxter'][0]), mimic=True)
+    for j, name in enumerate(baxter.joint_names):
+        revolute = baxter.joint_type[baxter.body_joint_names.index(name)] == REVOLUTE
+        assert unit(baxter, f'Fv{j + 1}') == ('N m s/rad' if revolute else 'N s/m')
+    assert unit(baxter, f"Fv{baxter.joint_names.index('left_s0') + 1}") == 'N m s/rad'
+    assert unit(baxter, f"Fv{baxter.joint_names.index('l_gripper_l_finger_joint') + 1}") == 'N s/m'
