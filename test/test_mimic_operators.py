@@ -96,7 +96,8 @@ def test_gripper_operators_are_the_projected_tree_ones(gripper):
 
 
 def test_singular_coupled_mass_matrix_names_the_joint(gripper):
-    """Fingers and counterweight without mass: M is singular; every operator says which joint, as ABA does."""
+    """Fingers and counterweight without mass: M is singular; every operator says which joint moves no mass, as the
+    tree's operators do; Romeo's massless hands likewise."""
     from dataclasses import replace
     inertia = np.array(gripper.inertia)
     inertia[[gripper.body_joint_names.index(name) for name in ('left_finger', 'right_finger', 'right_tip',
@@ -106,8 +107,11 @@ def test_singular_coupled_mass_matrix_names_the_joint(gripper):
                      lambda: mass_matrix_inverse(massless, q), lambda: mass_matrix_log_det(massless, q),
                      lambda: forward_dynamics_udut(massless, q, zero, zero),
                      lambda: operational_space_inertia(massless, q, ['hand'], rows=[3])):
-        with pytest.raises(SingularMassMatrixError, match="joint 'left_finger'"):
+        with pytest.raises(SingularMassMatrixError, match="joint 'left_finger' moves no mass"):
             operator()
+    romeo = quietly(load_urdf, example_robot_data('romeo_description/urdf/romeo.urdf'), mimic=True)
+    with pytest.raises(SingularMassMatrixError, match="joint '[LR]Hand' moves no mass"):   # its hands: no <inertial>
+        udut(romeo, romeo.neutral())
 
 
 @pytest.mark.parametrize('robot', ['gripper', 'panda'])

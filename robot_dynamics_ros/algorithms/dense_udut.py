@@ -47,10 +47,14 @@ def coupled_udut(model, M, kernel=dense_udut):
     singular = np.flatnonzero(~(D > 0.0))
     if singular.size:
         j = singular[-1]
+        name = _joint_of(model, j)
+        if name in model.massless_joints:
+            raise SingularMassMatrixError(
+                f"forward dynamics is undefined: joint {name!r} moves no mass or inertia (every link from it to the "
+                "leaves is massless), so the mass matrix is singular; give those links an <inertial>")
         raise SingularMassMatrixError(
             f"forward dynamics is undefined: the mass matrix is not positive definite at this configuration (the "
-            f"pivot of joint {_joint_of(model, j)!r}, with the joints coupled to it, is {D[j]:.3g}); check the "
-            "inertias it moves")
+            f"pivot of joint {name!r}, with the joints coupled to it, is {D[j]:.3g}); check the inertias it moves")
     return U, D
 
 
