@@ -10,7 +10,8 @@ Lyapunov scatter of Lemma 5 (eq. 24),
 with the articulated force transform psi(p, k) = B^T (I - psi_k S_k^T) from Saha's psi_k = I^A_k S_k / D_k,
 and the other blocks follow eq. 25: Omega(a, b) = psi(c, a)^* Omega(c, c) psi(c, b) with c the nearest
 common ancestor of a and b (zero when there is none). Lambda = (T Omega T^T)^{-1}, T taking body motion to
-the chosen frame coordinates.
+the chosen frame coordinates. With coupled mimic joints the reduced M is no tree's: Lambda = (J M^-1 J^T)^-1 is
+then formed from the frame Jacobians (J_tree G) and the dense M^-1 (``dense_udut.py``, O(n^3)).
 """
 from collections.abc import Sequence
 
@@ -21,8 +22,8 @@ from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..spatial import inverse
 from .packing import packed
-from .kinematics import REFERENCES, body_transforms, link_frame, placement_from_transform
-from .udut import innovations_factors
+from .kinematics import REFERENCES, body_transforms, jacobian_from_transforms, link_frame, placement_from_transform
+from .udut import coupled_inverse, innovations_factors
 
 
 class SingularTaskError(RobotDynamicsError, np.linalg.LinAlgError):
@@ -42,6 +43,10 @@ def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[s
     if reference not in REFERENCES:
         raise ValueError(f"reference must be one of {REFERENCES}, got {reference!r}")
     frames = [link_frame(model, name) for name in link_names]
+    if model.coupling is not None:
+        X0 = body_transforms(model, q)
+        J = np.vstack([jacobian_from_transforms(model, X0, name, reference) for name in link_names])
+        return _inverse_of_independent(J @ coupled_inverse(model, q) @ J.T, rows, link_names)
     body_rows = [packed(model).body_row[frame.body] if frame.body >= 0 else -1 for frame in frames]
     f = innovations_factors(model, q)
     psi_projected = _articulated_force_transforms(model, f)
@@ -55,6 +60,11 @@ def operational_space_inertia(model: Model, q: ArrayLike, link_names: Sequence[s
             block = T[a] @ _compliance(f, psi_projected, Omega_diag, body_rows[a], body_rows[b]) @ T[b].T
             compliance[6 * a:6 * a + 6, 6 * b:6 * b + 6] = block
             compliance[6 * b:6 * b + 6, 6 * a:6 * a + 6] = block.T
+    return _inverse_of_independent(compliance, rows, link_names)
+
+
+def _inverse_of_independent(compliance, rows, link_names):
+    """Lambda: the inverse of the compliance's selected rows and columns, which must be independent."""
     if rows is not None:
         compliance = compliance[np.ix_(rows, rows)]
     _require_independent_rows(compliance, link_names)

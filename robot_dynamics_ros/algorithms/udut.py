@@ -13,6 +13,8 @@ eq. 49) with the Kalman gain K carrying psi_k to the parent; U_ik is zero unless
 with canonical numbering (parent[i] < i) U is unit upper triangular. Here B^T is the force transform
 Xup_k^T, M^_{k,k+1} is Featherstone's I^A_k and m^_k is D_k. ``udut_kernel`` is the one recursion
 (``backends.py``); ``udut`` runs it as plain Python, and ``udut_solve`` runs Saha's sweeps on its factors.
+With coupled mimic joints M = G^T M_tree G is no tree's: ``udut`` and ``forward_dynamics_udut`` then factor the dense
+M (``dense_udut.py``, O(n^3)).
 """
 from typing import NamedTuple
 
@@ -23,6 +25,8 @@ from ..errors import SingularMassMatrixError
 from ..model.configuration import check_quaternions
 from ..model.model import Model, check_state
 from .backends import njit
+from .crba import crba
+from .dense_udut import coupled_udut, unit_upper_inverse
 from .packing import AXIS, AXIS_INDEX, JOINT_TYPE, PARENT, SPATIAL_INERTIA, UDUT, as_float_arrays, packed, \
     transforms_6x6
 from .rnea import rnea
@@ -153,9 +157,11 @@ def innovations_factors(model, q):
 def udut(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(U, D) with M(q) = U diag(D) U^T, U unit upper triangular, D > 0 (Saha eqs. 12-13, 24-27). A joint of w
     degrees of freedom has a w x w pivot block S^T IA S; it is factored here as its own L D L^T (w scalar pivots,
-    see ``packing``), so D is diagonal for every model."""
+    see ``packing``), so D is diagonal for every model. With coupled mimic joints: the dense M's (O(n^3))."""
     check_state(model, q=q)
     check_quaternions(model, q)
+    if model.coupling is not None:
+        return coupled_udut(model, crba(model, q))
     pack, U, D = packed(model), np.empty((model.nv, model.nv)), np.empty(model.nv)
     run_with_pivots(model, udut_kernel, (pack.table, pack.work(), *as_float_arrays(q), U, D), D)
     return U, D
@@ -197,9 +203,19 @@ def forward_dynamics_udut(model: Model, q: ArrayLike, qd: ArrayLike, tau: ArrayL
                           f_ext: ArrayLike | None = None) -> NDArray[np.float64]:
     """Joint accelerations by Saha's O(n) scheme: M qdd = tau - h(q, qd) solved with U D U^T (eq. 15).
 
-    h comes from RNEA with qdd = 0 (Saha Sec. IV); arguments as in ``aba``, and the result equals ABA's.
+    h comes from RNEA with qdd = 0 (Saha Sec. IV); arguments as in ``aba``, and the result equals ABA's. With
+    coupled mimic joints: U D U^T of the dense M (O(n^3)).
     """
     check_state(model, q=q, qd=qd, tau=tau, f_ext=f_ext)
     check_quaternions(model, q)
     h = rnea(model, q, qd, np.zeros(model.nv), gravity, f_ext)
+    if model.coupling is not None:
+        return coupled_inverse(model, q) @ (np.asarray(tau, dtype=float) - h)
     return udut_solve(model, innovations_factors(model, q), np.asarray(tau, dtype=float) - h)
+
+
+def coupled_inverse(model, q):
+    """M(q)^-1 = U^-T D^-1 U^-1 of a model with coupled mimic joints, from the dense M's factors (O(n^3))."""
+    U, D = coupled_udut(model, crba(model, q))
+    V = unit_upper_inverse(U)
+    return V.T @ (V / D[:, None])

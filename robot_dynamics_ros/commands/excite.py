@@ -23,13 +23,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--position-margin', type=float_in(0, 0.5, high_open=True), default=0.1,
                         help='fraction of each joint range kept free at both ends')
     parser.add_argument('--seed', type=int_in(0), default=0, help='seed of the initial Fourier coefficients')
+    parser.add_argument('--mimic', action='store_true',
+                        help="couple each URDF <mimic> joint to its master (q_m = multiplier q_master + offset): "
+                             "excite the independent joints (the trajectory names only those);"
+                             " default: every joint is a degree of freedom")
     parser.add_argument('--max-evaluations', type=int_in(1), default=None,
                         help='stop after this many objective evaluations (reproducible, unlike the time budget)')
 
 
 def run(args: argparse.Namespace) -> int:
     path = args.urdf or bundled_urdf()
-    model = load_urdf(path)
+    model = load_urdf(path, mimic=args.mimic)
     print(f"optimising a {args.duration:g} s, {args.harmonics}-harmonic trajectory for {model.name!r} "
           f"(budget {args.budget:g} s)", file=sys.stderr)
     trajectory = optimise_excitation(model, args.duration, args.harmonics, time_budget=args.budget, seed=args.seed,

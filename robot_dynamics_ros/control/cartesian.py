@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike, NDArray
 from .. import fast, spatial
 from ..algorithms.backends import compiled, njit
 from ..algorithms.crba import crba_kernel
+from ..algorithms.dense_udut import dense_udut
 from ..algorithms.packing import packed
 from ..algorithms.udut import udut_kernel
 from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
@@ -349,26 +350,6 @@ def unit_upper_solve(U, B, transposed):
             else:            # (U x)_i = x_i + sum_{j>i} U_ij x_j: backward
                 B[i] -= U[i, j] * B[j]
     return B
-
-
-@njit(cache=True)
-def dense_udut(M, U, D):
-    """M = U diag(D) U^T with U unit upper triangular, from the dense M (the last pivot first, as Saha's
-    factorisation orders them): D_j = M_jj - sum_k>j U_jk^2 D_k, U_ij = (M_ij - sum_k>j U_ik U_jk D_k) / D_j (i < j).
-    For a model with coupled mimic joints, whose M = G^T M_tree G is no tree's."""
-    n = M.shape[0]
-    for j in range(n - 1, -1, -1):
-        d = M[j, j]
-        for k in range(j + 1, n):
-            d -= U[j, k] * U[j, k] * D[k]
-        D[j] = d
-        for i in range(j):
-            x = M[i, j]
-            for k in range(j + 1, n):
-                x -= U[i, k] * U[j, k] * D[k]
-            U[i, j] = x / d
-            U[j, i] = 0.0
-        U[j, j] = 1.0
 
 
 def mass_matrix_factors(model: Model, q: NDArray) -> tuple[NDArray, NDArray]:

@@ -14,9 +14,10 @@ once, at its first call, and never changes by itself: no compiler runs behind th
 ``path`` says which code serves a call. Every function checks argument shapes with ``model.model.check_state``,
 so a wrong length gives the same error as the reference.
 
-A model with coupled mimic joints (``model.coupling``) runs RNEA and CRBA through its tree's code (G^T tau_tree,
-G^T M_tree G) and ABA as the compiled O(n) constraint-embedding kernel (``algorithms.embedded_aba``); no generated
-code of its own; its batched functions, U D U^T and regressor raise ValueError (load the URDF with mimic=False).
+A model with coupled mimic joints (``model.coupling``) runs RNEA, CRBA and the regressor through its tree's code
+(G^T tau_tree, G^T M_tree G, G^T Y_tree), their batches likewise, ABA as the compiled O(n) constraint-embedding
+kernel (``algorithms.embedded_aba``; ``aba_batch`` calls it per state) and U D U^T as the compiled dense
+factorisation of M (``algorithms.dense_udut``, O(n^3)); no generated code of its own.
 """
 import functools
 import importlib
@@ -29,6 +30,7 @@ from numpy.typing import ArrayLike, NDArray
 from ..algorithms.backends import KERNEL_FORCES as FORCES
 from ..algorithms.backends import KERNEL_STATES as STATES
 from ..algorithms.backends import compiled
+from ..algorithms.dense_udut import coupled_udut, dense_udut
 from ..algorithms.embedded_aba import embedded_aba
 from ..algorithms.packing import as_float_arrays, packed
 from ..algorithms.regressor import extra_flags, body_columns, joint_columns
@@ -197,7 +199,7 @@ def path(model: Model, gravity: ArrayLike | None = None, f_ext: ArrayLike | None
     if BACKEND == 'python':
         return 'python'
     if model.coupling is not None:
-        return path(model.tree, gravity, f_ext, algorithm) if algorithm in ('rnea', 'crba') else 'table'
+        return path(model.tree, gravity, f_ext, algorithm) if algorithm in ('rnea', 'crba', 'regressor') else 'table'
 
     return 'generated' if gravity is None and f_ext is None and algorithm in _generated(model) else 'table'
 
@@ -320,12 +322,24 @@ def rnea_batch(model: Model, Q: ArrayLike, QD: ArrayLike, QDD: ArrayLike, gravit
                f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """rnea on each row of the (N, nv) arrays Q, QD, QDD, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
     out = np.empty((len(Q), model.nv)) if out is None else out
+    if model.coupling is not None:   # the tree's batch at the coupled motion, G^T tau_tree
+        c = model.coupling
+        check_states(model, q=Q, qd=QD, qdd=QDD, f_ext=f_ext)
+        Q, QD, QDD = (np.asarray(x, dtype=float) for x in (Q, QD, QDD))
+        tau = rnea_batch(model.tree, Q @ c.Gq.T + c.q_offset, QD @ c.G.T, QDD @ c.G.T, gravity, f_ext)
+        out[...] = tau @ c.G
+        return out
     return _run_batch(model, 'rnea', (Q, QD, QDD), out, gravity, f_ext)
 
 
 def crba_batch(model: Model, Q: ArrayLike, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """crba on each row of the (N, nv) array Q, returns (N, nv, nv)."""
     out = np.empty((len(Q), model.nv, model.nv)) if out is None else out
+    if model.coupling is not None:   # G^T M_tree G
+        c = model.coupling
+        check_states(model, q=Q)
+        out[...] = c.G.T @ crba_batch(model.tree, np.asarray(Q, dtype=float) @ c.Gq.T + c.q_offset) @ c.G
+        return out
     return _run_batch(model, 'crba', (Q,), out)
 
 
@@ -333,21 +347,41 @@ def aba_batch(model: Model, Q: ArrayLike, QD: ArrayLike, TAU: ArrayLike, gravity
               f_ext: ArrayLike | None = None, out: NDArray[np.float64] | None = None) -> NDArray[np.float64]:
     """aba on each row of the (N, nv) arrays Q, QD, TAU, returns (N, nv); f_ext: (nv, 6) or (N, nv, 6)."""
     out = np.empty((len(Q), model.nv)) if out is None else out
+    if model.coupling is not None:   # the compiled constraint-embedding ABA, state by state
+        check_states(model, q=Q, qd=QD, tau=TAU, f_ext=f_ext)
+        shared = f_ext is None or np.ndim(f_ext) == 2
+        for s, state in enumerate(zip(Q, QD, TAU)):
+            aba(model, *state, gravity, f_ext if shared else f_ext[s], out=out[s])
+        return out
     return _run_batch(model, 'aba', (Q, QD, TAU), out, gravity, f_ext)
 
 
 def udut(model: Model, q: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """As ``algorithms.udut``: (U, D) with M(q) = U diag(D) U^T."""
+    if model.coupling is not None:   # the dense M's, O(n^3) (``algorithms.dense_udut``)
+        return coupled_udut(model, crba(model, q), _compiled_dense_udut() if BACKEND == 'numba' else dense_udut)
     U, D = np.empty((model.nv, model.nv)), np.empty(model.nv)
     _run(model, 'udut', (q, U, D))
     return U, D
 
 
+@functools.cache
+def _compiled_dense_udut():
+    return compiled(dense_udut)
+
+
 def _regressor(model, states, gravity, flags, batch):
     """The regressor of one state or (``batch``) of rows of states: the body columns from the kernel, then the
-    per-joint columns as ``algorithms.regressor``."""
+    per-joint columns as ``algorithms.regressor``. With coupled mimic joints: the tree's body columns at the coupled
+    motion, G^T Y_tree."""
     n = model.nv
     (check_states if batch else check_state)(model, **dict(zip(STATES['regressor'], states)))
+    if model.coupling is not None:
+        c = model.coupling
+        q, qd, qdd = (np.asarray(x, dtype=float) for x in states)
+        Y_tree = _regressor(model.tree, (q @ c.Gq.T + c.q_offset, qd @ c.G.T, qdd @ c.G.T), gravity, [False] * 4, batch)
+        Y = np.concatenate([c.G.T @ Y_tree, np.zeros(Y_tree.shape[:-2] + (n, sum(flags) * n))], axis=-1)
+        return joint_columns(Y, flags, qd, qdd)
     Y = np.zeros(np.shape(states[1])[:-1] + (n, (10 + sum(flags)) * n))   # generated code writes the nonzeros only
     if batch:
         _run_batch(model, 'regressor', states, Y, gravity)

@@ -50,6 +50,8 @@ def closed_form_base_parameters(model_or_table: Model | Sequence[MDHJoint], grav
     extras = dict(rotor_inertia=rotor_inertia, viscous=viscous, coulomb=coulomb, offset=offset)
     if not hasattr(model_or_table, 'X_tree'):
         return _closed_form(tuple(MDHJoint(*row) for row in model_or_table), g, tol, **extras)
+    if model_or_table.coupling is not None:
+        raise MDHError(f"model {model_or_table.name!r} couples mimic joints: its coordinates are no serial chain's")
     try:
         return _closed_form(mdh_from_model(model_or_table), g, tol, **extras)
     except MDHError:

@@ -21,7 +21,7 @@ def generic_configuration(model, rng):
     if not model.fixed_base:
         return random_configuration(dataclasses.replace(model, lower=np.full(model.nq, -np.inf),
                                                         upper=np.full(model.nq, np.inf)), rng)
-    half_range = np.where(model.joint_type == REVOLUTE, np.pi, PRISMATIC_RANGE)
+    half_range = np.where(model.joint_type[model.coordinate_bodies] == REVOLUTE, np.pi, PRISMATIC_RANGE)
     return rng.uniform(-half_range, half_range)
 
 

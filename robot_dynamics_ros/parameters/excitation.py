@@ -63,7 +63,7 @@ def rest_to_rest(free_a, free_b):
 
 def joint_ranges(model, position_margin, velocity_fraction):
     """Centre, usable half range and usable speed per joint (unlimited joints: +-pi or +-1 m, 2 rad/s)."""
-    span = np.where(model.joint_type == REVOLUTE, np.pi, 1.0)
+    span = np.where(model.joint_type[model.coordinate_bodies] == REVOLUTE, np.pi, 1.0)   # (mimic joints: none)
     lower = np.where(np.isfinite(model.lower), model.lower, -span)
     upper = np.where(np.isfinite(model.upper), model.upper, span)
     speed = np.where(np.isfinite(model.velocity_limit), model.velocity_limit, 2.0)

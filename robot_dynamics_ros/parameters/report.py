@@ -62,7 +62,7 @@ def unit(model, name):
         return 'kg m'
     if letters == 'M':
         return 'kg'
-    revolute = model.joint_type[int(number) - 1] == REVOLUTE
+    revolute = model.joint_type[model.coordinate_bodies[int(number) - 1]] == REVOLUTE   # (mimic joints: none)
     return {'Ia': 'kg m^2' if revolute else 'kg', 'Fv': 'N m s/rad' if revolute else 'N s/m',
             'Fc': 'N m' if revolute else 'N', 'off': 'N m' if revolute else 'N'}[letters]
 
