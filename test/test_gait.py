@@ -106,6 +106,29 @@ def test_the_followed_velocity_rises_within_the_acceleration_limit_and_a_zero_co
     assert not gait.walking and gait.stance_feet.all()
 
 
+def test_the_contact_program_keeps_a_solver_per_contact_set_as_the_trot_alternates():
+    """A trot's contact set alternates between four feet and a diagonal pair: ContactInverseDynamics sets a solver
+    up once per set, not at every switch (a set-up takes milliseconds: a late 1 kHz tick), and a solver taken back
+    gives a new solver's solution on the same data (Clarabel runs the same iterations: equal to rounding)."""
+    from robot_dynamics_ros.control.contact_inverse_dynamics import ContactInverseDynamics
+    _, gait = controller('quadruped')
+    model, rng = gait.model, np.random.default_rng(7)
+    q = model.neutral()
+    q[gait.joints_q] = gait.reference.positions[0]
+    q[2] = gait.standing_height(q[gait.joints_q])
+    heights, feet = gait.feet_points(q)
+    pairs = [feet, [feet[i] for i in range(4) if gait.pair[i] == 0], [feet[i] for i in range(4) if gait.pair[i] == 1]]
+    kept = ContactInverseDynamics(model, 0.6, certify=False)
+    for i in range(12):
+        v, desired = 0.1 * rng.normal(size=model.nv), rng.normal(size=model.nv)
+        contacts = pairs[[0, 1, 0, 2][i % 4]]
+        fresh = ContactInverseDynamics(model, 0.6, certify=False)
+        for ours, theirs in zip(kept(q, v, desired, contacts), fresh(q, v, desired, contacts)):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    assert kept.setups == 2   # four feet; two (either pair: the same shape)
+    assert kept.updates == 10
+
+
 ROBOTS = ['quadruped', 'a1']   # also in our simulator
 
 
