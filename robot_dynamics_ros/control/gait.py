@@ -309,12 +309,12 @@ def leg_references(stance, touching_down, lifting_off, progress, R, p, point_bod
     stance, touching_down, lifting_off (4,): the feet's schedule; progress (4,): through their swings; R, p: the
     bodies' poses at the measured q, point_body, point_offset (4,), (4, 3): the tracked points' bodies and offsets
     (the points, measured, are where a foot touches down or lifts off); rest (4,): their height on the ground;
-    nominal (4, 3): at the stance in the base frame; base: the reference (x, y, height, yaw); velocity: the command followed (vx, vy, wz);
-    base_velocity: measured (world); lift_off, targets (4, 3): kept from update to update (world; stance feet's
-    targets are where they touched down); x (4, 3), J (12, nv): the points and their Jacobians at ``joints`` with
-    the base at the origin; leg_columns, leg_joints (4, 3): each leg's columns of J and entries of the joint vectors:
-    joints is moved by a damped Newton step towards the targets, the velocities and accelerations are the targets'
-    relative to the base reference through each leg's damped inverse Jacobian."""
+    nominal (4, 3): at the stance in the base frame; base: the reference (x, y, height, yaw); velocity: the command
+    followed (vx, vy, wz); base_velocity: measured (world); lift_off, targets (4, 3): kept from update to update
+    (world; stance feet's targets are where they touched down); x (4, 3), J (12, nv): the points and their Jacobians
+    at ``joints`` with the base at the origin; leg_columns, leg_joints (4, 3): each leg's columns of J and entries
+    of the joint vectors: joints is moved by a damped Newton step towards the targets, the velocities and
+    accelerations are the targets' relative to the base reference through each leg's damped inverse Jacobian."""
     c, s = math.cos(base[3]), math.sin(base[3])
     vx_world, vy_world, wz = c * velocity[0] - s * velocity[1], s * velocity[0] + c * velocity[1], velocity[2]
     relative, relative_velocity, acceleration = np.zeros(3), np.zeros(3), np.zeros(3)
