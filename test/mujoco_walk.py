@@ -24,6 +24,10 @@ PUBLIC = {   # robot -> URDF, SRDF in example-robot-data's robots/ folder
     'go1': ('go1_description/urdf/go1.urdf', 'go1_description/srdf/go1.srdf'),
     'anymal_c': ('anymal_c_simple_description/urdf/anymal.urdf', 'anymal_c_simple_description/srdf/anymal.srdf'),
     'solo12': ('solo_description/robots/solo12.urdf', 'solo_description/srdf/solo.srdf'),
+    'hyq': ('hyq_description/robots/hyq_no_sensors.urdf', 'hyq_description/srdf/hyq.srdf'),
+    'go2': ('go2_description/urdf/go2.urdf', 'go2_description/srdf/go2.srdf'),
+    'anymal_b': ('anymal_b_simple_description/robots/anymal.urdf', 'anymal_b_simple_description/srdf/anymal.srdf'),
+    'b1': ('b1_description/urdf/b1.urdf', 'b1_description/srdf/b1.srdf'),
 }
 QUADRUPED_STANCE = np.tile([0.0, 0.6, -1.2], 4)   # config/quadruped.yaml
 STEP = 1e-3
