@@ -36,7 +36,7 @@ from .standing import StandingController, yaw_of
 
 GRAVITY = 9.81
 DUTY = 0.6                 # stance share of a period: both pairs down for 0.1 period at each switch
-PERIOD_PER_PENDULUM = 2.5  # period / sqrt(leg length / g)
+PERIOD_PER_PENDULUM = 2.0  # period / sqrt(leg length / g): at 2.5 Go1 and Go2 rolled and drifted walking sideways
 SWING_HEIGHT = 0.15        # of the leg length
 STEP_LENGTH = 0.5          # largest step (stance travel) forward, of the leg length; sideways and turning half
 REFERENCE_LEAD = 0.05      # m (and rad for yaw): the base reference's largest lead on the measured base
