@@ -272,9 +272,8 @@ class GaitController(StandingController):
                              self.point_body, self.point_offset, *self.fk_C, self.fk_x, self.fk_J, self.fk_bias)
         joint_velocities, joint_accelerations = np.zeros(len(joints)), np.zeros(len(joints))
         self._references(self.stance_feet, self.touching_down, self.lifting_off, progress, R, p, self.point_body,
-                         self.point_offset, self.rest,
-                         self.nominal, np.array([x, y, height, yaw]), self.velocity, R[0] @ v[:3],
-                         self.gait.stance_time, self.gait.swing_time, self.swing_height,
+                         self.point_offset, self.rest, self.nominal, np.array([x, y, height, yaw]), self.velocity,
+                         R[0] @ v[:3], self.gait.stance_time, self.gait.swing_time, self.swing_height,
                          LANDING_REACH * self.leg_length, GRAVITY, self.lift_off, self.targets, self.fk_x, self.fk_J,
                          self.leg_columns, self.leg_joints, IK_DAMPING, joints, joint_velocities, joint_accelerations)
         np.clip(joints, self.lower, self.upper, out=joints)
@@ -301,9 +300,8 @@ class GaitController(StandingController):
 
 @njit()
 def leg_references(stance, touching_down, lifting_off, progress, R, p, point_body, point_offset, rest, nominal, base,
-                   velocity,
-                   base_velocity, stance_time, swing_time, swing_height, reach, gravity, lift_off, targets, x, J,
-                   leg_columns, leg_joints, damping, joints, joint_velocities, joint_accelerations):
+                   velocity, base_velocity, stance_time, swing_time, swing_height, reach, gravity, lift_off, targets,
+                   x, J, leg_columns, leg_joints, damping, joints, joint_velocities, joint_accelerations):
     """The feet's targets and the legs' joint references (GaitController.desired_acceleration), for numba.
 
     stance, touching_down, lifting_off (4,): the feet's schedule; progress (4,): through their swings; R, p: the
