@@ -1,7 +1,7 @@
 """MuJoCo as the plant of the gait controller (test_gait.py, benchmarks/bench_gait.py): MuJoCo's own import of the
 robot's URDF (as benchmarks/bench_contact.py makes it: collision primitives as they are, mesh collisions dropped, a
-free root joint, a ground plane; MuJoCo's default soft contact at a 1 ms step), the control law (control/gait.py) fed
-from MuJoCo's state every step."""
+free root joint, a ground plane, the robot touching the ground alone; MuJoCo's default soft contact at a 1 ms step),
+the control law (control/gait.py) fed from MuJoCo's state every step."""
 import os
 import time
 import warnings
@@ -24,6 +24,10 @@ PUBLIC = {   # robot -> URDF, SRDF in example-robot-data's robots/ folder
     'go1': ('go1_description/urdf/go1.urdf', 'go1_description/srdf/go1.srdf'),
     'anymal_c': ('anymal_c_simple_description/urdf/anymal.urdf', 'anymal_c_simple_description/srdf/anymal.srdf'),
     'solo12': ('solo_description/robots/solo12.urdf', 'solo_description/srdf/solo.srdf'),
+    'hyq': ('hyq_description/robots/hyq_no_sensors.urdf', 'hyq_description/srdf/hyq.srdf'),
+    'go2': ('go2_description/urdf/go2.urdf', 'go2_description/srdf/go2.srdf'),
+    'anymal_b': ('anymal_b_simple_description/robots/anymal.urdf', 'anymal_b_simple_description/srdf/anymal.srdf'),
+    'b1': ('b1_description/urdf/b1.urdf', 'b1_description/srdf/b1.srdf'),
 }
 QUADRUPED_STANCE = np.tile([0.0, 0.6, -1.2], 4)   # config/quadruped.yaml
 STEP = 1e-3
@@ -52,7 +56,7 @@ def robot(name, robots_folder=None):
 def mujoco_model(urdf):
     """MuJoCo's import of the URDF (benchmarks/bench_contact.py's): visuals and mesh collisions dropped, inertias
     MuJoCo refuses made acceptable (a 1 mg dummy link's dropped, one breaking the triangle inequality mended), a free
-    root, a ground plane of friction MU."""
+    root, a ground plane of friction MU, no collisions of the robot with itself."""
     robot = ET.parse(urdf).getroot()
     for link in robot.findall('link'):
         for visual in link.findall('visual'):
@@ -80,7 +84,11 @@ def mujoco_model(urdf):
     spec.option.timestep = STEP
     spec.worldbody.first_body().add_freejoint()
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], friction=[MU, 0.005, 0.0001])
-    return spec.compile()
+    model = spec.compile()
+    # the robot's geoms touch the ground alone, as in our Simulator: public URDFs' collision boxes overlap (B1's
+    # thighs lie in its trunk's box at the stance), and MuJoCo collides all but a parent and its child
+    model.geom_conaffinity[model.geom_bodyid != 0] = 0
+    return model
 
 
 def walk(urdf, controller, command, seconds, start=START):

@@ -106,6 +106,49 @@ def test_the_followed_velocity_rises_within_the_acceleration_limit_and_a_zero_co
     assert not gait.walking and gait.stance_feet.all()
 
 
+def test_the_contact_program_keeps_a_solver_per_contact_set_as_the_trot_alternates():
+    """A trot's contact set alternates between four feet and a diagonal pair: ContactInverseDynamics sets a solver
+    up once per set, not at every switch (a set-up takes about 0.16 ms on A1), and a solver taken back
+    gives a new solver's solution on the same data (Clarabel runs the same iterations: equal to rounding)."""
+    from robot_dynamics_ros.control.contact_inverse_dynamics import ContactInverseDynamics
+    _, gait = controller('quadruped')
+    model, rng = gait.model, np.random.default_rng(7)
+    q = model.neutral()
+    q[gait.joints_q] = gait.reference.positions[0]
+    q[2] = gait.standing_height(q[gait.joints_q])
+    heights, feet = gait.feet_points(q)
+    pairs = [feet, [feet[i] for i in range(4) if gait.pair[i] == 0], [feet[i] for i in range(4) if gait.pair[i] == 1]]
+    kept = ContactInverseDynamics(model, 0.6, certify=False)
+    for i in range(12):
+        v, desired = 0.1 * rng.normal(size=model.nv), rng.normal(size=model.nv)
+        contacts = pairs[[0, 1, 0, 2][i % 4]]
+        fresh = ContactInverseDynamics(model, 0.6, certify=False)
+        for ours, theirs in zip(kept(q, v, desired, contacts), fresh(q, v, desired, contacts)):
+            np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+    assert kept.setups == 2   # four feet; two (either pair: the same shape)
+    assert kept.updates == 10
+
+
+def test_the_mujoco_plant_touches_the_ground_alone():
+    """B1 at its SRDF stance in MuJoCo's import (mujoco_walk.mujoco_model): its thighs' collision boxes lie in its
+    trunk's, and MuJoCo collided them (every step from the first, pushing the legs: B1 fell over within 2 s of any
+    command, ANYmal B at 0.5 m/s). Our Simulator's contacts are with the ground alone; so are the plant's: the feet
+    on the plane, nothing else."""
+    mujoco = pytest.importorskip('mujoco')
+    from mujoco_walk import mujoco_model
+    urdf, gait = controller('b1')
+    model = mujoco_model(urdf)
+    data = mujoco.MjData(model)
+    names = [model.joint(j).name for j in range(1, model.njnt)]
+    data.qpos[:7] = 0.0, 0.0, gait.standing_height(gait.reference.positions[0]), 1.0, 0.0, 0.0, 0.0
+    data.qpos[7:] = gait.reference.positions[0][[gait.model.joint_names.index(name) for name in names]]
+    mujoco.mj_forward(model, data)
+    bodies = {(model.body(model.geom_bodyid[c.geom1]).name, model.body(model.geom_bodyid[c.geom2]).name)
+              for c in data.contact[:data.ncon]}
+    assert all('world' in pair for pair in bodies)   # (MuJoCo fuses each foot into its shank's body)
+    assert len(bodies) == 4
+
+
 ROBOTS = ['quadruped', 'a1']   # also in our simulator
 
 
@@ -183,3 +226,48 @@ def test_the_bringup_reports_the_heading_frame_velocity_of_a_circle():
 def test_a_bad_cmd_vel_is_one_line(args, words):
     """Not three finite numbers, or a fixed-base robot (the bundled arm): exit 2, one line."""
     assert_one_line_error(cli('bringup', *args), *words)
+
+
+def test_the_bringup_plot_draws_the_commanded_and_the_achieved_velocity(tmp_path, monkeypatch):
+    """bringup --plot of a legged run: odometry at 200 Hz of a base standing 1 s, then driving a circle at 0.3 m/s
+    ahead and 0.5 rad/s (so its heading frame turns) for 3 s. The PNG is written; its figure's data: per axis
+    (vx, vy, wz) the command, zero before its start and (0.3, 0, 0.5) after, and the velocity achieved, zero while
+    standing and the circle's velocity a window after the start, and the mean over the second half."""
+    pytest.importorskip('matplotlib')
+    from types import SimpleNamespace
+    from robot_dynamics_ros.commands import legged_bringup
+    command, start, rate = [0.3, 0.0, 0.5], 1.0, 200.0
+    t = 100.0 + np.arange(0.0, 4.0 + 0.5 / rate, 1.0 / rate)   # the stamps: sim time, from any origin
+    moving = np.maximum(t - t[0] - start, 0.0)
+    yaw = command[2] * moving
+    radius = command[0] / command[2]
+    pose = np.zeros((len(t), 7))
+    pose[:, 0], pose[:, 1], pose[:, 2] = radius * np.sin(yaw), radius * (1.0 - np.cos(yaw)), 0.3
+    pose[:, 5], pose[:, 6] = np.sin(yaw / 2.0), np.cos(yaw / 2.0)
+    recorder = SimpleNamespace(odom=[(0.0, stamp, p.tolist()) for stamp, p in zip(t, pose)],
+                               states=[(0.0, t[0])])   # the command starts STAND_FIRST after the first state
+    figures = []
+    drawn = legged_bringup.velocity_figure
+    monkeypatch.setattr(legged_bringup, 'velocity_figure', lambda *args: figures.append(drawn(*args)) or figures[-1])
+    path = tmp_path / 'velocity.png'
+    message = legged_bringup.write_plot(recorder, command, str(path))
+    assert str(path) in message
+    assert path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    (figure,) = figures
+    window = legged_bringup.PLOT_WINDOW
+    assert len(figure.axes) == 3
+    for axis, value in zip(figure.axes, command):
+        lines = {line.get_label(): line for line in axis.get_lines()}
+        commanded = lines['commanded']
+        x, y = commanded.get_xdata(), commanded.get_ydata()
+        assert np.allclose(x, t - t[0])
+        assert np.array_equal(y, np.where(x >= start, value, 0.0))
+        (achieved,) = [line for label, line in lines.items() if label.startswith('achieved (') and 'mean over' not in
+                       label]
+        x, y = achieved.get_xdata(), achieved.get_ydata()
+        assert x[0] >= window - 1e-9 and x[-1] == pytest.approx(4.0)
+        assert np.allclose(y[x <= start], 0.0, atol=1e-12)
+        assert np.allclose(y[x >= start + window + 1e-9], value, atol=1e-3)   # a step's turn: first order
+        (mean,) = [line for label, line in lines.items() if 'second half' in label]
+        assert np.allclose(mean.get_ydata(), value, atol=1e-3)
+        assert mean.get_xdata()[0] == pytest.approx(2.0, abs=1.0 / rate)

@@ -50,7 +50,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--config', default=None,
                         help='ROS 2 parameters YAML; overrides any parameter (default: none; every per-joint '
                              'parameter comes from the URDF)')
-    parser.add_argument('--plot', default=None, metavar='FILE', help='tracking plot to write (PNG; default: none)')
+    parser.add_argument('--plot', default=None, metavar='FILE',
+                        help='plot to write (PNG; default: none): the tracking, or for a robot on the ground its '
+                             'base velocity, commanded and achieved')
     parser.add_argument('--report', default=None, help='JSON summary to write (real-time factor, tracking error)')
     add_domain_arguments(parser)
     parser.add_argument('--sync', choices=('realtime', 'lockstep'), default='realtime',

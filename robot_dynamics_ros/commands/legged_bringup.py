@@ -6,7 +6,8 @@ the bundled quadruped, and the user's config; records the base odometry in this 
 time; prints and reports (``--report``) the real-time factor and the base's position and height. Exits FELL when the
 base tilted over (node_runs' exit codes). With ``--cmd-vel`` the controller trots (`gait` trot): it stands
 STAND_FIRST s, then walks at the command, which this process publishes on legged_controller/cmd_vel; the report
-gains the base's velocity, commanded and achieved.
+gains the base's velocity, commanded and achieved. ``--plot`` draws the base's velocity, commanded and achieved,
+against sim time.
 """
 import argparse
 import os
@@ -19,14 +20,15 @@ from ..errors import RobotDynamicsError
 from ..model.model import Model
 from ..resources import legged_parameter_files
 from . import finite_float, view
-from .node_runs import (FELL, StartupWait, compute_time, finish, longest_silence, loop_lines, node_logs, record,
-                        run_failures, simulation_stopped, steps_per_second, wall_cap)
+from .node_runs import (FELL, NO_MATPLOTLIB, StartupWait, compute_time, finish, longest_silence, loop_lines,
+                        node_logs, pyplot, record, run_failures, simulation_stopped, steps_per_second, wall_cap)
 from .processes import describe_domain, start_node, use_environment
 
 LAST_SECONDS = 3.0   # the report's window at the end of the run: has the base settled?
 FALLEN_TILT = 45.0   # deg: a base tilted further has fallen over
 STAND_FIRST = 1.0    # s of sim time standing before --cmd-vel's command
 CMD_VEL_PERIOD = 0.05   # wall s between --cmd-vel's messages (the controller's cmd_vel_timeout is 0.5 s)
+PLOT_WINDOW = 0.25   # s of sim time: the plot's achieved velocity is the mean over the window ending at each sample
 
 
 def velocity_command(text):
@@ -41,13 +43,67 @@ def base_velocity(t, pose):
     """(vx, vy, wz): the base's mean velocity over the samples (stamps t, poses [x y z qx qy qz qw]) in its heading
     frame: each step's displacement turned into the heading frame of its start, and the yaw's change, over the
     time."""
+    return (heading_frame_steps(pose).sum(axis=0) / (t[-1] - t[0])).tolist()
+
+
+def heading_frame_steps(pose):
+    """(dx, dy, dyaw) of each step between the samples (poses [x y z qx qy qz qw]), dx and dy in the heading frame
+    of its start."""
     x, y, z, w = pose[:, 3], pose[:, 4], pose[:, 5], pose[:, 6]
     yaw = np.unwrap(np.arctan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z)))
     dx, dy = np.diff(pose[:, 0]), np.diff(pose[:, 1])
     c, s = np.cos(yaw[:-1]), np.sin(yaw[:-1])
-    span = t[-1] - t[0]
-    return [float(np.sum(c * dx + s * dy) / span), float(np.sum(-s * dx + c * dy) / span),
-            float((yaw[-1] - yaw[0]) / span)]
+    return np.stack([c * dx + s * dy, -s * dx + c * dy, np.diff(yaw)], axis=1)
+
+
+def windowed_velocity(t, pose, window=PLOT_WINDOW):
+    """(stamps, (n, 3) vx, vy, wz): the base's mean velocity in its heading frame over the ``window`` s of samples
+    ending at each sample (from the first sample a window after the start on)."""
+    travel = np.vstack([np.zeros(3), np.cumsum(heading_frame_steps(pose), axis=0)])
+    end = np.flatnonzero(t >= t[0] + window)
+    begin = np.searchsorted(t, t[end] - window, side='right') - 1   # the last sample at or before the window's start
+    return t[end], (travel[end] - travel[begin]) / (t[end] - t[begin])[:, None]
+
+
+def velocity_figure(t, pose, commanded, command_start, plt):
+    """vx, vy and wz of the base against sim time (from the first sample): the command (zero before
+    ``command_start``, a stamp; ``commanded`` None: zero throughout), the velocity achieved over PLOT_WINDOW and the
+    report's achieved value (the mean over the second half). None for fewer than two samples."""
+    if len(t) < 2 or t[-1] - t[0] < PLOT_WINDOW:
+        return None
+    stamps, achieved = windowed_velocity(t, pose)
+    command = np.zeros((len(t), 3)) if commanded is None else np.outer(t >= command_start, commanded)
+    second_half = t >= (t[0] + t[-1]) / 2.0
+    mean = base_velocity(t[second_half], pose[second_half])
+    fig, axes = plt.subplots(3, 1, sharex=True, figsize=(9, 7))
+    for i, (axis, label) in enumerate(zip(axes, ('vx (m/s)', 'vy (m/s)', 'wz (rad/s)'))):
+        axis.plot(t - t[0], command[:, i], '--', color='black', lw=1.2, label='commanded')
+        axis.plot(stamps - t[0], achieved[:, i], color='tab:blue', lw=1.0, label=f'achieved ({PLOT_WINDOW:g} s mean)')
+        axis.plot(t[second_half][[0, -1]] - t[0], [mean[i]] * 2, color='tab:red', lw=2.0,
+                  label='achieved (mean over the second half)')
+        axis.set_ylabel(label)
+        axis.grid(alpha=0.3)
+    axes[-1].set_xlabel('time (s, odometry stamps)')
+    axes[0].legend(loc='upper left', fontsize='small')
+    fig.suptitle('robot-dynamics bringup: base velocity in its heading frame, commanded and achieved')
+    fig.tight_layout()
+    return fig
+
+
+def write_plot(recorder, cmd_vel, path):
+    """The base velocity figure of the recorded odometry as a PNG; returns a message."""
+    plt = pyplot()
+    if plt is None:
+        return NO_MATPLOTLIB
+    odom = recorder.odom
+    t = np.array([stamp for _, stamp, _ in odom])
+    fig = velocity_figure(t, np.array([p for _, _, p in odom]).reshape(len(odom), 7), cmd_vel,
+                          recorder.states[0][1] + STAND_FIRST if recorder.states else np.inf, plt)
+    if fig is None:
+        return "no plot: too little odometry was recorded"
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return f"base velocity plot written to {os.path.abspath(path)}"
 
 
 def tilt_degrees(quaternion):
@@ -186,7 +242,9 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     logs = node_logs(processes, log_dir, run.failed_to_start)
     result = summary(recorder, run.start, run.end, logs['simulator'], floating,
                      args.cmd_vel if controller else None)
-    return finish(run, logs, result, report(result, args.duration), args.report, None,
+    plot = (lambda: write_plot(recorder, args.cmd_vel if controller else None, args.plot)) \
+        if args.plot and floating else None
+    return finish(run, logs, result, report(result, args.duration), args.report, plot,
                   run_failures(run, result, args.duration, cap) + fell(result))
 
 

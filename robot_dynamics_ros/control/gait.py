@@ -36,7 +36,7 @@ from .standing import StandingController, yaw_of
 
 GRAVITY = 9.81
 DUTY = 0.6                 # stance share of a period: both pairs down for 0.1 period at each switch
-PERIOD_PER_PENDULUM = 2.5  # period / sqrt(leg length / g)
+PERIOD_PER_PENDULUM = 2.0  # period / sqrt(leg length / g): at 2.5 Go1 and Go2 rolled and drifted walking sideways
 SWING_HEIGHT = 0.15        # of the leg length
 STEP_LENGTH = 0.5          # largest step (stance travel) forward, of the leg length; sideways and turning half
 REFERENCE_LEAD = 0.05      # m (and rad for yaw): the base reference's largest lead on the measured base
@@ -186,6 +186,17 @@ class GaitController(StandingController):
         if front.sum() != 2 or left.sum() != 2 or (front & left).sum() != 1:
             raise ValueError(f"cannot tell the front, hind, left and right feet of {self.foot_links}")
         self.pair = np.where(front == left, 0, 1)   # front left with hind right, front right with hind left
+        # the schedule's feet per (pairs down before, pairs down now): (stance, touching down, lifting off, the stance
+        # feet's links), made once
+        self.schedules = {}
+        for before in ((False, False), (False, True), (True, False), (True, True)):
+            for now in ((False, False), (False, True), (True, False), (True, True)):
+                down_before, down = np.array(before)[self.pair], np.array(now)[self.pair]
+                feet = down, down & ~down_before, ~down & down_before
+                for array in feet:
+                    array.flags.writeable = False
+                self.schedules[before, now] = (*feet, {link for link, d in zip(self.foot_links, down) if d})
+        self.pairs_down = (True, True)
         self.fk_q = model.neutral()                  # the legs' kinematics with the base at the origin
         self.fk_R, self.fk_p = np.empty_like(R), np.empty_like(p)
         self.fk_C = (np.zeros((3, model.nv)), np.zeros((3, model.nv)))
@@ -206,39 +217,37 @@ class GaitController(StandingController):
         clock = t if now is None else now
         self.dt = 0.0 if self.last_t is None else min(max(clock - self.last_t, 0.0), MAX_STEP)
         self.last_t = clock
-        self._schedule(self.dt)
-        stance = {link for link, down in zip(self.foot_links, self.stance_feet) if down}
+        stance = self._schedule(self.dt)
         if feet_in_contact is not None:
-            stance &= set(feet_in_contact)
+            stance = stance & set(feet_in_contact)
         return super().update(q, v, t, stance, now)
 
     def _schedule(self, dt):
-        """The followed velocity and the gait's phase, dt s on."""
-        step = self.max_acceleration * dt
-        self.velocity += np.clip(self.command - self.velocity, -step, step)
-        moving = np.any(self.velocity != 0.0) or np.any(self.command != 0.0)
+        """The followed velocity and the gait's phase, dt s on; returns the stance feet's links."""
+        velocity, command, moving = self.velocity, self.command, False
+        for i in range(3):
+            step = self.max_acceleration[i] * dt
+            velocity[i] += min(max(command[i] - velocity[i], -step), step)
+            moving = moving or velocity[i] != 0.0 or command[i] != 0.0
+        gait = self.gait
         if self.walking:
-            phase = (self.phase + dt / self.gait.period) % 1.0
-            if not moving and all(self.gait.in_stance(phase, pair) for pair in (0, 1)):
+            phase = (self.phase + dt / gait.period) % 1.0
+            if not moving and gait.in_stance(phase, 0) and gait.in_stance(phase, 1):
                 self.walking, phase = False, 0.0
             self.phase = phase
         elif moving:
             self.walking, self.phase = True, 0.0
-        stance_before = self.stance_feet
-        self.stance_feet = np.array([not self.walking or self.gait.in_stance(self.phase, pair)
-                                     for pair in self.pair])
-        self.touching_down = self.stance_feet & ~stance_before
-        self.lifting_off = ~self.stance_feet & stance_before
+        down = (not self.walking or gait.in_stance(self.phase, 0), not self.walking or gait.in_stance(self.phase, 1))
+        self.stance_feet, self.touching_down, self.lifting_off, stance = self.schedules[self.pairs_down, down]
+        self.pairs_down = down
+        return stance
 
     def desired_acceleration(self, q, v, t, now):
         """(1) of StandingController at the gait's references (the module docstring)."""
         R, p = self.inverse_dynamics.R, self.inverse_dynamics.p   # the poses at q (update's)
-        feet = np.empty((4, 3))
-        for leg in range(4):
-            feet[leg] = p[self.point_body[leg]] + R[self.point_body[leg]] @ self.point_offset[leg]
         if self.base_pose is None:
             self.base_pose = np.array([q[0], q[1], yaw_of(q[3:7])])
-            self.targets = feet.copy()
+            self.targets = p[self.point_body] + np.einsum('kij,kj->ki', R[self.point_body], self.point_offset)
             self.targets[:, 2] = self.rest
             self.nominal = self._feet_in_base(self.reference.positions[0])
         dt = self.dt
@@ -253,7 +262,8 @@ class GaitController(StandingController):
             q[1] + min(max(y - q[1], -REFERENCE_LEAD), REFERENCE_LEAD)
         self.base_pose[:] = x, y, yaw
         height = self.standing_height(self.reference.positions[0])
-        progress = np.array([self.gait.swing_progress(self.phase, pair) for pair in (0, 1)])[self.pair]
+        progress = np.where(self.pair == 0, self.gait.swing_progress(self.phase, 0),
+                            self.gait.swing_progress(self.phase, 1))
         joints = (self.reference.positions[0] if self.joint_reference is None else self.joint_reference[0]).copy()
         self.fk_q[self.joints_q] = joints
         solver = self.inverse_dynamics
@@ -261,9 +271,9 @@ class GaitController(StandingController):
         solver._point_motion(*self.kinematics.column_constants, self.fk_R, self.fk_p, self._no_velocity,
                              self.point_body, self.point_offset, *self.fk_C, self.fk_x, self.fk_J, self.fk_bias)
         joint_velocities, joint_accelerations = np.zeros(len(joints)), np.zeros(len(joints))
-        self._references(self.stance_feet, self.touching_down, self.lifting_off, progress, feet, self.rest,
-                         self.nominal, np.array([x, y, height, yaw]), self.velocity, R[0] @ v[:3],
-                         self.gait.stance_time, self.gait.swing_time, self.swing_height,
+        self._references(self.stance_feet, self.touching_down, self.lifting_off, progress, R, p, self.point_body,
+                         self.point_offset, self.rest, self.nominal, np.array([x, y, height, yaw]), self.velocity,
+                         R[0] @ v[:3], self.gait.stance_time, self.gait.swing_time, self.swing_height,
                          LANDING_REACH * self.leg_length, GRAVITY, self.lift_off, self.targets, self.fk_x, self.fk_J,
                          self.leg_columns, self.leg_joints, IK_DAMPING, joints, joint_velocities, joint_accelerations)
         np.clip(joints, self.lower, self.upper, out=joints)
@@ -273,8 +283,8 @@ class GaitController(StandingController):
         q_ref[self.joints_q] = joints
         c, s = math.cos(yaw), math.sin(yaw)
         velocity_error = -v
-        velocity_error[:6] += np.concatenate([R[0].T @ (c * vx - s * vy, s * vx + c * vy, 0.0),
-                                              R[0].T @ (0.0, 0.0, wz)])
+        velocity_error[:3] += R[0].T @ np.array((c * vx - s * vy, s * vx + c * vy, 0.0))
+        velocity_error[3:6] += wz * R[0][2]   # R[0].T @ (0, 0, wz)
         velocity_error[self.joints_v] += joint_velocities
         desired = self.kp * self.error(q, q_ref) + self.kd * velocity_error
         desired[self.joints_v] += joint_accelerations
@@ -289,27 +299,31 @@ class GaitController(StandingController):
 
 
 @njit()
-def leg_references(stance, touching_down, lifting_off, progress, feet, rest, nominal, base, velocity,
-                   base_velocity, stance_time, swing_time, swing_height, reach, gravity, lift_off, targets, x, J,
-                   leg_columns, leg_joints, damping, joints, joint_velocities, joint_accelerations):
+def leg_references(stance, touching_down, lifting_off, progress, R, p, point_body, point_offset, rest, nominal, base,
+                   velocity, base_velocity, stance_time, swing_time, swing_height, reach, gravity, lift_off, targets,
+                   x, J, leg_columns, leg_joints, damping, joints, joint_velocities, joint_accelerations):
     """The feet's targets and the legs' joint references (GaitController.desired_acceleration), for numba.
 
-    stance, touching_down, lifting_off (4,): the feet's schedule; progress (4,): through their swings; feet (4, 3):
-    the tracked points, measured (world); rest (4,): their height on the ground; nominal (4, 3): at the stance in the
-    base frame; base: the reference (x, y, height, yaw); velocity: the command followed (vx, vy, wz);
-    base_velocity: measured (world); lift_off, targets (4, 3): kept from update to update (world; stance feet's
-    targets are where they touched down); x (4, 3), J (12, nv): the points and their Jacobians at ``joints`` with
-    the base at the origin; leg_columns, leg_joints (4, 3): each leg's columns of J and entries of the joint vectors:
-    joints is moved by a damped Newton step towards the targets, the velocities and accelerations are the targets'
-    relative to the base reference through each leg's damped inverse Jacobian."""
+    stance, touching_down, lifting_off (4,): the feet's schedule; progress (4,): through their swings; R, p: the
+    bodies' poses at the measured q, point_body, point_offset (4,), (4, 3): the tracked points' bodies and offsets
+    (the points, measured, are where a foot touches down or lifts off); rest (4,): their height on the ground;
+    nominal (4, 3): at the stance in the base frame; base: the reference (x, y, height, yaw); velocity: the command
+    followed (vx, vy, wz); base_velocity: measured (world); lift_off, targets (4, 3): kept from update to update
+    (world; stance feet's targets are where they touched down); x (4, 3), J (12, nv): the points and their Jacobians
+    at ``joints`` with the base at the origin; leg_columns, leg_joints (4, 3): each leg's columns of J and entries
+    of the joint vectors: joints is moved by a damped Newton step towards the targets, the velocities and
+    accelerations are the targets' relative to the base reference through each leg's damped inverse Jacobian."""
     c, s = math.cos(base[3]), math.sin(base[3])
     vx_world, vy_world, wz = c * velocity[0] - s * velocity[1], s * velocity[0] + c * velocity[1], velocity[2]
     relative, relative_velocity, acceleration = np.zeros(3), np.zeros(3), np.zeros(3)
     for leg in range(4):
-        if touching_down[leg]:
-            targets[leg, 0], targets[leg, 1], targets[leg, 2] = feet[leg, 0], feet[leg, 1], rest[leg]
-        if lifting_off[leg]:
-            lift_off[leg, 0], lift_off[leg, 1], lift_off[leg, 2] = feet[leg, 0], feet[leg, 1], rest[leg]
+        if touching_down[leg] or lifting_off[leg]:
+            body = point_body[leg]
+            foot = p[body] + R[body] @ point_offset[leg]
+            if touching_down[leg]:
+                targets[leg, 0], targets[leg, 1], targets[leg, 2] = foot[0], foot[1], rest[leg]
+            else:
+                lift_off[leg, 0], lift_off[leg, 1], lift_off[leg, 2] = foot[0], foot[1], rest[leg]
         velocity_world = np.zeros(3)
         acceleration[:] = 0.0
         if not stance[leg]:

@@ -104,7 +104,7 @@ PARAMETERS = (
                                                        'the leg length'),
     Param('max_acceleration', Parameter.Type.DOUBLE_ARRAY, 'trot: largest rate of the velocity followed, per '
                                                            'second; empty: max_velocity / gait_period'),
-    Param('gait_period', 0.0, 's of a trot cycle; 0: 2.5 sqrt(leg length / g)', _non_negative),
+    Param('gait_period', 0.0, 's of a trot cycle; 0: 2 sqrt(leg length / g)', _non_negative),
     Param('duty_factor', 0.6, 'share of the period each foot is in stance (0.5-1, exclusive)', positive),
     Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', _non_negative),
 )
