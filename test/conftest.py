@@ -140,16 +140,16 @@ def pytest_configure(config):
 def pytest_pycollect_makemodule(module_path, parent):
     """launch_testing's pytest plugin (colcon test loads it) imports every test module to look for a launch test; a
     skip at import (an optional dependency missing) raised inside it ended the collection of every module in test/,
-    and nothing ran. Here a module without a launch test, or one that skips at import, is collected as pytest
-    would: the skip is that module's alone."""
+    and nothing ran. Here a module without a launch test, or one that skips or fails at import, is collected as
+    pytest would: the skip or the error is that module's alone."""
     if module_path.name == '__init__.py':
         return None
     if 'generate_test_description' in module_path.read_text():
         try:
             importlib.import_module(module_path.stem)   # (as pytest imports it: test/ is on sys.path)
             return None   # launch_testing's
-        except pytest.skip.Exception:
-            pass
+        except (Exception, pytest.skip.Exception):
+            pass   # pytest imports it again, and reports the same
     return pytest.Module.from_parent(parent, path=module_path)
 
 
