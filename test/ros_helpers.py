@@ -206,11 +206,16 @@ class ParameterClient:
 
 def launch_test_domain(key):
     """For a launch_testing module: a ROS domain of its own (domain_id(key), coordinated with the other tests and
-    runs), put with localhost-only discovery into this process's environment, which the launched processes inherit.
-    Call it at import, before the launch description is made."""
-    domain = domain_id(key)
-    os.environ.update(isolated_ros_env(domain, base={}))
-    return domain
+    runs). Its processes get it from domain_environment(domain), at the head of the launch description."""
+    return domain_id(key)
+
+
+def domain_environment(domain):
+    """Launch actions that put ``domain``, with localhost-only discovery, into the environment of the processes
+    launched after them. In the launch, not at import: launch_testing imports every launch test module while it
+    collects, so an environment set at import would be the last module's."""
+    from launch.actions import SetEnvironmentVariable
+    return [SetEnvironmentVariable(name, value) for name, value in isolated_ros_env(domain, base={}).items()]
 
 
 class LaunchProbe(unittest.TestCase):

@@ -16,7 +16,7 @@ from robot_dynamics_ros.commands.node_runs import JointStateIntake, write_report
 from robot_dynamics_ros.commands import processes
 from robot_dynamics_ros.errors import RobotDynamicsError
 from robot_dynamics_ros.nodes.launch_support import closed_loop_parameters
-from robot_dynamics_ros.resources import parameter_files, share_directory
+from robot_dynamics_ros.resources import bundled_urdf, parameter_files, share_directory
 
 from conftest import BUNDLED_URDF, ROOT, TEST_URDFS
 
@@ -72,12 +72,14 @@ def test_arm7_config_is_closed_loop_plus_the_arms_per_joint_lists():
 
 def test_launch_files_take_the_same_files_for_any_urdf(tmp_path):
     """The launch files' parameters (launch_support.closed_loop_parameters): no per-joint list for another
-    robot, the arm's lists for the bundled one, and a user's config over both."""
+    robot, the arm's lists for the bundled one, and a user's config over both. The bundled arm is the share
+    directory's, as the launch files pass it (under a colcon build without --symlink-install a copy of the source
+    tree's, which is another file)."""
     arm = read_yaml(ARM7)['simulator']['ros__parameters']['initial_positions']
     assert 'initial_positions' not in closed_loop_parameters(UR5, '', 'simulator')
     assert 'center' not in closed_loop_parameters(UR5, '', 'trajectory_publisher')
     assert closed_loop_parameters(UR5, '', 'computed_torque_controller')['kp'] == 400.0
-    assert closed_loop_parameters(BUNDLED_URDF, '', 'simulator')['initial_positions'] == arm
+    assert closed_loop_parameters(bundled_urdf(), '', 'simulator')['initial_positions'] == arm
     config = tmp_path / 'mine.yaml'
     config.write_text('computed_torque_controller:\n  ros__parameters:\n    kp: 250.0\n')
     controller = closed_loop_parameters(UR5, str(config), 'computed_torque_controller')

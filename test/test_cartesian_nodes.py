@@ -133,6 +133,33 @@ def test_bad_targets_and_wrenches_are_refused_with_a_reason_and_the_pose_is_held
     assert simulator.stop() == 0 and controller.stop() == 0
 
 
+def test_the_target_publisher_sends_no_target_before_a_subscriber_of_them_has_matched(ros_domain, start):
+    """Targets published before the controller's subscription has matched are lost (DDS keeps nothing for a later
+    subscriber), and under load it can match after the controller's first pose has reached this node: the controller
+    then got the targets from some point on and stepped there (82 mm on the issue's 2 mm bound). Here the first pose
+    comes before any subscriber: the first target received is the circle's first point, at the start pose, and none
+    is missing after it."""
+    _, probe = ros_domain
+    publisher = start('cartesian_target_publisher')
+    poses = connected(probe, '/cartesian_controller/current_pose', PoseStamped)
+    pose = PoseStamped()
+    pose.pose.position.x, pose.pose.position.z, pose.pose.orientation.w = 0.4, 0.3, 1.0
+    poses.publish(pose)   # stamp 0: no subscriber of the targets yet
+    probe.spin_for(1.0)
+    targets = []
+    probe.node.create_subscription(PoseStamped, '/cartesian_controller/target_pose', targets.append, 1000)
+    for k in range(1, 11):   # stamps 0.3 k: none of them a target's stamp less one target_period
+        pose.header.stamp.sec, pose.header.stamp.nanosec = divmod(3 * k * 10**8, 10**9)
+        poses.publish(pose)
+        probe.spin_for(0.3)
+    assert publisher.wait_for_log('targets published', 30.0), publisher.log()
+    assert targets, publisher.log()
+    period = next(p.default for p in target_publisher.PARAMETERS if p.name == 'target_period')
+    assert np.linalg.norm(position(targets[0]) - [0.4, 0.0, 0.3]) < 1e-5   # the circle's point at one period
+    assert np.allclose(np.diff([stamp_of(target) for target in targets]), period, atol=1e-6)
+    assert publisher.stop() == 0
+
+
 ARMS = ('ur5', 'panda', 'kinova_gen3', 'xarm7', 'z1')
 RADIUS = next(p.default for p in target_publisher.PARAMETERS if p.name == 'radius')
 

@@ -19,7 +19,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 import ros_helpers  # noqa: E402
 from robot_dynamics_ros.resources import share_directory  # noqa: E402
 
-# This module's own ROS domain, localhost-only; the launched processes inherit it.
+# This module's own ROS domain, localhost-only, set for the launched processes by the launch description.
 DOMAIN = ros_helpers.launch_test_domain(__name__)
 
 TIME_LIMIT = 90.0      # s wall for joint states and enough controller updates
@@ -32,6 +32,7 @@ MAX_ERROR = 0.35       # rad; the bundled loop stays within ~0.17 rad (friction 
 def generate_test_description():
     closed_loop = os.path.join(share_directory(), 'launch', 'closed_loop.launch.py')
     return launch.LaunchDescription([
+        *ros_helpers.domain_environment(DOMAIN),
         IncludeLaunchDescription(PythonLaunchDescriptionSource(closed_loop),
                                  # lockstep: the tracking error does not depend on the machine's load
                                  launch_arguments={'use_sim_time': 'true', 'sync': 'lockstep'}.items()),

@@ -14,6 +14,7 @@ LAUNCH_FILES = sorted(f for f in os.listdir(LAUNCH_DIR) if f.endswith('.launch.p
 def two_arms(**arguments):
     """[(ROS namespace pushed, {argument: value} given to closed_loop.launch.py)] per arm, as two_arms.launch.py
     hands them on with ``arguments`` on the command line (every action up to the include, which is not run)."""
+    pytest.importorskip('launch.actions')
     from launch import LaunchContext
     from launch.actions import IncludeLaunchDescription
     from launch.utilities import normalize_to_list_of_substitutions, perform_substitutions

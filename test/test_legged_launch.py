@@ -4,6 +4,7 @@ launch is shut down. test/test_legged_loop.py runs the same nodes over DDS witho
 import pytest
 
 launch_testing = pytest.importorskip('launch_testing')
+pytest.importorskip('clarabel')   # the legged controller's contact forces (robot_dynamics_ros[legged])
 
 import os  # noqa: E402
 import unittest  # noqa: E402
@@ -18,7 +19,7 @@ from nav_msgs.msg import Odometry  # noqa: E402
 import ros_helpers  # noqa: E402
 from robot_dynamics_ros.resources import share_directory  # noqa: E402
 
-# This module's own ROS domain, localhost-only; the launched processes inherit it.
+# This module's own ROS domain, localhost-only, set for the launched processes by the launch description.
 DOMAIN = ros_helpers.launch_test_domain(__name__)
 
 TIME_LIMIT = 120.0    # s wall: start-up (compiling the kernels in a fresh install) and 2 s of sim time
@@ -44,6 +45,7 @@ def standing_height():
 def generate_test_description():
     legged = os.path.join(share_directory(), 'launch', 'legged.launch.py')
     return launch.LaunchDescription([
+        *ros_helpers.domain_environment(DOMAIN),
         IncludeLaunchDescription(PythonLaunchDescriptionSource(legged)),
         launch_testing.actions.ReadyToTest(),
     ])
