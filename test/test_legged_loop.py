@@ -4,7 +4,6 @@ and recovers from a push; without a controller it falls (the test could fail); w
 lockstep with the simulator (a state published every 1 ms step, each answered by one command) it stands. Then
 `robot-dynamics bringup --root-joint floating` with its report."""
 import json
-import os
 import re
 
 import numpy as np
@@ -14,18 +13,19 @@ from nav_msgs.msg import Odometry
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from conftest import ROOT, cli, tilt_degrees
+from conftest import cli, tilt_degrees
 from test_public_legged import URDF as ANYMAL_URDF, anymal
 from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.simulation.ground_contact import Ground
 from robot_dynamics_ros.model.collision import contact_points_from_urdf
-from robot_dynamics_ros.resources import legged_parameter_files
+from robot_dynamics_ros.resources import bundled_urdf, legged_parameter_files
 from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
-URDF = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
+URDF = bundled_urdf('quadruped.urdf')   # the share directory's, which takes quadruped.yaml (under a plain colcon
+                                       # build the source tree's is another file)
 MODEL = load_urdf(URDF, root_joint='floating')
 STAND = np.array([0.0, 0.6, -1.2] * 4)     # config/quadruped.yaml
 SQUAT = np.array([0.0, 0.9, -1.8] * 4)
