@@ -269,6 +269,7 @@ def trajectory(tmp_path_factory):
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM])
 def test_record_on_a_signal_keeps_a_readable_recording_and_says_how_much(sig, trajectory, tmp_path):
+    pytest.importorskip('rosbags')   # record writes a rosbag2 with it (the 'bag' extra)
     bag = tmp_path / 'rec'
     process = subprocess.Popen([sys.executable, '-m', 'robot_dynamics_ros.cli', 'record', str(trajectory), '-o',
                                 str(bag), '--domain-id', str(domain_id(42))], cwd=ROOT, text=True,

@@ -114,6 +114,7 @@ def test_bringup_refuses_a_bad_srdf_in_one_line(tmp_path):
 
 
 def test_record_refuses_an_srdf_that_does_not_fit_in_one_line(tmp_path):
+    pytest.importorskip('rosbags')   # record writes a rosbag2 with it (the 'bag' extra)
     trajectory = tmp_path / 'trajectory.yaml'
     assert cli('excite', BUNDLED_URDF, '-o', str(trajectory), '--duration', '6', '--harmonics', '2', '--budget', '30',
                '--max-evaluations', '50').returncode == 0

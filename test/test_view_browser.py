@@ -17,6 +17,8 @@ from conftest import BUNDLED_URDF, ROOT
 from view_helpers import (ARM_LIMIT, VIEWPORT, browser_page, centroid, free_port, hue_mask, open_scene, screenshot,
                           write_mesh_robot)
 
+pytest.importorskip('viser')   # the view itself (the 'view' extra); view_helpers skips without the browser
+
 RED, BLUE = 0, 2
 # The robot is drawn when this many pixels have its colour: a 5 cm wide link seen from under 2 m in a 640 x 550
 # view spans thousands; a stray edge of anti-aliasing, tens.

@@ -57,6 +57,7 @@ def test_relative_absolute_and_file_url_names(robot):
 
 
 def test_mesh_robot_draws_its_meshes_with_scale_and_material(robot):
+    pytest.importorskip('viser')   # robot_geometry is the viewer's (the 'view' extra)
     urdf, _ = robot
     geometry = robot_geometry(urdf, environ={})
     assert geometry.missing == []
@@ -89,6 +90,7 @@ def test_missing_mesh_falls_back_to_the_links_collision_primitives_said_once():
 
 
 def test_unreadable_mesh_is_an_error_naming_the_link(tmp_path):
+    pytest.importorskip('viser')   # shape_mesh is the viewer's (the 'view' extra)
     from robot_dynamics_ros.errors import URDFError
     from robot_dynamics_ros.viewer.geometry import shape_mesh
     (tmp_path / 'broken.stl').write_text('solid nothing here\n')

@@ -9,6 +9,6 @@ def require():
         import trimesh
         import viser
     except ImportError as e:
-        raise RobotDynamicsError(f"the 3D view needs the Python package {e.name!r}: "
+        raise RobotDynamicsError(f"the 3D view needs the Python package {e.name or str(e)!r}: "
                                  "pip install 'robot_dynamics_ros[view]'") from None
     return viser, trimesh
