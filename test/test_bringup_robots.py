@@ -42,10 +42,17 @@ def demo_motion(model):
 
 def bringup(tmp_path, urdf, *extra, env=None):
     report = tmp_path / 'report.json'
-    result = subprocess.run(
+    process = subprocess.Popen(
         [sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--urdf', urdf, '--duration', str(DURATION),
          '--report', str(report), '--plot', str(tmp_path / 'tracking.png'), *extra],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env)
+    try:
+        stdout, stderr = process.communicate(timeout=300)
+    except subprocess.TimeoutExpired:   # stop it as a user would, so that it stops its nodes: killed, it left them
+        process.send_signal(signal.SIGINT)   # running on the domain, where they disturbed the next robots' runs
+        stdout, stderr = process.communicate(timeout=60)
+        stderr += '\n(stopped by the test after 300 s)'
+    result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     assert result.returncode == 0, result.stdout + result.stderr
     with open(report) as f:
         return result, json.load(f)
