@@ -352,16 +352,6 @@ def unit_upper_solve(U, B, transposed):
     return B
 
 
-def mass_matrix_factors(model: Model, q: NDArray) -> tuple[NDArray, NDArray]:
-    """(U, D) with M(q) = U diag(D) U^T: Saha's factorisation on the tree (``fast.udut``), or with coupled mimic
-    joints ``dense_udut`` of M = G^T M_tree G."""
-    if model.coupling is None:
-        return fast.udut(model, q)
-    U, D = np.zeros((model.nv, model.nv)), np.zeros(model.nv)
-    dense_udut(fast.crba(model, q), U, D)
-    return U, D
-
-
 @njit(cache=True)
 def task_inertia(J, row_scale, U, D):
     """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
@@ -599,7 +589,7 @@ class CartesianController:
         """(Lambda, damped) at q (``task_inertia``, as the law computes it)."""
         q = np.asarray(q, dtype=float)
         self.ee.update(q, np.zeros_like(q))
-        U, d = mass_matrix_factors(self.model, q)
+        U, d = fast.udut(self.model, q)
         return task_inertia(self.ee.J, self.ee.row_scale, U, d)
 
     def update(self, q: ArrayLike, qd: ArrayLike, R_ref: NDArray, p_ref: NDArray, velocity_ref: NDArray,
@@ -657,7 +647,7 @@ def _gain_samples(model: Model, link: str, base: str | None) -> list[tuple[NDArr
         for k in range(GAIN_SAMPLES + 1):
             q = model.random_configuration(rng) if k else model.middle_of_limits()
             ee.update(q, np.zeros(model.nv))
-            U, d = mass_matrix_factors(model, q)
+            U, d = fast.udut(model, q)
             Lambda, _ = task_inertia(ee.J, ee.row_scale, U, d)
             U_inverse = np.linalg.inv(U)
             M_inverse = U_inverse.T @ (U_inverse / d[:, None])   # M = U D U^T

@@ -50,10 +50,8 @@ def check_gains(model: Model, mode: str, kp: ArrayLike, kd: ArrayLike, ki: Array
         return
     inertia = np.ones(n)
     if mode == 'pd_gravity':
-        from ..algorithms import crba, mass_matrix_inverse
-        q = model.middle_of_limits()   # (Jain's M^-1 runs on the tree: a model with coupled mimic joints inverts M)
-        M_inverse = mass_matrix_inverse(model, q) if model.coupling is None else np.linalg.inv(crba(model, q))
-        inertia = 1.0 / np.diag(M_inverse)
+        from ..algorithms import mass_matrix_inverse
+        inertia = 1.0 / np.diag(mass_matrix_inverse(model, model.middle_of_limits()))
     unstable = [name for name, p, d, i, m in zip(model.joint_names, kp, kd, ki, inertia)
                 if not sampled_loop_is_stable(p / m, d / m, i / m, period)]
     if unstable:
