@@ -45,22 +45,20 @@ import numpy as np
 from geometry_msgs.msg import Twist, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control.contact_inverse_dynamics import ContactForceError
 from ..control.gait import GaitController
 from ..control.joint_states import JointStateMapper, plausibility_bounds
-from ..control.references import TrajectoryReference
 from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, GuardedNode, JointGains, ModelSource, Param, StateAnswers, Throttle, as_float,
-                    as_vector, choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
-                    positive_integer, run, semantic_description, stamp_nanoseconds, stamp_seconds, stance)
-from .computed_torque_controller import TrajectoryWorker, checked_columns
-from .diagnostics import OK, WARN, Diagnostics, warnings_by_kind
+from .common import (ConfigurationError, JointGains, Param, Throttle, as_float, as_vector, choice, contact_point,
+                     default_as_none, joint_order, positive, positive_integer, run, semantic_description, stamp_seconds,
+                     stance)
+from .controller_base import AUTOSTART, ControllerBase
+from .diagnostics import OK, WARN, warnings_by_kind
+from .joint_trajectories import TrajectoryWorker, trajectory_reference
 
 
 def _non_negative(name, value):
@@ -107,6 +105,7 @@ PARAMETERS = (
     Param('gait_period', 0.0, 's of a trot cycle; 0: 2 sqrt(leg length / g)', _non_negative),
     Param('duty_factor', 0.6, 'share of the period each foot is in stance (0.5-1, exclusive)', positive),
     Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', _non_negative),
+    AUTOSTART,
 )
 
 
@@ -127,22 +126,19 @@ def warm_up(controller):
         pass   # a posture the feet cannot hold: the solver was set up all the same
 
 
-class LeggedControllerNode(GuardedNode):
+class LeggedControllerNode(ControllerBase):
+    rejected_what = 'messages'
+
     def __init__(self) -> None:
-        super().__init__('legged_controller')
-        self.controller = None
-        p = declare_parameters(self, PARAMETERS, self._apply_settings)
-        self.params = p
-        self.settings = {name: p[name] for name in ('kp', 'kd', 'mode')}
+        super().__init__('legged_controller', PARAMETERS)
+        self.params = self.parameters
         self.gains = None   # {term: array in `joints` order}: the joints' gains in use, once the model is known
         self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
-        self.throttle = Throttle(self.get_logger())
-        self.commands = self.rejected = 0
         self.contact_subscribed = set()
-        # Trajectories become references on a worker thread; the control timer swaps the newest in.
+        # Trajectories become references on a worker thread; the update swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         self.srdf = semantic_description(self)
-        ModelSource(self, self._start, root_joint_default='floating', with_urdf=True, srdf=self.srdf)
+        self._load_model(root_joint_default='floating', with_urdf=True, srdf=self.srdf)
 
     def _apply_settings(self, changes):
         """kp or kd set at run time sets the base's and every joint's gain (and gains.<joint>.p or .d)."""
@@ -222,7 +218,7 @@ class LeggedControllerNode(GuardedNode):
         self.mapper = JointStateMapper(model.joint_names, bounds=self.bounds)
         self.trajectories.drop()   # a trajectory in the worker is for the old model
         self.applied = None        # the worker's hand-over the controller follows
-        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints, stamp ns)
+        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints)
         self.odometry = None      # (monotonic receipt time, stamp s, q base (7), v base (6))
         feet = sorted({foot.link for foot in controller.feet})
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, stamp s, normal force N)
@@ -231,17 +227,13 @@ class LeggedControllerNode(GuardedNode):
         self.reference_start = None   # s: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.touched_down = False   # contact_topics: a foot has reported contact
-        self.compute_time_msg = Float64()
-        if first:
-            self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
-            self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
-            self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
+        if first:   # stale inputs are not commanded on (_answer): no stale timer
+            self._create_controller_interfaces(self._on_joint_state, 'legged control', stale_timer=False)
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
             self.create_subscription(Twist, '~/cmd_vel', self._on_cmd_vel, 10)
-            self.diagnostics = Diagnostics(self, 'legged control', self._diagnostic_status, lambda: self.model.name)
         self.problem = None   # why the last state got no command (stale inputs, no feasible contact forces), if so
-        self.answers = StateAnswers(self.command_pub, len(self.index), self.throttle)
+        self._answer_states()
         if p['contact_topics']:
             for link in feet:
                 if link not in self.contact_subscribed:
@@ -252,14 +244,11 @@ class LeggedControllerNode(GuardedNode):
                                f"each state once, feet {feet}, friction {p['friction']:g}")
 
     def _on_joint_state(self, msg):
-        try:
-            q, v = self.mapper.map(msg.name, msg.position, msg.velocity)
-        except ValueError as e:
-            self.rejected += 1
-            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
+        state = self._map_joint_state(msg)
+        if state is None:
             return
-        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy(),
-                            stamp_nanoseconds(msg.header.stamp))
+        q, v = state
+        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy())
         self._answer()
 
     def _on_odometry(self, msg):
@@ -332,16 +321,12 @@ class LeggedControllerNode(GuardedNode):
     def _trajectory_reference(self, names, times, fields):
         """On the worker: the joint TrajectoryReference in model order (checked_columns, as the computed-torque
         controller takes it)."""
-        positions, velocities, accelerations = checked_columns(names, times, fields, self.model.joint_names,
-                                                               self.bounds, self.params['max_trajectory_points'])
-        if times[0] > 0:
-            now = self.controller.reference.sample(self._reference_time()) if self.controller.reference \
-                else (self.joint_state[2], np.zeros(len(names)), np.zeros(len(names)))
-            times = np.concatenate([[0.0], times])
-            positions = np.vstack([now[0], positions])
-            velocities = None if velocities is None else np.vstack([now[1], velocities])
-            accelerations = None if accelerations is None else np.vstack([now[2], accelerations])
-        return TrajectoryReference(times, positions, velocities, accelerations)
+        def start():
+            if self.controller.reference:
+                return self.controller.reference.sample(self._reference_time())
+            return self.joint_state[2], np.zeros(len(names)), np.zeros(len(names))
+        return trajectory_reference(names, times, fields, self.model.joint_names, self.bounds,
+                                    self.params['max_trajectory_points'], start)
 
     def _take_newest_trajectory(self):
         """Follow the trajectory the worker built last, if the controller does not yet (a trajectory stamped zero
@@ -379,7 +364,7 @@ class LeggedControllerNode(GuardedNode):
     def _answer(self):
         """One update once every input has been received since the last update (each message makes a new entry),
         from those alone, all fresh; until then the last command stands."""
-        if self.joint_state is None or self.odometry is None:
+        if not self.active or self.joint_state is None or self.odometry is None:
             return
         inputs = self._inputs()
         if self.answered is not None and (inputs[0] is self.answered[0] or inputs[1] is self.answered[1]):
@@ -410,7 +395,7 @@ class LeggedControllerNode(GuardedNode):
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             self.problem = f"no command: {e}"
             return
-        if not self.answers.publish(self.joint_state[4], tau[self.index]):
+        if not self._publish_efforts(tau[self.index]):
             return
         self.commands += 1
         self.problem = None
@@ -418,13 +403,11 @@ class LeggedControllerNode(GuardedNode):
             self.started = True
             self.get_logger().info(f"standing: {len(self.controller.contacts)} feet in contact, base at height "
                                    f"{q[2]:.3f} m, mode {self.controller.mode}")
-        self.compute_time_msg.data = (time.perf_counter() - started) * 1e6
-        self.compute_time_pub.publish(self.compute_time_msg)
+        self._publish_compute_time(started)
 
     def _diagnostic_status(self):
         """/diagnostics: commands per second over the last period, and the counts since the start."""
-        values = {'commands per second': self.diagnostics.rate('commands', self.commands), 'commands': self.commands,
-                  'rejected messages': self.rejected, **warnings_by_kind(self.throttle)}
+        values = {**self._diagnostic_values(), **warnings_by_kind(self.throttle)}
         if self.joint_state is not None and time.monotonic() - self.joint_state[0] > self.params['state_timeout']:
             return WARN, 'joint states stale: not commanding', values
         if self.problem is not None:
@@ -432,11 +415,6 @@ class LeggedControllerNode(GuardedNode):
         if not self.started:
             return OK, 'waiting for joint states and odometry', values
         return OK, f"{self.controller.mode} control", values
-
-    def summary(self):
-        if self.controller is None:
-            return "no model was loaded"
-        return f"{self.commands} commands, {self.rejected} rejected messages"
 
 
 def main(args: list[str] | None = None) -> int:
