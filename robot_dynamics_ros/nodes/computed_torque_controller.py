@@ -183,6 +183,9 @@ class ControllerNode(ControllerBase):
         self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), state timeout "
                                f"{self.parameters['state_timeout']:g} s, on stale: {self.settings['stale_behavior']}")
 
+    def _restart(self):
+        self.controller.restart()
+
     def _create_interfaces(self):
         """Publishers, subscriptions, the stale-state timer and the action server: once, for every model."""
         self._create_controller_interfaces(self._on_joint_state, 'computed-torque control')

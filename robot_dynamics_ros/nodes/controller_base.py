@@ -59,9 +59,14 @@ class ControllerBase(GuardedNode, LifecycleNode):
     # --- lifecycle ---------------------------------------------------------------------------------------------
     def on_activate(self, state):
         self.last_state, self.stale = None, False
+        if self.controller is not None:
+            self._restart()
         self.active = True
         self.get_logger().info("active: commanding")
         return super().on_activate(state)
+
+    def _restart(self):
+        """Activated again: the law starts afresh at the next state (a subclass whose law keeps state resets it)."""
 
     def on_deactivate(self, state):
         self.active = False
