@@ -35,18 +35,11 @@ from ..control.cartesian import (LAWS, TARGET_BUFFER, CartesianController, Carte
 from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
-from .common import (ConfigurationError, Param, Throttle, as_float, as_vector, choice, default_as_none, joint_order,
-                     positive, run, stamp_seconds)
+from .common import (ConfigurationError, Param, Throttle, as_vector, choice, default_as_none, joint_order,
+                     non_negative, positive, run, stamp_seconds)
 from .controller_base import AUTOSTART, ControllerBase
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
-
-
-def non_negative(name, value):
-    value = as_float(name, value)
-    if value < 0:
-        raise ConfigurationError(f"parameter {name!r} must be non-negative, got {value}")
-    return value
 
 
 def limit(name, value):

@@ -54,18 +54,11 @@ from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
 from .common import (ConfigurationError, JointGains, Param, Throttle, as_float, as_vector, choice, contact_point,
-                     default_as_none, joint_order, positive, positive_integer, run, semantic_description, stamp_seconds,
-                     stance)
+                     default_as_none, joint_order, non_negative, positive, positive_integer, run, semantic_description,
+                     stamp_seconds, stance)
 from .controller_base import AUTOSTART, ControllerBase
 from .diagnostics import OK, WARN, warnings_by_kind
 from .joint_trajectories import TrajectoryWorker, trajectory_reference
-
-
-def _non_negative(name, value):
-    value = as_float(name, value)
-    if value < 0:
-        raise ConfigurationError(f"parameter {name!r} must not be negative, got {value}")
-    return value
 
 
 GAIN_TERMS = {'p': 'kp', 'd': 'kd'}   # gains.<joint>.<term> (joint_trajectory_controller's names) -> parameter
@@ -85,9 +78,9 @@ PARAMETERS = (
     Param('contact_topics', '', "topic prefix of the feet's contact forces (e.g. '/simulator/contact/' for "
                                 "<prefix><link>); empty: contact by the controller's own kinematics"),
     Param('contact_force', 1.0, 'N: a foot whose normal contact force exceeds this is in contact (contact_topics)',
-          _non_negative),
-    Param('kp', 400.0, 'position gain of base and joints, 1/s^2', _non_negative, runtime=True),
-    Param('kd', 40.0, 'velocity gain of base and joints, 1/s', _non_negative, runtime=True),
+          non_negative),
+    Param('kp', 400.0, 'position gain of base and joints, 1/s^2', non_negative, runtime=True),
+    Param('kd', 40.0, 'velocity gain of base and joints, 1/s', non_negative, runtime=True),
     Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
           choice(*MODES), runtime=True),
     Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
@@ -102,9 +95,9 @@ PARAMETERS = (
                                                        'the leg length'),
     Param('max_acceleration', Parameter.Type.DOUBLE_ARRAY, 'trot: largest rate of the velocity followed, per '
                                                            'second; empty: max_velocity / gait_period'),
-    Param('gait_period', 0.0, 's of a trot cycle; 0: 2 sqrt(leg length / g)', _non_negative),
+    Param('gait_period', 0.0, 's of a trot cycle; 0: 2 sqrt(leg length / g)', non_negative),
     Param('duty_factor', 0.6, 'share of the period each foot is in stance (0.5-1, exclusive)', positive),
-    Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', _non_negative),
+    Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', non_negative),
     AUTOSTART,
 )
 
