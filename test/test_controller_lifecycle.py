@@ -2,13 +2,14 @@
 services (what `ros2 lifecycle set` and `ros2 lifecycle get` call) switch the computed-torque controller off and on
 while it runs the bundled arm in the simulator. Inactive, it publishes no effort, so the simulator's command goes
 stale and its brakes hold the arm (`on_command_timeout` 'brake'); active again, it follows the trajectory it was
-given meanwhile."""
+given meanwhile. Its /diagnostics status says when it is inactive."""
 import numpy as np
 
 from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from test_lockstep import START, STARTUP, node_args
 
 from builtin_interfaces.msg import Duration  # noqa: E402  (ros_helpers skipped the module without rclpy)
+from diagnostic_msgs.msg import DiagnosticArray  # noqa: E402
 from lifecycle_msgs.msg import Transition  # noqa: E402
 from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -16,6 +17,7 @@ from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 NODE = '/computed_torque_controller'
+STATUS = 'computed_torque_controller: computed-torque control'   # its /diagnostics status
 COMMAND_TIMEOUT = 0.05   # sim s after which the simulator's command is stale and it brakes
 SETTLE = 1.0             # s wall after deactivation for commands in flight to arrive and the command to go stale
 WINDOW = 1.0             # s wall over which the inactive controller is watched
@@ -36,6 +38,11 @@ def test_lifecycle_services_switch_a_controller_off_and_on(ros_domain, start):
     probe.node.create_subscription(JointState, 'joint_states',
                                    lambda msg: states.append((list(msg.position), list(msg.velocity))), 100)
     probe.node.create_subscription(Float64MultiArray, 'effort_controller/commands', commands.append, 100)
+    health = []   # (message, lifecycle state) of the controller's /diagnostics statuses
+    probe.node.create_subscription(
+        DiagnosticArray, '/diagnostics',
+        lambda msg: health.extend((s.message, {v.key: v.value for v in s.values}['lifecycle state'])
+                                  for s in msg.status if s.name == STATUS), 10)
     trajectories = probe.node.create_publisher(JointTrajectory, f'{NODE}/joint_trajectory', 10)
     sim = start('simulator', **node_args(('command_timeout', COMMAND_TIMEOUT), ('on_command_timeout', 'brake')))
     controller = start('computed_torque_controller', **node_args())
@@ -66,6 +73,9 @@ def test_lifecycle_services_switch_a_controller_off_and_on(ros_domain, start):
     assert np.all(velocities == 0.0), f"the brakes hold the joints: largest speed {np.abs(velocities).max()}"
     assert np.all(positions == positions[0]), "the braked arm moved"
     assert np.abs(positions[0] - goal).max() > OFFSET / 2, "the inactive controller followed the trajectory"
+    reported = len(health)
+    assert probe.spin_until(lambda: len(health) > reported, STARTUP)
+    assert health[-1] == ('inactive: commanding nothing', 'inactive')
 
     activate = ChangeState.Request(transition=Transition(id=Transition.TRANSITION_ACTIVATE))
     assert call(probe, change_state, activate).success
@@ -75,6 +85,9 @@ def test_lifecycle_services_switch_a_controller_off_and_on(ros_domain, start):
         return bool(states) and np.abs(np.array(states[-1][0]) - goal).max() < TOLERANCE
     assert probe.spin_until(at_goal, TRACK_TIME), (states[-1][0], sim.log() + controller.log())
     assert len(commands) > commanded
+    reported = len(health)
+    assert probe.spin_until(lambda: len(health) > reported, STARTUP)
+    assert health[-1][1] == 'active' and health[-1][0] != 'inactive: commanding nothing'
     assert sim.alive() and controller.alive()
     assert sim.stop() == 0 and controller.stop() == 0
     assert 'Traceback' not in sim.log() + controller.log()

@@ -18,7 +18,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 
 from .common import (STEADY_CLOCK, GuardedNode, ModelSource, Param, StateAnswers, Throttle, declare_parameters,
                      stamp_nanoseconds)
-from .diagnostics import Diagnostics
+from .diagnostics import OK, Diagnostics
 
 AUTOSTART = Param('autostart', True, 'configure and activate at start (lifecycle); false: stay unconfigured until '
                                      '`ros2 lifecycle set`')
@@ -93,7 +93,7 @@ class ControllerBase(GuardedNode, LifecycleNode):
         if stale_timer:
             self.create_timer(min(0.1, self.parameters['state_timeout'] / 2), self._check_stale, clock=STEADY_CLOCK)
         if task is not None:
-            self.diagnostics = Diagnostics(self, task, self._diagnostic_status, lambda: self.model.name)
+            self.diagnostics = Diagnostics(self, task, self._health, lambda: self.model.name)
 
     def _answer_states(self):
         """Efforts from now on for the joints of ``self.index`` (`joints` order -> model order)."""
@@ -147,10 +147,18 @@ class ControllerBase(GuardedNode, LifecycleNode):
 
     # --- reports -----------------------------------------------------------------------------------------------
     def _diagnostic_values(self):
-        """/diagnostics figures every controller has: commands per second over the last period, counts since the
-        start and the lifecycle state."""
+        """/diagnostics figures every controller has: commands per second over the last period and counts since the
+        start."""
         return {'commands per second': self.diagnostics.rate('commands', self.commands), 'commands': self.commands,
-                f'rejected {self.rejected_what}': self.rejected, 'lifecycle state': self.lifecycle_state()}
+                f'rejected {self.rejected_what}': self.rejected}
+
+    def _health(self):
+        """The subclass's ``_diagnostic_status()`` and the lifecycle state; while not active, that says it all."""
+        level, message, values = self._diagnostic_status()
+        values['lifecycle state'] = self.lifecycle_state()
+        if not self.active:
+            return OK, f"{self.lifecycle_state()}: commanding nothing", values
+        return level, message, values
 
     def summary(self):
         if self.controller is None:

@@ -124,7 +124,6 @@ class LeggedControllerNode(ControllerBase):
 
     def __init__(self) -> None:
         super().__init__('legged_controller', PARAMETERS)
-        self.params = self.parameters
         self.gains = None   # {term: array in `joints` order}: the joints' gains in use, once the model is known
         self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
         self.contact_subscribed = set()
@@ -167,7 +166,7 @@ class LeggedControllerNode(ControllerBase):
         it); the first model creates the ROS interfaces."""
         if model.fixed_base or model.nq != model.nv + 1:
             raise ConfigurationError(f"robot {model.name!r} has no floating base: set root_joint to 'floating'")
-        p = self.params
+        p = self.parameters
         joint_names, index = joint_order(model, p['joints'])
         gains = self.joint_gains.declare(joint_names, {term: np.full(len(joint_names), float(self.settings[parameter]))
                                                        for term, parameter in GAIN_TERMS.items()})
@@ -270,7 +269,7 @@ class LeggedControllerNode(ControllerBase):
 
     def _walk_command(self, now):
         """The trot's command: the last ~/cmd_vel, zero once older than `cmd_vel_timeout`."""
-        if self.cmd_vel is None or now - self.cmd_vel[0] > self.params['cmd_vel_timeout']:
+        if self.cmd_vel is None or now - self.cmd_vel[0] > self.parameters['cmd_vel_timeout']:
             return (0.0, 0.0, 0.0)
         return self.cmd_vel[1]
 
@@ -288,12 +287,12 @@ class LeggedControllerNode(ControllerBase):
     def _feet_in_contact(self, now):
         """The feet whose contact force exceeds `contact_force`; None without `contact_topics` (contact by the
         controller's kinematics). StaleState where a foot's force is missing or stale (_stale)."""
-        if not self.params['contact_topics']:
+        if not self.parameters['contact_topics']:
             return None
         if any(entry is None or self._stale(entry, now) for entry in self.contact_forces.values()):
             raise StaleState("contact forces are missing or stale")
         in_contact = {link for link, (_, _, force) in self.contact_forces.items()
-                      if force > self.params['contact_force']}
+                      if force > self.parameters['contact_force']}
         if not (self.touched_down or in_contact):
             raise StaleState("no foot has reported contact yet (waiting for the first contact forces)")
         self.touched_down = True
@@ -305,7 +304,7 @@ class LeggedControllerNode(ControllerBase):
         if self.joint_state is None:
             self.throttle.warn('early trajectory', "rejected joint trajectory: no joint state yet")
             return
-        if self.params['gait'] != 'stand':
+        if self.parameters['gait'] != 'stand':
             self.throttle.warn('trajectory while walking', "rejected joint trajectory: followed with gait 'stand' "
                                                            "only")
             return
@@ -319,7 +318,7 @@ class LeggedControllerNode(ControllerBase):
                 return self.controller.reference.sample(self._reference_time())
             return self.joint_state[2], np.zeros(len(names)), np.zeros(len(names))
         return trajectory_reference(names, times, fields, self.model.joint_names, self.bounds,
-                                    self.params['max_trajectory_points'], start)
+                                    self.parameters['max_trajectory_points'], start)
 
     def _take_newest_trajectory(self):
         """Follow the trajectory the worker built last, if the controller does not yet (a trajectory stamped zero
@@ -339,7 +338,7 @@ class LeggedControllerNode(ControllerBase):
 
     def _inputs(self):
         """(joint state, odometry, contact force of each foot with `contact_topics`): the entries an update reads."""
-        if not self.params['contact_topics']:
+        if not self.parameters['contact_topics']:
             return self.joint_state, self.odometry
         return (self.joint_state, self.odometry, *self.contact_forces.values())
 
@@ -352,7 +351,7 @@ class LeggedControllerNode(ControllerBase):
             received = max(e[0] for e in self._inputs() if e is not None and e[1] == stamp)
         else:
             received = entry[0]
-        return now - received > self.params['state_timeout']
+        return now - received > self.parameters['state_timeout']
 
     def _answer(self):
         """One update once every input has been received since the last update (each message makes a new entry),
@@ -401,7 +400,7 @@ class LeggedControllerNode(ControllerBase):
     def _diagnostic_status(self):
         """/diagnostics: commands per second over the last period, and the counts since the start."""
         values = {**self._diagnostic_values(), **warnings_by_kind(self.throttle)}
-        if self.joint_state is not None and time.monotonic() - self.joint_state[0] > self.params['state_timeout']:
+        if self.joint_state is not None and time.monotonic() - self.joint_state[0] > self.parameters['state_timeout']:
             return WARN, 'joint states stale: not commanding', values
         if self.problem is not None:
             return WARN, self.problem[:200], values
