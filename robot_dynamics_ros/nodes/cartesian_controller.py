@@ -97,12 +97,8 @@ class CartesianControllerNode(ControllerBase):
         super().__init__('cartesian_controller', PARAMETERS)
         self._load_model()
 
-    def _apply_settings(self, changes):
-        """Take the runtime settings with ``changes`` applied (each checked by its row), or ConfigurationError."""
-        settings = dict(self.settings, **changes)
-        if self.model is not None:
-            self.controller = self._make_controller(settings, self.controller.posture)
-        self.settings = settings
+    def _use(self, settings, gains):
+        self.controller = self._make_controller(settings, self.controller.posture)
 
     def _make_controller(self, settings, posture):
         """A controller with these settings, or ConfigurationError: also for gains that make the loop unstable at

@@ -39,7 +39,7 @@ from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plaus
 from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from .common import (ConfigurationError, JointGains, Param, as_vector, choice, default_as_none, joint_order, positive,
+from .common import (ConfigurationError, Param, as_vector, choice, default_as_none, joint_order, positive,
                      positive_integer, run, stamp_nanoseconds)
 from .controller_base import AUTOSTART, ControllerBase
 from .diagnostics import OK, WARN, warnings_by_kind
@@ -87,33 +87,16 @@ PARAMETERS = (
 
 
 class ControllerNode(ControllerBase):
+    gain_terms = GAIN_TERMS
+
     def __init__(self) -> None:
         super().__init__('computed_torque_controller', PARAMETERS)
-        self.gains = None   # {term: array in `joints` order}: the gains in use, once the model is known
-        self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
         # Trajectories become references on a worker thread; the joint-state callback swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         self._load_model()
 
-    def _apply_settings(self, changes):
-        """Take the runtime settings with `changes` (each already checked by its PARAMETERS row) applied, or raise
-        ConfigurationError and keep the old ones: with the model known, the gains' count and the loop's
-        stability are checked too. kp, kd or ki set at run time sets every joint's gain (and gains.<joint>.*)."""
-        settings, changed = dict(self.settings, **changes), {}
-        if self.model is not None:
-            changed = {term: as_vector(parameter, changes[parameter], self.model.nv)
-                       for term, parameter in GAIN_TERMS.items() if parameter in changes}
-            gains = {**self.gains, **changed}
-            self.controller = self._make_controller(self.model, self.index, settings, gains)
-            self.gains = gains
-        self.settings = settings
-        if changed:
-            self.joint_gains.mirror(changed)
-
-    def _apply_joint_gains(self, gains):
-        """gains.<joint>.p/d/i set at run time: {term: array in `joints` order}, checked as _apply_settings does."""
-        self.controller = self._make_controller(self.model, self.index, self.settings, gains)
-        self.gains = gains
+    def _use(self, settings, gains):
+        self.controller = self._make_controller(self.model, self.index, settings, gains)
 
     def _fallback_gains(self, nv):
         """{term: array in `joints` order} from kp, kd and ki (a number, or one per joint)."""

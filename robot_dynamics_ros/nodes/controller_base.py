@@ -16,8 +16,8 @@ from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
-from .common import (STEADY_CLOCK, GuardedNode, ModelSource, Param, StateAnswers, Throttle, declare_parameters,
-                     stamp_nanoseconds)
+from .common import (STEADY_CLOCK, GuardedNode, JointGains, ModelSource, Param, StateAnswers, Throttle, as_vector,
+                     declare_parameters, stamp_nanoseconds)
 from .diagnostics import OK, Diagnostics
 
 AUTOSTART = Param('autostart', True, 'configure and activate at start (lifecycle); false: stay unconfigured until '
@@ -26,18 +26,24 @@ AUTOSTART = Param('autostart', True, 'configure and activate at start (lifecycle
 
 class ControllerBase(GuardedNode, LifecycleNode):
     """A controller node named ``name`` with the parameters of ``table`` (rows of common.Param, ending with
-    AUTOSTART), ``self.parameters`` by name and the runtime ones in ``self.settings`` (``_apply_settings(changes)``
-    takes those set at run time). A subclass finishes its own set-up and then calls ``_load_model``; its
-    ``_start(model, ...)`` builds its law for each model. ``rejected_what`` names what ``rejected`` counts."""
+    AUTOSTART), ``self.parameters`` by name and the runtime ones in ``self.settings``. A subclass finishes its own
+    set-up and then calls ``_load_model``; its ``_start(model, ...)`` builds its law for each model, and
+    ``_use(settings, gains)`` applies runtime settings and gains to the running law. ``gain_terms`` ({term:
+    parameter}, as common.JointGains takes them) are its gains, also per joint as gains.<joint>.<term>;
+    ``rejected_what`` names what ``rejected`` counts."""
 
+    gain_terms = {}
     rejected_what = 'joint states'
 
     def __init__(self, name, table):
         super().__init__(name)
         self.model = self.controller = None
         self.settings = {}
+        self.gains = {}   # {term: array in `joints` order}: the gains in use, once the model is known
         self.parameters = declare_parameters(self, table, self._apply_settings)
         self.settings = {row.name: self.parameters[row.name] for row in table if row.runtime}
+        if self.gain_terms:
+            self.joint_gains = JointGains(self, self.gain_terms, self._apply_joint_gains)
         self.throttle = Throttle(self.get_logger())
         self.commands = self.rejected = 0
         self.active = False
@@ -46,7 +52,27 @@ class ControllerBase(GuardedNode, LifecycleNode):
         self.stale = False
 
     def _apply_settings(self, changes):
-        self.settings = dict(self.settings, **changes)
+        """Take the runtime settings with ``changes`` (each already checked by its table row) applied, or raise
+        ConfigurationError (``_use`` refuses them) and keep the old ones. A gain parameter set at run time sets
+        every joint's gain (and gains.<joint>.<term>)."""
+        settings, changed = dict(self.settings, **changes), {}
+        if self.controller is not None:
+            changed = {term: as_vector(parameter, changes[parameter], len(self.index))
+                       for term, parameter in self.gain_terms.items() if parameter in changes}
+            gains = {**self.gains, **changed}
+            self._use(settings, gains)
+            self.gains = gains
+        self.settings = settings
+        if changed:
+            self.joint_gains.mirror(changed)
+
+    def _apply_joint_gains(self, gains):
+        """gains.<joint>.<term> set at run time: {term: array in `joints` order}, checked as _apply_settings does."""
+        self._use(self.settings, gains)
+        self.gains = gains
+
+    def _use(self, settings, gains):
+        raise NotImplementedError
 
     def _load_model(self, **model_source):
         """Load the model (common.ModelSource with these options: now, or when robot_description comes), then,

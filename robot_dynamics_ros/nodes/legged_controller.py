@@ -53,7 +53,7 @@ from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, JointGains, Param, Throttle, as_float, as_vector, choice, contact_point,
+from .common import (ConfigurationError, Param, Throttle, as_float, as_vector, choice, contact_point,
                      default_as_none, joint_order, non_negative, positive, positive_integer, run, semantic_description,
                      stamp_seconds, stance)
 from .controller_base import AUTOSTART, ControllerBase
@@ -120,35 +120,20 @@ def warm_up(controller):
 
 
 class LeggedControllerNode(ControllerBase):
+    gain_terms = GAIN_TERMS
     rejected_what = 'messages'
 
     def __init__(self) -> None:
         super().__init__('legged_controller', PARAMETERS)
-        self.gains = None   # {term: array in `joints` order}: the joints' gains in use, once the model is known
-        self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
         self.contact_subscribed = set()
         # Trajectories become references on a worker thread; the update swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         self.srdf = semantic_description(self)
         self._load_model(root_joint_default='floating', with_urdf=True, srdf=self.srdf)
 
-    def _apply_settings(self, changes):
-        """kp or kd set at run time sets the base's and every joint's gain (and gains.<joint>.p or .d)."""
-        settings, changed = dict(self.settings, **changes), {}
-        if self.controller is not None:
-            changed = {term: np.full(len(self.index), settings[parameter]) for term, parameter in GAIN_TERMS.items()
-                       if parameter in changes}
-            self.gains = {**self.gains, **changed}
-            self.controller.kp, self.controller.kd = self._gain_vectors(settings, self.gains)
-            self.controller.set_mode(settings['mode'])
-        self.settings = settings
-        if changed:
-            self.joint_gains.mirror(changed)
-
-    def _apply_joint_gains(self, gains):
-        """gains.<joint>.p or .d set at run time: {term: array in `joints` order}, each checked (common.joint_gain)."""
-        self.controller.kp, self.controller.kd = self._gain_vectors(self.settings, gains)
-        self.gains = gains
+    def _use(self, settings, gains):
+        self.controller.kp, self.controller.kd = self._gain_vectors(settings, gains)
+        self.controller.set_mode(settings['mode'])
 
     def _gain_vectors(self, settings, gains):
         """(kp, kd) per coordinate of v, as StandingController's (1) takes them: the base's from the kp and kd
