@@ -2,10 +2,12 @@
 services (what `ros2 lifecycle set` and `ros2 lifecycle get` call) switch the computed-torque controller off and on
 while it runs the bundled arm in the simulator. Inactive, it publishes no effort, so the simulator's command goes
 stale and its brakes hold the arm (`on_command_timeout` 'brake'); active again, it follows the trajectory it was
-given meanwhile. Its /diagnostics status says when it is inactive."""
+given meanwhile. Its /diagnostics status says when it is inactive. In process, the Cartesian controller started with
+`autostart` false: it commands only once configured and activated, and not while deactivated."""
 import numpy as np
 
-from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
+from conftest import BUNDLED_URDF
+from ros_helpers import domain_id, in_process_ros, ros_domain, start  # noqa: F401  (fixtures)
 from test_lockstep import START, STARTUP, node_args
 
 from builtin_interfaces.msg import Duration  # noqa: E402  (ros_helpers skipped the module without rclpy)
@@ -15,6 +17,10 @@ from lifecycle_msgs.srv import ChangeState, GetState  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from robot_dynamics_ros import load_urdf  # noqa: E402
+from robot_dynamics_ros.nodes.cartesian_controller import CartesianControllerNode  # noqa: E402
+from robot_dynamics_ros.nodes.common import answered_state  # noqa: E402
 
 NODE = '/computed_torque_controller'
 STATUS = 'computed_torque_controller: computed-torque control'   # its /diagnostics status
@@ -91,3 +97,46 @@ def test_lifecycle_services_switch_a_controller_off_and_on(ros_domain, start):
     assert sim.alive() and controller.alive()
     assert sim.stop() == 0 and controller.stop() == 0
     assert 'Traceback' not in sim.log() + controller.log()
+
+
+class Commands:
+    """Stands in for the effort publisher: the stamp (ns) of the state each command answers."""
+
+    def __init__(self):
+        self.answered = []
+
+    def publish(self, msg):
+        self.answered.append(answered_state(msg))
+
+
+def test_the_cartesian_controller_commands_only_while_active():
+    model = load_urdf(BUNDLED_URDF)
+
+    def joint_state(k):
+        msg = JointState(name=list(model.joint_names), position=list(model.neutral()), velocity=[0.0] * model.nv)
+        msg.header.stamp.sec = k
+        return msg
+    args = ['--ros-args', '-p', f'urdf_file:={BUNDLED_URDF}', '-p', 'autostart:=false', '-p', 'state_timeout:=1e-9']
+    with in_process_ros(args, domain_id(__name__)):
+        node = CartesianControllerNode()
+        try:
+            commands = node.answers.publisher = Commands()
+            assert node.lifecycle_state() == 'unconfigured'
+            node._on_joint_state(joint_state(1))
+            node.trigger_configure()
+            assert node.lifecycle_state() == 'inactive'
+            node._on_joint_state(joint_state(2))
+            assert commands.answered == []
+            node.trigger_activate()
+            node._on_joint_state(joint_state(3))
+            assert commands.answered == [3 * 10**9]
+            node.trigger_deactivate()
+            node._on_joint_state(joint_state(4))
+            node._check_stale()   # stale at once (state_timeout): an active node would command zero effort
+            assert commands.answered == [3 * 10**9]
+            node.trigger_activate()
+            node._on_joint_state(joint_state(5))
+            node._check_stale()
+            assert commands.answered == [3 * 10**9, 5 * 10**9, 5 * 10**9]   # the state's answer, then the stale one
+        finally:
+            node.destroy_node()

@@ -12,7 +12,7 @@ node starts; activating again forgets the states before (the next joint state st
 """
 import time
 
-from rclpy.lifecycle import LifecycleNode, TransitionCallbackReturn
+from rclpy.lifecycle import LifecycleNode
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
@@ -101,7 +101,7 @@ class ControllerBase(GuardedNode, LifecycleNode):
 
     def on_shutdown(self, state):
         self.active = False
-        return TransitionCallbackReturn.SUCCESS
+        return super().on_shutdown(state)
 
     def lifecycle_state(self):
         """The label of the lifecycle state ('unconfigured', 'inactive', 'active', ...)."""
