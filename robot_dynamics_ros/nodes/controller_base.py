@@ -4,8 +4,8 @@ inactive -> active, through the standard ``~/change_state`` and ``~/get_state`` 
 intake by name, the efforts it publishes on ``effort_controller/commands`` (each naming the joint state it answers,
 and never a non-finite one), the stale-state timer and ``~/compute_time_us``.
 
-An inactive controller publishes nothing: it takes no joint state and commands nothing, not even on stale states
-(a simulator then acts on a stale command: brakes, with its `on_command_timeout`). With `autostart` (the default)
+An inactive controller takes no joint state and commands nothing, not even on stale states (a simulator then acts on
+a stale command: brakes, with its `on_command_timeout`); only /diagnostics goes on, saying it is inactive. With `autostart` (the default)
 the node configures and activates itself as it starts, so that users who ignore lifecycle see a controller that
 commands from the first joint state on. Configuring does nothing more than the state: the model is loaded as the
 node starts; activating again forgets the states before (the next joint state starts the stale timer again).
