@@ -9,7 +9,7 @@ package_name = 'robot_dynamics_ros'
 # the ROS distribution instead (package.xml).
 ros_packages = ['rclpy', 'rmw-fastrtps-cpp', 'rcl-interfaces', 'builtin-interfaces', 'sensor-msgs', 'std-msgs',
                 'std-srvs', 'trajectory-msgs', 'rosgraph-msgs', 'ament-index-python', 'geometry-msgs', 'nav-msgs',
-                'diagnostic-msgs']
+                'diagnostic-msgs', 'lifecycle-msgs']
 
 setup(
     name=package_name,

@@ -224,7 +224,7 @@ def trajectory_timings(points):
     from rclpy.serialization import deserialize_message, serialize_message
     from trajectory_msgs.msg import JointTrajectory
     from robot_dynamics_ros.control.references import TrajectoryReference
-    from robot_dynamics_ros.nodes.computed_torque_controller import model_columns, trajectory_fields
+    from robot_dynamics_ros.nodes.joint_trajectories import model_columns, trajectory_fields
     data = serialize_message(trajectory_message(points))
     t0 = time.perf_counter()
     _, names, times, fields = trajectory_fields(data)

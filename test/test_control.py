@@ -397,3 +397,24 @@ def test_control_step_refuses_a_non_finite_reference():
     error = numpy_update(mapper, controller, reference, NAMES7, np.zeros(7), np.zeros(7), 5.0, 0.0)
     assert isinstance(error, ValueError) and re.search('q_ref contains NaN or Inf', str(error))
     assert not step(NAMES7, np.zeros(7), np.zeros(7), reference, 5.0, 0.0)
+
+
+def test_a_restarted_controller_updates_as_a_new_one(arm):
+    """restart() (a controller activated again after a pause): the next updates are those of a new controller, the
+    governed reference starting at that state and no integral over the pause; without it the pause of 5 s is
+    integrated over (ki) and the governor slews from where it was."""
+    kp, kd, ki = np.full(arm.nv, 100.0), np.full(arm.nv, 20.0), np.full(arm.nv, 200.0)
+    q, rest = arm.neutral(), np.zeros(arm.nv)
+    q_ref = q + 0.05
+    running = ComputedTorqueController(arm, kp, kd, 'computed_torque', ki=ki)
+    for k in range(20):
+        running.update(0.001 * k, q, rest, q_ref, rest, rest)
+    paused = ComputedTorqueController(arm, kp, kd, 'computed_torque', ki=ki)
+    paused.take_state(running)
+    running.restart()
+    new = ComputedTorqueController(arm, kp, kd, 'computed_torque', ki=ki)
+    q_later = q + 0.02
+    for now in (5.0, 5.001, 5.002):
+        restarted_tau = running.update(now, q_later, rest, q_ref, rest, rest)[0]
+        np.testing.assert_array_equal(restarted_tau, new.update(now, q_later, rest, q_ref, rest, rest)[0])
+        assert not np.array_equal(paused.update(now, q_later, rest, q_ref, rest, rest)[0], restarted_tau)

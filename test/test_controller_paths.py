@@ -129,6 +129,6 @@ def test_compiled_and_numpy_paths_command_alike(nodes):
             for value, reference_value in zip(fields, expected):
                 scale = max(1.0, np.abs(reference_value).max())
                 np.testing.assert_allclose(value, reference_value, rtol=0, atol=1e-12 * scale, err_msg=name)
-    assert compiled.state_time == numpy_path.state_time == 1_000_000_000 + 39 * 1_000_000
+    assert compiled.state_ns == numpy_path.state_ns == 1_000_000_000 + 39 * 1_000_000
     assert compiled.reference is not None and compiled.reference.duration == pytest.approx(0.02)
     assert len(compiled.compute_time_pub.messages) == 40 - len(bad_states)

@@ -109,7 +109,7 @@ def test_pd_gravity_gain_check_on_a_coupled_model(panda):
 
 def test_trajectory_naming_a_mimic_joint_is_refused_with_a_reason(panda):
     pytest.importorskip('rclpy')
-    from robot_dynamics_ros.nodes.computed_torque_controller import model_columns
+    from robot_dynamics_ros.nodes.joint_trajectories import model_columns
     names = list(panda.all_joint_names)
     fields = {'positions': np.zeros((1, len(names))), 'velocities': None, 'accelerations': None}
     with pytest.raises(ValueError, match=r"\['panda_finger_joint2'\] are mimic joints, which follow their masters "

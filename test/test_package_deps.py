@@ -35,6 +35,7 @@ DEPENDENCIES = {
     'geometry_msgs': ('geometry_msgs', ROS),
     'nav_msgs': ('nav_msgs', ROS),
     'diagnostic_msgs': ('diagnostic_msgs', ROS),
+    'lifecycle_msgs': ('lifecycle_msgs', ROS),
     'trajectory_msgs': ('trajectory_msgs', ROS),
     'rosgraph_msgs': ('rosgraph_msgs', ROS),
     'ament_index_python': ('ament_index_python', ROS),

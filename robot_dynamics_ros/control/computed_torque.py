@@ -119,6 +119,12 @@ class ComputedTorqueController:
         """Continue from another controller's state (new gains for the same robot): no jump of the reference."""
         self.state[:], self.clock[:] = other.state, other.clock
 
+    def restart(self) -> None:
+        """Start again at the next update, as a new controller does (the governed reference at that state, no
+        integral: a pause between two updates is no time to integrate over); the count of limited updates stays."""
+        self.state[:] = 0.0
+        self.clock[kernel.STARTED] = 0.0
+
     @property
     def limited_updates(self) -> int:
         """How many updates have had their reference limited by the governor."""

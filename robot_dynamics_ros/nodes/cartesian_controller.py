@@ -28,8 +28,6 @@ import time
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray
 
 from .. import spatial
 from ..control.cartesian import (LAWS, TARGET_BUFFER, CartesianController, CartesianTarget, check_gains,
@@ -37,18 +35,11 @@ from ..control.cartesian import (LAWS, TARGET_BUFFER, CartesianController, Carte
 from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
-from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, Throttle, as_float, as_vector,
-                    choice, declare_parameters, default_as_none, joint_order, positive, run, StateAnswers,
-                    stamp_nanoseconds, stamp_seconds)
+from .common import (ConfigurationError, Param, Throttle, as_vector, choice, default_as_none, joint_order,
+                     non_negative, positive, run, stamp_seconds)
+from .controller_base import AUTOSTART, ControllerBase
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
-
-
-def non_negative(name, value):
-    value = as_float(name, value)
-    if value < 0:
-        raise ConfigurationError(f"parameter {name!r} must be non-negative, got {value}")
-    return value
 
 
 def limit(name, value):
@@ -89,6 +80,7 @@ PARAMETERS = (
                                           'velocity of the reference', runtime=True),
     Param('max_effort', Parameter.Type.DOUBLE_ARRAY, 'per joint (joints order): efforts are clamped to these and '
                                                      'to the URDF limits; empty: the URDF limits'),
+    AUTOSTART,
 )
 
 
@@ -98,23 +90,15 @@ def pose_of(msg):
     return [p.x, p.y, p.z], [o.x, o.y, o.z, o.w]
 
 
-class CartesianControllerNode(GuardedNode):
-    def __init__(self) -> None:
-        super().__init__('cartesian_controller')
-        self.model = self.controller = None
-        self.settings = {}
-        p = declare_parameters(self, PARAMETERS, self._apply_settings)
-        self.parameters = p
-        self.settings = {row.name: p[row.name] for row in PARAMETERS if row.runtime}
-        self.throttle = Throttle(self.get_logger())
-        ModelSource(self, self._start)
+class CartesianControllerNode(ControllerBase):
+    rejected_what = 'joint states and targets'
 
-    def _apply_settings(self, changes):
-        """Take the runtime settings with ``changes`` applied (each checked by its row), or ConfigurationError."""
-        settings = dict(self.settings, **changes)
-        if self.model is not None:
-            self.controller = self._make_controller(settings, self.controller.posture)
-        self.settings = settings
+    def __init__(self) -> None:
+        super().__init__('cartesian_controller', PARAMETERS)
+        self._load_model()
+
+    def _use(self, settings, gains):
+        self.controller = self._make_controller(settings, self.controller.posture)
 
     def _make_controller(self, settings, posture):
         """A controller with these settings, or ConfigurationError: also for gains that make the loop unstable at
@@ -160,30 +144,24 @@ class CartesianControllerNode(GuardedNode):
                                        bounds=plausibility_bounds(model), followers=coupled_mimic_joints(model))
         self.target = None       # CartesianTarget, from the first joint state on
         self.wrench = None       # feed-forward [torque; force] from ~/target_wrench
-        self.state_time = self.state_ns = None   # s, ns: stamp of the last valid joint state
-        self.last_state = None   # monotonic receipt time of the last valid joint state
+        self.state_time = self.state_ns = self.last_state = None   # state_time: s, as state_ns
         self.stale = False
         if first:
             self._create_interfaces()
-        self.answers = StateAnswers(self.command_pub, len(self.index), self.throttle)
+        self._answer_states()
         self.get_logger().info(f"dynamics: {choose_code(model)}")
         self.get_logger().info(f"{self.settings['law']} control of {self.end_effector!r} in {self.base!r} frame, "
                                f"{model.name!r} ({model.nv} DOF)")
 
     def _create_interfaces(self):
-        self.commands = self.rejected = 0
+        self._create_controller_interfaces(self._on_joint_state)
         self.pose_msg = PoseStamped()
         self.error_msg = TwistStamped()
-        self.time_msg = Float64()
-        self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.pose_pub = self.create_publisher(PoseStamped, '~/current_pose', 10)
         self.error_pub = self.create_publisher(TwistStamped, '~/pose_error', 10)
-        self.time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
         # as deep as the targets the law buffers: a stream stamped ahead (the demo's) may come in a burst
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target, TARGET_BUFFER)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_wrench, 10)
-        self.create_timer(min(0.1, self.parameters['state_timeout'] / 2), self._check_stale, clock=STEADY_CLOCK)
 
     def _check_frame(self, frame_id):
         if frame_id not in ('', self.base):
@@ -216,13 +194,11 @@ class CartesianControllerNode(GuardedNode):
     def _on_joint_state(self, msg):
         started = time.perf_counter()
         stamp = msg.header.stamp
-        try:
-            q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
-        except ValueError as e:
-            self.rejected += 1
-            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
+        state = self._map_joint_state(msg)
+        if state is None:
             return
-        self.state_time, self.state_ns = stamp_seconds(stamp), stamp_nanoseconds(stamp)
+        q, qd = state
+        self.state_time = stamp_seconds(stamp)
         controller = self.controller
         if self.target is None:   # hold the first pose; the nullspace posture is this state unless given
             if not self.posture_given:
@@ -237,17 +213,14 @@ class CartesianControllerNode(GuardedNode):
             return
         if controller.singular:
             self.throttle.warn('singular', "near a singular posture: the task inertia is damped")
-        if self.stale:
-            self.get_logger().info("joint states are back; commanding again")
-            self.stale = False
         compute_us = (time.perf_counter() - started) * 1e6   # mapping, target and law, as the computed-torque node
-        self.last_state = time.monotonic()
+        self._state_answered()
         if not self._publish_efforts(tau[self.index]):
             return
         self.commands += 1
         self._publish_pose(stamp, controller)
-        self.time_msg.data = compute_us
-        self.time_pub.publish(self.time_msg)
+        self.compute_time_msg.data = compute_us
+        self.compute_time_pub.publish(self.compute_time_msg)
 
     def _publish_pose(self, stamp, controller):
         pose = self.pose_msg
@@ -265,24 +238,11 @@ class CartesianControllerNode(GuardedNode):
         error.twist.linear.x, error.twist.linear.y, error.twist.linear.z = float(e[3]), float(e[4]), float(e[5])
         self.error_pub.publish(error)
 
-    def _publish_efforts(self, values):
-        """Publish efforts in `joints` order, named as the answer to the last valid joint state (StateAnswers),
-        unless they are not finite (the last check before every command)."""
-        return self.answers.publish(self.state_ns, values)
-
-    def _check_stale(self):
-        timeout = self.parameters['state_timeout']
-        if self.last_state is None or self.stale or time.monotonic() - self.last_state <= timeout:
-            return
-        self.stale = True
-        self.get_logger().warning(f"no valid joint state for {self.parameters['state_timeout']:g} s; commanding zero "
-                                  "effort once")
-        self._publish_efforts(np.zeros(len(self.index)))
-
-    def summary(self):
-        if self.controller is None:
-            return "no model was loaded"
-        return f"{self.commands} commands, {self.rejected} rejected joint states and targets"
+    def _on_stale(self, first):
+        if first:
+            self.get_logger().warning(f"no valid joint state for {self.parameters['state_timeout']:g} s; commanding "
+                                      "zero effort once")
+            self._publish_efforts(np.zeros(len(self.index)))
 
 
 def main(args: list[str] | None = None) -> int:

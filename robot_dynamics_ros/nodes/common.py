@@ -162,6 +162,14 @@ def positive(name, value):
     return value
 
 
+def non_negative(name, value):
+    """A finite number >= 0 (as float)."""
+    value = as_float(name, value)
+    if value < 0:
+        raise ConfigurationError(f"parameter {name!r} must be non-negative, got {value}")
+    return value
+
+
 def positive_integer(name, value):
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigurationError(f"parameter {name!r} must be a positive integer, got {value!r}")

@@ -24,35 +24,27 @@ refuses a trajectory that names one, and commands the independent joints (`joint
 true takes them.
 """
 import sys
-import threading
 import time
 from array import array
-from concurrent.futures import ThreadPoolExecutor
-from operator import attrgetter
 
 import numpy as np
 from rclpy.parameter import Parameter
-from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from .. import fast
 from ..algorithms import gravity_torques
 from ..control.computed_torque import CONTROL_MODES, ComputedTorqueController, ControlStep, check_gains
-from ..control.joint_states import MAX_MAGNITUDE, JointStateMapper, coupled_mimic_joints, plausibility_bounds
+from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, JointGains, ModelSource, Param, Throttle, as_vector,
-                    choice, declare_parameters, default_as_none, joint_order, positive, positive_integer, run,
-                    StateAnswers, stamp_nanoseconds, stamp_seconds)
-from .diagnostics import OK, WARN, Diagnostics, warnings_by_kind
-from .trajectory_cdr import FIELDS, read_joint_trajectory
+from .common import (ConfigurationError, Param, as_vector, choice, default_as_none, joint_order, positive,
+                     positive_integer, run, stamp_nanoseconds)
+from .controller_base import AUTOSTART, ControllerBase
+from .diagnostics import OK, WARN, warnings_by_kind
+from .joint_trajectories import TrajectoryWorker, trajectory_fields, trajectory_reference
 
-# While the worker builds a reference, the executor thread gets the interpreter lock back within this many
-# seconds (Python's default, 5 ms, per lock hand-over, stalls the rclpy callbacks that hand it over often).
-WORKER_SWITCH_INTERVAL = 1e-4
 STALE_BEHAVIORS = ('zero', 'gravity_compensation')
 GAIN_TERMS = {'p': 'kp', 'd': 'kd', 'i': 'ki'}   # gains.<joint>.<term> (joint_trajectory_controller) -> parameter
 
@@ -90,47 +82,21 @@ PARAMETERS = (
           choice(*STALE_BEHAVIORS), runtime=True),
     Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward', runtime=True),
     Param('action_monitor_rate', 20.0, '~/follow_joint_trajectory feedback messages per second', positive),
+    AUTOSTART,
 )
 
 
-class ControllerNode(GuardedNode):
+class ControllerNode(ControllerBase):
+    gain_terms = GAIN_TERMS
+
     def __init__(self) -> None:
-        super().__init__('computed_torque_controller')
-        self.model = self.controller = None
-        self.settings = {}
-        self.gains = None   # {term: array in `joints` order}: the gains in use, once the model is known
-        p = declare_parameters(self, PARAMETERS, self._apply_settings)
-        self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
-        self.joints_param, self.gravity_param, self.state_timeout = p['joints'], p['gravity'], p['state_timeout']
-        self.ignore_unknown, self.joint_state_rate = p['ignore_unknown_joints'], p['joint_state_rate']
-        self.acceleration_limits, self.max_trajectory_points = p['acceleration_limits'], p['max_trajectory_points']
-        self.action_monitor_rate = p['action_monitor_rate']
-        self.settings = {row.name: p[row.name] for row in PARAMETERS if row.runtime}
-        self._apply_settings({})
-        self.throttle = Throttle(self.get_logger())
+        super().__init__('computed_torque_controller', PARAMETERS)
         # Trajectories become references on a worker thread; the joint-state callback swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
-        ModelSource(self, self._start)
+        self._load_model()
 
-    def _apply_settings(self, changes):
-        """Take the runtime settings with `changes` (each already checked by its PARAMETERS row) applied, or raise
-        ConfigurationError and keep the old ones: with the model known, the gains' count and the loop's
-        stability are checked too. kp, kd or ki set at run time sets every joint's gain (and gains.<joint>.*)."""
-        settings, changed = dict(self.settings, **changes), {}
-        if self.model is not None:
-            changed = {term: as_vector(parameter, changes[parameter], self.model.nv)
-                       for term, parameter in GAIN_TERMS.items() if parameter in changes}
-            gains = {**self.gains, **changed}
-            self.controller = self._make_controller(self.model, self.index, settings, gains)
-            self.gains = gains
-        self.settings = settings
-        if changed:
-            self.joint_gains.mirror(changed)
-
-    def _apply_joint_gains(self, gains):
-        """gains.<joint>.p/d/i set at run time: {term: array in `joints` order}, checked as _apply_settings does."""
-        self.controller = self._make_controller(self.model, self.index, self.settings, gains)
-        self.gains = gains
+    def _use(self, settings, gains):
+        self.controller = self._make_controller(self.model, self.index, settings, gains)
 
     def _fallback_gains(self, nv):
         """{term: array in `joints` order} from kp, kd and ki (a number, or one per joint)."""
@@ -142,12 +108,13 @@ class ControllerNode(GuardedNode):
         controller's state when the robot is the same."""
         order = np.argsort(index)   # per-joint lists: `joints` order -> model order
         kp, kd, ki = (np.asarray(gains[term], dtype=float)[order] for term in ('p', 'd', 'i'))
-        acceleration = (as_vector('acceleration_limits', self.acceleration_limits, model.nv, allow_scalar=False)[order]
-                        if len(self.acceleration_limits) else None)
+        limits = self.parameters['acceleration_limits']
+        acceleration = as_vector('acceleration_limits', limits, model.nv, allow_scalar=False)[order] if len(limits) \
+            else None
         try:
             controller = ComputedTorqueController(model, kp, kd, settings['mode'], self.gravity,
                                                   settings['friction_compensation'], ki, acceleration)
-            check_gains(model, settings['mode'], kp, kd, ki, 1.0 / self.joint_state_rate)
+            check_gains(model, settings['mode'], kp, kd, ki, 1.0 / self.parameters['joint_state_rate'])
         except ValueError as e:
             raise ConfigurationError(str(e)) from None
         if self.controller is not None and self.controller.model is model:
@@ -159,8 +126,8 @@ class ControllerNode(GuardedNode):
         first model creates the ROS interfaces; a later one (a new /robot_description) restarts the
         controller on it: it holds the next joint state until a trajectory comes, those for the old model
         are dropped."""
-        joint_names, index = joint_order(model, self.joints_param)
-        self.gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
+        joint_names, index = joint_order(model, self.parameters['joints'])
+        self.gravity = default_as_none(as_vector('gravity', self.parameters['gravity'], 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
         gains = self.joint_gains.declare(joint_names, self._fallback_gains(model.nv))
         controller = self._make_controller(model, index, self.settings, gains)
@@ -170,8 +137,8 @@ class ControllerNode(GuardedNode):
         except (ValueError, ArithmeticError, RobotDynamicsError) as e:
             raise ConfigurationError(f"cannot compute efforts for {model.name!r}: {e}") from None
         bounds = plausibility_bounds(model)
-        mapper = JointStateMapper(model.joint_names, ignore_unknown=self.ignore_unknown, bounds=bounds,
-                                  followers=coupled_mimic_joints(model))
+        mapper = JointStateMapper(model.joint_names, ignore_unknown=self.parameters['ignore_unknown_joints'],
+                                  bounds=bounds, followers=coupled_mimic_joints(model))
         step = None   # ControlStep for the controller, with numba
         if fast.BACKEND == 'numba':   # warm-up: load (once: compile) the kernel for rclpy's array('d') fields
             step = ControlStep(mapper, controller, index)
@@ -189,40 +156,33 @@ class ControllerNode(GuardedNode):
         self.pending_trajectory = None  # a trajectory (serialized) that came before the first joint state
         # Messages are built once and refilled (rclpy serializes on publish).
         self.error_msg = JointState(name=list(model.joint_names))
-        self.compute_time_msg = Float64()
-        self.state_time = None       # ns: stamp of the last valid joint state
-        self.last_state = None       # (monotonic receipt time, q) of the last valid joint state
+        self.state_ns = self.last_state = None
+        self.held_q = None           # q of the last valid joint state
         self.stale = False
         self.limited_updates = 0
         if first:
             self._create_interfaces()
-        self.answers = StateAnswers(self.command_pub, len(index), self.throttle)
-        self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), "
-                               f"state timeout {self.state_timeout:g} s, on stale: {self.settings['stale_behavior']}")
+        self._answer_states()
+        self.get_logger().info(f"{self.settings['mode']} control of {model.name!r} ({model.nv} DOF), state timeout "
+                               f"{self.parameters['state_timeout']:g} s, on stale: {self.settings['stale_behavior']}")
+
+    def _restart(self):
+        self.controller.restart()
 
     def _create_interfaces(self):
-        """Publishers, subscriptions and the stale-state timer: once, for every model."""
-        self.commands = 0
-        self.rejected = 0
-        self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        """Publishers, subscriptions, the stale-state timer and the action server: once, for every model."""
+        self._create_controller_interfaces(self._on_joint_state, 'computed-torque control')
         self.error_pub = self.create_publisher(JointState, '~/tracking_error', 10)
-        self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
         self.listened = (False, False)   # whether error_pub, compute_time_pub have subscribers
-        # Depth 1: when the controller falls behind it acts on the newest state, not on a queue of old ones.
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
         # Default QoS (reliable, volatile, depth 10), as joint_trajectory_controller: any publisher connects.
         # Raw: the worker thread deserializes it (see _on_trajectory).
         self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
-        self.create_timer(min(0.1, self.state_timeout / 2), self._check_stale, clock=STEADY_CLOCK)
-        self.diagnostics = Diagnostics(self, 'computed-torque control', self._diagnostic_status,
-                                       lambda: self.model.name)
         self.action = self._action_server()
 
     def _diagnostic_status(self):
         """/diagnostics: commands per second over the last period, and the counts since the start."""
-        values = {'commands per second': self.diagnostics.rate('commands', self.commands),
-                  'commands': self.commands, 'rejected joint states': self.rejected,
-                  'reference limited to the joint limits': self.limited_updates, **warnings_by_kind(self.throttle)}
+        values = {**self._diagnostic_values(), 'reference limited to the joint limits': self.limited_updates,
+                  **warnings_by_kind(self.throttle)}
         if self.last_state is None:
             return OK, 'waiting for joint states', values
         if self.stale:
@@ -238,19 +198,21 @@ class ControllerNode(GuardedNode):
             self.get_logger().warning(f"no ~/follow_joint_trajectory action: {e} (control_msgs comes with ROS "
                                       "installs); ~/joint_trajectory takes trajectories")
             return None
-        return TrajectoryActionServer(self, self.action_monitor_rate, trajectory_fields)
+        return TrajectoryActionServer(self, self.parameters['action_monitor_rate'], trajectory_fields)
 
     def _reference_time(self):
         """Reference time of the last joint state: the reference is evaluated at the measurement's stamp,
         so sim time reaches the controller through the stamps, without /clock."""
-        return (self.state_time - self.reference_start) * 1e-9
+        return (self.state_ns - self.reference_start) * 1e-9
 
     def _on_joint_state(self, msg):
+        if not self.active:
+            return
         started = time.perf_counter()
         stamp = msg.header.stamp
         update = self._compiled_update(msg, stamp) if self.step is not None else None
         if update is None:
-            update = self._numpy_update(msg, stamp)
+            update = self._numpy_update(msg)
             if update is None:   # rejected
                 return
         q, qd, q_ref, qd_ref, command = update
@@ -259,10 +221,8 @@ class ControllerNode(GuardedNode):
             self.limited_updates = self.controller.limited_updates
             self.throttle.warn('limited', "the reference leaves the joint position or velocity limits: following "
                                           f"it within them ({self.limited_updates} updates so far)")
-        if self.stale:
-            self.get_logger().info("joint states are back; commanding again")
-            self.stale = False
-        self.last_state = (time.monotonic(), q.copy())
+        self._state_answered()
+        self.held_q = q.copy()
         if not self._publish_efforts(command):
             return
         self.commands += 1
@@ -279,25 +239,22 @@ class ControllerNode(GuardedNode):
             self.compute_time_msg.data = compute_us
             self.compute_time_pub.publish(self.compute_time_msg)
 
-    def _numpy_update(self, msg, stamp):
+    def _numpy_update(self, msg):
         """Map the joint state, take the newest reference, sample it and run the control law in NumPy:
         (q, qd, q_ref, qd_ref, efforts in `joints` order), or None for a state rejected with a warning."""
-        try:
-            q, qd = self.mapper.map(msg.name, msg.position, msg.velocity)
-        except ValueError as e:
-            self.rejected += 1
-            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
+        state = self._map_joint_state(msg)
+        if state is None:
             return None
-        self.state_time = stamp_nanoseconds(stamp)
+        q, qd = state
         if self.reference is None:   # nothing to track yet: hold where the robot is
             self.reference = TrajectoryReference.hold(q)
-            self.reference_start = self.state_time
+            self.reference_start = self.state_ns
             if self.pending_trajectory is not None:
                 self._on_trajectory(self.pending_trajectory)
-        self.reference, self.reference_start, self.applied = self._newest_reference(self.state_time)
+        self.reference, self.reference_start, self.applied = self._newest_reference(self.state_ns)
         q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
         try:
-            tau, q_ref, qd_ref, _ = self.controller.update(self.state_time * 1e-9, q, qd, q_ref, qd_ref, qdd_ref)
+            tau, q_ref, qd_ref, _ = self.controller.update(self.state_ns * 1e-9, q, qd, q_ref, qd_ref, qdd_ref)
         except ValueError as e:
             self.throttle.warn('compute', f"no command: {e}")
             return None
@@ -317,8 +274,8 @@ class ControllerNode(GuardedNode):
         if not step(msg.name, msg.position, msg.velocity, reference, (state_time - reference_start) * 1e-9,
                     state_time * 1e-9):
             return None
-        self.state_time, self.reference, self.reference_start, self.applied = (state_time, reference,
-                                                                               reference_start, applied)
+        self.state_ns, self.reference, self.reference_start, self.applied = (state_time, reference,
+                                                                             reference_start, applied)
         return step.q, step.qd, step.q_ref, step.qd_ref, step.command
 
     def _newest_reference(self, state_time):
@@ -334,12 +291,6 @@ class ControllerNode(GuardedNode):
         """Publish tau (model order) in `joints` order (see _publish_efforts). Returns whether it was published."""
         return self._publish_efforts(tau[self.index])
 
-    def _publish_efforts(self, values):
-        """Publish efforts in `joints` order, named as the answer to the last valid joint state (StateAnswers), unless
-        they are not finite: the last check before every command, whatever produced it. Returns whether they were
-        published."""
-        return self.answers.publish(self.state_time, values)
-
     def _on_trajectory(self, raw):
         """A serialized JointTrajectory: hand it to the worker (a newer one supersedes those queued)."""
         if self.reference is None:   # it starts from where the robot is: wait for the first joint state
@@ -352,158 +303,30 @@ class ControllerNode(GuardedNode):
     def _trajectory_reference(self, names, times, fields):
         """On the worker: TrajectoryReference in model order (``checked_columns``); when the first point lies in
         the future, the trajectory starts from the current reference."""
-        positions, velocities, accelerations = checked_columns(names, times, fields, self.model.joint_names,
-                                                               self.bounds, self.max_trajectory_points,
-                                                               coupled_mimic_joints(self.model))
-        if times[0] > 0:
-            q_ref, qd_ref, qdd_ref = self.reference.sample(self._reference_time())
-            times = np.concatenate([[0.0], times])
-            positions = np.vstack([q_ref, positions])
-            velocities = None if velocities is None else np.vstack([qd_ref, velocities])
-            accelerations = None if accelerations is None else np.vstack([qdd_ref, accelerations])
-        return TrajectoryReference(times, positions, velocities, accelerations)
+        return trajectory_reference(names, times, fields, self.model.joint_names, self.bounds,
+                                    self.parameters['max_trajectory_points'],
+                                    lambda: self.reference.sample(self._reference_time()),
+                                    coupled_mimic_joints(self.model))
 
     def _check_stale(self):
-        """Stale joint states: the configured behaviour; and (as the timer runs anyway) whether anyone listens
-        to the diagnostics."""
+        """Stale joint states (ControllerBase); and, as the timer runs anyway, whether anyone listens to the tracking
+        error and compute time."""
         self.listened = (self.error_pub.get_subscription_count() > 0,
                          self.compute_time_pub.get_subscription_count() > 0)
-        if self.last_state is None:
-            return
-        received, q = self.last_state
-        if time.monotonic() - received <= self.state_timeout:
-            return
-        if not self.stale:
-            self.stale = True
-            self.get_logger().warning(f"no valid joint state for {self.state_timeout:g} s; "
-                                   + ("commanding zero effort once" if self.settings['stale_behavior'] == 'zero'
-                                      else "commanding gravity compensation at the last valid state"))
-            if self.settings['stale_behavior'] == 'zero':
+        super()._check_stale()
+
+    def _on_stale(self, first):
+        """The configured behaviour: one zero command, or gravity compensation at the last valid state each time."""
+        zero = self.settings['stale_behavior'] == 'zero'
+        if first:
+            self.get_logger().warning(f"no valid joint state for {self.parameters['state_timeout']:g} s; "
+                                      + ("commanding zero effort once" if zero
+                                         else "commanding gravity compensation at the last valid state"))
+            if zero:
                 self._publish_command(np.zeros(self.model.nv))
-        if self.settings['stale_behavior'] == 'gravity_compensation':
+        if not zero:
             limit = self.model.effort_limit
-            self._publish_command(np.clip(gravity_torques(self.model, q, self.gravity), -limit, limit))
-
-    def summary(self):
-        if self.controller is None:
-            return "no model was loaded"
-        return f"{self.commands} commands, {self.rejected} rejected joint states"
-
-
-def trajectory_fields(raw):
-    """(stamp in ns, joint names, times, {field: (points, joints) array or None}) of a serialized JointTrajectory:
-    read with NumPy (trajectory_cdr) where the points are alike, else deserialized by rclpy, where a field
-    whose points do not all have one value per joint is None."""
-    fast = read_joint_trajectory(raw)
-    if fast is not None:
-        return fast
-    msg = deserialize_message(raw, JointTrajectory)
-    points, n = msg.points, len(msg.joint_names)
-
-    def column(field):
-        rows = list(map(attrgetter(field), points))
-        if not rows or set(map(len, rows)) != {n}:
-            return None
-        return np.frombuffer(b''.join(rows), dtype=float).reshape(len(rows), n)   # rows are array('d')
-
-    times = np.array([stamp_seconds(point.time_from_start) for point in points])
-    stamp = stamp_nanoseconds(msg.header.stamp)
-    return stamp, list(msg.joint_names), times, {field: column(field) for field in FIELDS}
-
-
-class TrajectoryWorker:
-    """Serialized JointTrajectory messages read and turned into a reference on a thread of their own, so that the
-    executor's callbacks never wait behind a big one. ``build(names, times, fields)`` runs there and returns the
-    reference, or raises ValueError (warned about: rejected). The newest is handed over as ``incoming``,
-    (reference, stamp ns), under ``handover``; ``submit`` supersedes the trajectories queued, ``drop`` (a model
-    switch) also the one being built."""
-
-    def __init__(self, node, throttle, build):
-        self._node, self._throttle, self._build = node, throttle, build
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix='trajectory')
-        self.handover = threading.Lock()
-        self.received = 0
-        self.incoming = None
-
-    def submit(self, raw):
-        self.received += 1
-        self._executor.submit(self._run, raw, self.received)
-
-    def drop(self):
-        with self.handover:
-            self.received += 1
-            self.incoming = None
-
-    def shutdown(self):
-        self._executor.shutdown()
-
-    def _run(self, raw, number):
-        if number != self.received:
-            return   # a newer trajectory or model has arrived
-        switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(WORKER_SWITCH_INTERVAL)
-        try:
-            stamp, names, times, fields = trajectory_fields(raw)
-            reference = self._build(names, times, fields)
-        except Exception as e:   # noqa: BLE001  (a worker must not die silently)
-            if number != self.received:
-                pass   # the model changed under it: dropped
-            elif isinstance(e, ValueError):
-                self._throttle.warn(Throttle.reason(e), f"rejected joint trajectory: {e}")
-            else:
-                self._node.get_logger().error(f"rejected joint trajectory: {type(e).__name__}: {e}")
-            return
-        finally:
-            sys.setswitchinterval(switch_interval)
-        with self.handover:
-            current = number == self.received
-            if current:
-                self.incoming = (reference, stamp)
-        if current:
-            self._node.get_logger().info(f"following a trajectory of {len(times)} points, {reference.duration:.2f} s "
-                                         "(from the next update)")
-
-
-def checked_columns(names, times, fields, joint_names, bounds, max_points, mimic=None):
-    """model_columns (``mimic``: as there), checked: ValueError for more than max_points points, positions beyond
-    the bounds (lower, upper, speed: plausibility_bounds, the joint limits and a margin), velocities beyond the
-    speeds, accelerations beyond MAX_MAGNITUDE."""
-    if len(times) > max_points:
-        raise ValueError(f"{len(times)} points, more than max_trajectory_points {max_points}")
-    positions, velocities, accelerations = model_columns(names, fields, joint_names, mimic)
-    lower, upper, speed = bounds
-    if np.any(positions < lower) or np.any(positions > upper):
-        raise ValueError("positions beyond the joint limits by more than the margin: lowest "
-                         f"{positions.min(axis=0).tolist()}, highest {positions.max(axis=0).tolist()}")
-    if velocities is not None and np.any(np.abs(velocities) > speed):
-        raise ValueError(f"velocities beyond {speed.tolist()}")
-    if accelerations is not None and np.any(np.abs(accelerations) > MAX_MAGNITUDE):
-        raise ValueError(f"accelerations beyond {MAX_MAGNITUDE:g}")
-    return positions, velocities, accelerations
-
-
-def model_columns(names, fields, joint_names, mimic=None):
-    """(positions, velocities or None, accelerations or None) with columns in `joint_names` order; ValueError
-    for unknown, missing or duplicate joints, joints of ``mimic`` ({coupled mimic joint: master}), no points or
-    positions missing. Accelerations count only with velocities."""
-    followers = sorted(name for name in names if name in (mimic or {}))
-    if followers:
-        raise ValueError(f"joints {followers} are mimic joints, which follow their masters "
-                         f"{sorted({mimic[name] for name in followers})}: a trajectory names the independent joints "
-                         f"{list(joint_names)}")
-    unknown = [name for name in names if name not in joint_names]
-    missing = [name for name in joint_names if name not in names]
-    if unknown or missing or len(set(names)) != len(names):
-        raise ValueError(f"joint_names {names} must list each of {list(joint_names)} once "
-                         f"(unknown: {unknown}, missing: {missing})")
-    if fields['positions'] is None:
-        raise ValueError(f"no points, or not every point has {len(names)} positions")
-    source = [names.index(name) for name in joint_names]
-    positions = fields['positions'][:, source]
-    velocities = None if fields['velocities'] is None else fields['velocities'][:, source]
-    accelerations = None if velocities is None or fields['accelerations'] is None \
-        else fields['accelerations'][:, source]
-    return positions, velocities, accelerations
+            self._publish_command(np.clip(gravity_torques(self.model, self.held_q, self.gravity), -limit, limit))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -45,29 +45,20 @@ import numpy as np
 from geometry_msgs.msg import Twist, WrenchStamped
 from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control.contact_inverse_dynamics import ContactForceError
 from ..control.gait import GaitController
 from ..control.joint_states import JointStateMapper, plausibility_bounds
-from ..control.references import TrajectoryReference
 from ..control.standing import MODES, StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, GuardedNode, JointGains, ModelSource, Param, StateAnswers, Throttle, as_float,
-                    as_vector, choice, contact_point, declare_parameters, default_as_none, joint_order, positive,
-                    positive_integer, run, semantic_description, stamp_nanoseconds, stamp_seconds, stance)
-from .computed_torque_controller import TrajectoryWorker, checked_columns
-from .diagnostics import OK, WARN, Diagnostics, warnings_by_kind
-
-
-def _non_negative(name, value):
-    value = as_float(name, value)
-    if value < 0:
-        raise ConfigurationError(f"parameter {name!r} must not be negative, got {value}")
-    return value
+from .common import (ConfigurationError, Param, Throttle, as_float, as_vector, choice, contact_point,
+                     default_as_none, joint_order, non_negative, positive, positive_integer, run, semantic_description,
+                     stamp_seconds, stance)
+from .controller_base import AUTOSTART, ControllerBase
+from .diagnostics import OK, WARN, warnings_by_kind
+from .joint_trajectories import TrajectoryWorker, trajectory_reference
 
 
 GAIN_TERMS = {'p': 'kp', 'd': 'kd'}   # gains.<joint>.<term> (joint_trajectory_controller's names) -> parameter
@@ -87,9 +78,9 @@ PARAMETERS = (
     Param('contact_topics', '', "topic prefix of the feet's contact forces (e.g. '/simulator/contact/' for "
                                 "<prefix><link>); empty: contact by the controller's own kinematics"),
     Param('contact_force', 1.0, 'N: a foot whose normal contact force exceeds this is in contact (contact_topics)',
-          _non_negative),
-    Param('kp', 400.0, 'position gain of base and joints, 1/s^2', _non_negative, runtime=True),
-    Param('kd', 40.0, 'velocity gain of base and joints, 1/s', _non_negative, runtime=True),
+          non_negative),
+    Param('kp', 400.0, 'position gain of base and joints, 1/s^2', non_negative, runtime=True),
+    Param('kd', 40.0, 'velocity gain of base and joints, 1/s', non_negative, runtime=True),
     Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
           choice(*MODES), runtime=True),
     Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
@@ -104,9 +95,10 @@ PARAMETERS = (
                                                        'the leg length'),
     Param('max_acceleration', Parameter.Type.DOUBLE_ARRAY, 'trot: largest rate of the velocity followed, per '
                                                            'second; empty: max_velocity / gait_period'),
-    Param('gait_period', 0.0, 's of a trot cycle; 0: 2 sqrt(leg length / g)', _non_negative),
+    Param('gait_period', 0.0, 's of a trot cycle; 0: 2 sqrt(leg length / g)', non_negative),
     Param('duty_factor', 0.6, 'share of the period each foot is in stance (0.5-1, exclusive)', positive),
-    Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', _non_negative),
+    Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', non_negative),
+    AUTOSTART,
 )
 
 
@@ -127,40 +119,21 @@ def warm_up(controller):
         pass   # a posture the feet cannot hold: the solver was set up all the same
 
 
-class LeggedControllerNode(GuardedNode):
+class LeggedControllerNode(ControllerBase):
+    gain_terms = GAIN_TERMS
+    rejected_what = 'messages'
+
     def __init__(self) -> None:
-        super().__init__('legged_controller')
-        self.controller = None
-        p = declare_parameters(self, PARAMETERS, self._apply_settings)
-        self.params = p
-        self.settings = {name: p[name] for name in ('kp', 'kd', 'mode')}
-        self.gains = None   # {term: array in `joints` order}: the joints' gains in use, once the model is known
-        self.joint_gains = JointGains(self, GAIN_TERMS, self._apply_joint_gains)
-        self.throttle = Throttle(self.get_logger())
-        self.commands = self.rejected = 0
+        super().__init__('legged_controller', PARAMETERS)
         self.contact_subscribed = set()
-        # Trajectories become references on a worker thread; the control timer swaps the newest in.
+        # Trajectories become references on a worker thread; the update swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         self.srdf = semantic_description(self)
-        ModelSource(self, self._start, root_joint_default='floating', with_urdf=True, srdf=self.srdf)
+        self._load_model(root_joint_default='floating', with_urdf=True, srdf=self.srdf)
 
-    def _apply_settings(self, changes):
-        """kp or kd set at run time sets the base's and every joint's gain (and gains.<joint>.p or .d)."""
-        settings, changed = dict(self.settings, **changes), {}
-        if self.controller is not None:
-            changed = {term: np.full(len(self.index), settings[parameter]) for term, parameter in GAIN_TERMS.items()
-                       if parameter in changes}
-            self.gains = {**self.gains, **changed}
-            self.controller.kp, self.controller.kd = self._gain_vectors(settings, self.gains)
-            self.controller.set_mode(settings['mode'])
-        self.settings = settings
-        if changed:
-            self.joint_gains.mirror(changed)
-
-    def _apply_joint_gains(self, gains):
-        """gains.<joint>.p or .d set at run time: {term: array in `joints` order}, each checked (common.joint_gain)."""
-        self.controller.kp, self.controller.kd = self._gain_vectors(self.settings, gains)
-        self.gains = gains
+    def _use(self, settings, gains):
+        self.controller.kp, self.controller.kd = self._gain_vectors(settings, gains)
+        self.controller.set_mode(settings['mode'])
 
     def _gain_vectors(self, settings, gains):
         """(kp, kd) per coordinate of v, as StandingController's (1) takes them: the base's from the kp and kd
@@ -178,7 +151,7 @@ class LeggedControllerNode(GuardedNode):
         it); the first model creates the ROS interfaces."""
         if model.fixed_base or model.nq != model.nv + 1:
             raise ConfigurationError(f"robot {model.name!r} has no floating base: set root_joint to 'floating'")
-        p = self.params
+        p = self.parameters
         joint_names, index = joint_order(model, p['joints'])
         gains = self.joint_gains.declare(joint_names, {term: np.full(len(joint_names), float(self.settings[parameter]))
                                                        for term, parameter in GAIN_TERMS.items()})
@@ -222,7 +195,7 @@ class LeggedControllerNode(GuardedNode):
         self.mapper = JointStateMapper(model.joint_names, bounds=self.bounds)
         self.trajectories.drop()   # a trajectory in the worker is for the old model
         self.applied = None        # the worker's hand-over the controller follows
-        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints, stamp ns)
+        self.joint_state = None   # (monotonic receipt time, stamp s, q joints, v joints)
         self.odometry = None      # (monotonic receipt time, stamp s, q base (7), v base (6))
         feet = sorted({foot.link for foot in controller.feet})
         self.contact_forces = {link: None for link in feet}   # link -> (monotonic receipt time, stamp s, normal force N)
@@ -231,17 +204,13 @@ class LeggedControllerNode(GuardedNode):
         self.reference_start = None   # s: the joint-state stamp at which the reference's t = 0
         self.started = False
         self.touched_down = False   # contact_topics: a foot has reported contact
-        self.compute_time_msg = Float64()
-        if first:
-            self.command_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
-            self.compute_time_pub = self.create_publisher(Float64, '~/compute_time_us', 10)
-            self.create_subscription(JointState, 'joint_states', self._on_joint_state, 1)
+        if first:   # stale inputs are not commanded on (_answer): no stale timer
+            self._create_controller_interfaces(self._on_joint_state, 'legged control', stale_timer=False)
             self.create_subscription(Odometry, 'odom', self._on_odometry, 1)
             self.create_subscription(JointTrajectory, '~/joint_trajectory', self._on_trajectory, 10, raw=True)
             self.create_subscription(Twist, '~/cmd_vel', self._on_cmd_vel, 10)
-            self.diagnostics = Diagnostics(self, 'legged control', self._diagnostic_status, lambda: self.model.name)
         self.problem = None   # why the last state got no command (stale inputs, no feasible contact forces), if so
-        self.answers = StateAnswers(self.command_pub, len(self.index), self.throttle)
+        self._answer_states()
         if p['contact_topics']:
             for link in feet:
                 if link not in self.contact_subscribed:
@@ -252,14 +221,11 @@ class LeggedControllerNode(GuardedNode):
                                f"each state once, feet {feet}, friction {p['friction']:g}")
 
     def _on_joint_state(self, msg):
-        try:
-            q, v = self.mapper.map(msg.name, msg.position, msg.velocity)
-        except ValueError as e:
-            self.rejected += 1
-            self.throttle.warn(Throttle.reason(e), f"rejected joint state: {e}")
+        state = self._map_joint_state(msg)
+        if state is None:
             return
-        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy(),
-                            stamp_nanoseconds(msg.header.stamp))
+        q, v = state
+        self.joint_state = (time.monotonic(), stamp_seconds(msg.header.stamp), q.copy(), v.copy())
         self._answer()
 
     def _on_odometry(self, msg):
@@ -288,7 +254,7 @@ class LeggedControllerNode(GuardedNode):
 
     def _walk_command(self, now):
         """The trot's command: the last ~/cmd_vel, zero once older than `cmd_vel_timeout`."""
-        if self.cmd_vel is None or now - self.cmd_vel[0] > self.params['cmd_vel_timeout']:
+        if self.cmd_vel is None or now - self.cmd_vel[0] > self.parameters['cmd_vel_timeout']:
             return (0.0, 0.0, 0.0)
         return self.cmd_vel[1]
 
@@ -306,12 +272,12 @@ class LeggedControllerNode(GuardedNode):
     def _feet_in_contact(self, now):
         """The feet whose contact force exceeds `contact_force`; None without `contact_topics` (contact by the
         controller's kinematics). StaleState where a foot's force is missing or stale (_stale)."""
-        if not self.params['contact_topics']:
+        if not self.parameters['contact_topics']:
             return None
         if any(entry is None or self._stale(entry, now) for entry in self.contact_forces.values()):
             raise StaleState("contact forces are missing or stale")
         in_contact = {link for link, (_, _, force) in self.contact_forces.items()
-                      if force > self.params['contact_force']}
+                      if force > self.parameters['contact_force']}
         if not (self.touched_down or in_contact):
             raise StaleState("no foot has reported contact yet (waiting for the first contact forces)")
         self.touched_down = True
@@ -323,7 +289,7 @@ class LeggedControllerNode(GuardedNode):
         if self.joint_state is None:
             self.throttle.warn('early trajectory', "rejected joint trajectory: no joint state yet")
             return
-        if self.params['gait'] != 'stand':
+        if self.parameters['gait'] != 'stand':
             self.throttle.warn('trajectory while walking', "rejected joint trajectory: followed with gait 'stand' "
                                                            "only")
             return
@@ -332,16 +298,12 @@ class LeggedControllerNode(GuardedNode):
     def _trajectory_reference(self, names, times, fields):
         """On the worker: the joint TrajectoryReference in model order (checked_columns, as the computed-torque
         controller takes it)."""
-        positions, velocities, accelerations = checked_columns(names, times, fields, self.model.joint_names,
-                                                               self.bounds, self.params['max_trajectory_points'])
-        if times[0] > 0:
-            now = self.controller.reference.sample(self._reference_time()) if self.controller.reference \
-                else (self.joint_state[2], np.zeros(len(names)), np.zeros(len(names)))
-            times = np.concatenate([[0.0], times])
-            positions = np.vstack([now[0], positions])
-            velocities = None if velocities is None else np.vstack([now[1], velocities])
-            accelerations = None if accelerations is None else np.vstack([now[2], accelerations])
-        return TrajectoryReference(times, positions, velocities, accelerations)
+        def start():
+            if self.controller.reference:
+                return self.controller.reference.sample(self._reference_time())
+            return self.joint_state[2], np.zeros(len(names)), np.zeros(len(names))
+        return trajectory_reference(names, times, fields, self.model.joint_names, self.bounds,
+                                    self.parameters['max_trajectory_points'], start)
 
     def _take_newest_trajectory(self):
         """Follow the trajectory the worker built last, if the controller does not yet (a trajectory stamped zero
@@ -361,7 +323,7 @@ class LeggedControllerNode(GuardedNode):
 
     def _inputs(self):
         """(joint state, odometry, contact force of each foot with `contact_topics`): the entries an update reads."""
-        if not self.params['contact_topics']:
+        if not self.parameters['contact_topics']:
             return self.joint_state, self.odometry
         return (self.joint_state, self.odometry, *self.contact_forces.values())
 
@@ -374,12 +336,12 @@ class LeggedControllerNode(GuardedNode):
             received = max(e[0] for e in self._inputs() if e is not None and e[1] == stamp)
         else:
             received = entry[0]
-        return now - received > self.params['state_timeout']
+        return now - received > self.parameters['state_timeout']
 
     def _answer(self):
         """One update once every input has been received since the last update (each message makes a new entry),
         from those alone, all fresh; until then the last command stands."""
-        if self.joint_state is None or self.odometry is None:
+        if not self.active or self.joint_state is None or self.odometry is None:
             return
         inputs = self._inputs()
         if self.answered is not None and (inputs[0] is self.answered[0] or inputs[1] is self.answered[1]):
@@ -410,7 +372,7 @@ class LeggedControllerNode(GuardedNode):
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             self.problem = f"no command: {e}"
             return
-        if not self.answers.publish(self.joint_state[4], tau[self.index]):
+        if not self._publish_efforts(tau[self.index]):
             return
         self.commands += 1
         self.problem = None
@@ -418,25 +380,18 @@ class LeggedControllerNode(GuardedNode):
             self.started = True
             self.get_logger().info(f"standing: {len(self.controller.contacts)} feet in contact, base at height "
                                    f"{q[2]:.3f} m, mode {self.controller.mode}")
-        self.compute_time_msg.data = (time.perf_counter() - started) * 1e6
-        self.compute_time_pub.publish(self.compute_time_msg)
+        self._publish_compute_time(started)
 
     def _diagnostic_status(self):
         """/diagnostics: commands per second over the last period, and the counts since the start."""
-        values = {'commands per second': self.diagnostics.rate('commands', self.commands), 'commands': self.commands,
-                  'rejected messages': self.rejected, **warnings_by_kind(self.throttle)}
-        if self.joint_state is not None and time.monotonic() - self.joint_state[0] > self.params['state_timeout']:
+        values = {**self._diagnostic_values(), **warnings_by_kind(self.throttle)}
+        if self.joint_state is not None and time.monotonic() - self.joint_state[0] > self.parameters['state_timeout']:
             return WARN, 'joint states stale: not commanding', values
         if self.problem is not None:
             return WARN, self.problem[:200], values
         if not self.started:
             return OK, 'waiting for joint states and odometry', values
         return OK, f"{self.controller.mode} control", values
-
-    def summary(self):
-        if self.controller is None:
-            return "no model was loaded"
-        return f"{self.commands} commands, {self.rejected} rejected messages"
 
 
 def main(args: list[str] | None = None) -> int:
