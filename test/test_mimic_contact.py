@@ -1,8 +1,13 @@
 """Ground contact on a model with coupled mimic joints (issue 41): the contact rows are the tree's J times the
-coupling G, so the Delassus matrix is J G M^-1 G^T J^T on the reduced coordinates and the same solver takes it."""
+coupling G, so the Delassus matrix is J G M^-1 G^T J^T on the reduced coordinates and the same solver takes it. And
+the commands that do not take coupled joints say so, naming --no-mimic."""
+import os
+
 import numpy as np
 import pytest
+import yaml
 
+from conftest import TEST_DIR, assert_one_line_error, cli
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.model.collision import contact_points_from_urdf
 from robot_dynamics_ros.simulation.simulator import Simulator
@@ -81,3 +86,19 @@ def test_coupled_gripper_placed_into_the_ground_is_projected_out():
     assert coupled.contact.lowest_height(coupled.q) > -1e-6   # the step's linearisation leaves nanometres
     positions, _ = coupled.model.joint_positions(coupled.q, coupled.qd)
     assert positions[1] == -positions[0]   # right_finger = -left_finger
+
+
+def test_commands_name_no_mimic_where_coupled_joints_are_not_taken(tmp_path):
+    """bringup's legged controller does not take coupled mimic joints, and record refuses a trajectory that names
+    one (excited with --no-mimic): each one line, exit 2, naming --no-mimic."""
+    arm = os.path.join(TEST_DIR, 'urdf', 'mimic_gripper.urdf')
+    assert_one_line_error(cli('bringup', '--urdf', arm, '--root-joint', 'floating'),
+                          'legged controller', '--no-mimic')
+    pytest.importorskip('rclpy')
+    pytest.importorskip('rosbags')
+    names = ['shoulder', 'elbow', 'wrist', 'left_finger', 'right_finger', 'right_tip', 'counterweight']
+    trajectory = tmp_path / 'traj.yaml'
+    trajectory.write_text(yaml.safe_dump({'trajectory_publisher': {'ros__parameters': {
+        'joints': names, 'waypoint_times': [0.0, 1.0], 'waypoints': [0.0] * 2 * len(names)}}}))
+    assert_one_line_error(cli('record', str(trajectory), '-o', str(tmp_path / 'rec'), '--urdf', arm),
+                          "mimic joints ['counterweight', 'right_finger', 'right_tip']", '--no-mimic')
