@@ -50,3 +50,25 @@ def test_cartesian_demo_tracks_the_circle_on_panda_with_hand(tmp_path):
     effector) on the circle within the issue's 2 mm, and around it."""
     summary, _ = bringup(tmp_path, '--controller', 'cartesian', '--duration', '8')
     assert_tracked_the_circle(summary)
+
+
+def test_coupled_gripper_stands_on_the_ground_in_bringup(tmp_path):
+    """`bringup --root-joint floating --controller none` on a floating gripper whose fingers <mimic> couples
+    (test_mimic_contact.py): the simulator node, coupled by default, holds it on its fingertips; with --no-mimic the
+    nodes are told mimic:=false (the simulator's log says the finger is a joint of its own)."""
+    from test_mimic_contact import GRIPPER
+    urdf = tmp_path / 'gripper.urdf'
+    urdf.write_text(GRIPPER)
+    for flags in ([], ['--no-mimic']):
+        report = tmp_path / 'report.json'
+        result = subprocess.run(
+            [sys.executable, '-m', 'robot_dynamics_ros.cli', 'bringup', '--urdf', str(urdf), '--root-joint',
+             'floating', '--controller', 'none', '--duration', '1', '--isolated', '--domain-id',
+             str(domain_id(__name__)), '--report', str(report), '--startup-timeout', str(STARTUP), *flags],
+            capture_output=True, text=True, timeout=600, cwd=ROOT)
+        assert result.returncode == 0, result.stdout + result.stderr
+        summary = json.loads(report.read_text())
+        assert summary['sim_time'] >= 1.0 and summary['ignored_joint_states'] == 0, result.stdout
+        log_dir = result.stdout.split('logs in ')[1].split()[0]
+        with open(f'{log_dir}/simulator.log') as f:
+            assert ('independent degree of freedom' in f.read()) == bool(flags)
