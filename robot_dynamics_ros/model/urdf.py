@@ -8,7 +8,8 @@ in ``model.frames``. The root link is fixed to the world, or joined to it by ``r
 is a coupled coordinate by default, q = multiplier q_master + offset (``mimic.py``; a mimic of a mimic resolves to
 the root master), as in MoveIt, gz, MuJoCo (an equality constraint) and Pinocchio's ``buildModelFromUrdf(filename,
 mimic=True)``: nq and nv count the independent joints. With ``mimic=False`` (Pinocchio's default) it is an
-independent degree of freedom (a warning says so) and the relation is only recorded in ``model.mimic``. Anything else that cannot be modelled raises URDFError naming the element.
+independent degree of freedom (a warning says so) and the relation is only recorded in ``model.mimic``. Anything
+else that cannot be modelled raises URDFError naming the element.
 
 The contract: whatever ``load_urdf`` returns runs. Every number is checked (finite, within physical
 bounds, non-negative where it must be), so inverse dynamics is finite at every state within the limits.
