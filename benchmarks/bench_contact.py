@@ -85,7 +85,8 @@ def load(name):
             stance = BUNDLED_STANCE
         else:
             urdf, srdf = (os.path.join(robots_folder(), path) for path in (urdf, srdf))
-            model = load_urdf(urdf, root_joint='floating')
+            # TALOS's grippers as free joints, as MuJoCo's model of it (mujoco_model.py) and the one-call step take them
+            model = load_urdf(urdf, root_joint='floating', mimic=False)
             stance = stance_configuration(model, load_srdf(srdf))[1][model.joint_q_index]
         points = contact_points_from_urdf(urdf)
     return urdf, model, points, stance, *pd_gains(model, stance, kp, kd, capped=name in MESH_ROBOTS)

@@ -1,5 +1,5 @@
 """A humanoid on its mesh soles (issue 39): PAL Robotics' TALOS (example-robot-data's talos_full_v2, 93.3 kg, 44
-joints on a free-flyer root) stands for 2 s in its SRDF ``half_sitting`` posture under a joint PD, on contact points
+joints on a free-flyer root, 32 degrees of freedom with its grippers' 12 mimic joints coupled: the default) stands for 2 s in its SRDF ``half_sitting`` posture under a joint PD, on contact points
 from its collision meshes (``model/collision.py``: 32 hull vertices per sole). Its trunk holds the static deflection
 that the PD's stiffness predicts, the feet carry its weight, and no step takes the interior-point solver."""
 import warnings
@@ -34,7 +34,7 @@ KP, KD = 1e4, 100.0
 def talos():
     """(model on a free-flyer root, contact points, the SRDF's half_sitting joint positions)."""
     urdf = example_robot_data('talos_data/robots/talos_full_v2.urdf')
-    with warnings.catch_warnings():   # mimic joints made independent, large meshes reduced
+    with warnings.catch_warnings():   # large meshes reduced
         warnings.simplefilter('ignore', URDFWarning)
         model = load_urdf(urdf, root_joint='floating')
         name, q, _ = stance_configuration(model, load_srdf(example_robot_data('talos_data/srdf/talos.srdf')))
@@ -98,7 +98,7 @@ def test_talos_stands_in_half_sitting_on_its_mesh_soles_holding_the_pds_static_d
           f"{1e3 * heights.min():.3f}..{1e3 * heights.max():.3f} mm (static deflection {1e3 * displacement[2]:.3f}), "
           f"pitch {np.degrees(angles[:, 1]).min():.3f}..{np.degrees(angles[:, 1]).max():.3f} deg (static "
           f"{np.degrees(rotation[1]):.3f}); mean vertical force {np.mean(vertical):.4f} N, expected {expected:.4f}, "
-          f"m g {mass * G:.4f}; solves {sim.contact.solves}, left to the staged path {sim.contact_step.fallbacks}")
+          f"m g {mass * G:.4f}; solves {sim.contact.solves}")
     assert np.abs(heights - displacement[2]).max() < 2e-3
     assert np.degrees(np.abs(angles - rotation).max()) < 1.0
     assert max(off_feet) == 0.0

@@ -10,6 +10,7 @@ import pytest
 from conftest import ROOT, example_robot_data
 
 from robot_dynamics_ros import fast, load_urdf
+from robot_dynamics_ros.model.urdf import parse_urdf
 from robot_dynamics_ros.algorithms import (aba, crba, frame_jacobian, frame_placement, kinetic_energy,
                                            potential_energy, rnea)
 from robot_dynamics_ros.errors import URDFError, URDFWarning
@@ -127,6 +128,16 @@ def test_gripper_model_counts_independent_joints_and_resolves_chains(gripper, gr
     assert (gripper.lower[3], gripper.upper[3]) == (0.0, 0.04)
     assert gripper.damping[3] == pytest.approx(1.0 + 1.0)       # left 1.0 + (-1)^2 right 1.0
     assert gripper.friction[3] == pytest.approx(0.5 + 0.5)
+
+
+def test_mimic_joints_are_coupled_by_default():
+    """load_urdf and parse_urdf couple <mimic> joints unless told mimic=False, as MoveIt, gz and MuJoCo do, and
+    say nothing about it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')   # no warning: nothing to say about a coupled joint
+        model, parsed = load_urdf(GRIPPER), parse_urdf(open(GRIPPER).read())
+    assert model.nv == parsed.nv == 4 and model.coupling is not None and parsed.coupling is not None
+    assert model.joint_names == ('shoulder', 'elbow', 'wrist', 'left_finger')
 
 
 def test_gripper_mimic_false_warns_and_keeps_every_joint_free():

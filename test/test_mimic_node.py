@@ -15,7 +15,7 @@ def test_simulator_node_publishes_mimic_joints_and_refuses_their_commands(ros_do
     states = []
     probe.node.create_subscription(JointState, 'joint_states', states.append, 100)
     commands = probe.node.create_publisher(JointState, 'simulator/joint_commands', 10)
-    sim = start('simulator', params=[('urdf_file', GRIPPER), ('publish_rate', 100.0), ('mimic', True)])
+    sim = start('simulator', params=[('urdf_file', GRIPPER), ('publish_rate', 100.0)])   # coupled by default
     assert probe.spin_until(lambda: states, 60.0), sim.log()
     model = load_urdf(GRIPPER, mimic=True)
     assert list(states[-1].name) == list(model.joint_names) + ['right_finger', 'right_tip', 'counterweight']

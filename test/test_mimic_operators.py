@@ -191,18 +191,25 @@ def test_identification_of_panda_with_hand_from_pinocchio_mimic_torques():
 
 
 def test_base_params_command_with_mimic(capsys):
-    """`robot-dynamics base-params panda.urdf --mimic`: the 8 coupled joints and the count of the coupled model;
-    with --method closed-form it is one line and exit code 2."""
+    """`robot-dynamics base-params panda.urdf` (coupled by default, as with --mimic): the 8 coupled joints and the
+    count of the coupled model; --no-mimic the 9 joints of the tree; --method closed-form on the coupled model is one
+    line and exit code 2."""
     path = example_robot_data(PUBLIC['panda'][0])
     expected = len(numeric_base_parameters(load_urdf(path, mimic=True)))
     with warnings.catch_warnings():
         warnings.simplefilter('error')   # coupled: no warning that the mimic joint is a degree of freedom
+        assert main(['base-params', path]) == 0
+        out = capsys.readouterr().out
         assert main(['base-params', path, '--mimic']) == 0
-    out = capsys.readouterr().out
+        assert capsys.readouterr().out == out
     assert "robot 'panda': 8 joints" in out and f"{expected} base parameters of 90 standard" in out
-    assert main(['base-params', path, '--mimic', '--method', 'closed-form']) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')   # the mimic joint is a degree of freedom: said in a warning
+        assert main(['base-params', path, '--no-mimic']) == 0
+    assert "robot 'panda': 9 joints" in capsys.readouterr().out
+    assert main(['base-params', path, '--method', 'closed-form']) == 2
     err = capsys.readouterr().err
-    assert err.count('\n') == 1 and '--mimic needs --method numeric' in err
+    assert err.count('\n') == 1 and 'coupled <mimic> joints need --method numeric' in err and '--no-mimic' in err
 
 
 def test_identify_refuses_a_coupled_friction_urdf_in_one_line(tmp_path, capsys):
@@ -210,10 +217,10 @@ def test_identify_refuses_a_coupled_friction_urdf_in_one_line(tmp_path, capsys):
     joints' own: refused before anything is read or written."""
     path = example_robot_data(PUBLIC['panda'][0])
     out, urdf_out = tmp_path / 'params.yaml', tmp_path / 'identified.urdf'
-    assert main(['identify', path, str(tmp_path / 'missing.csv'), '-o', str(out), '--mimic', '--friction',
-                 '--urdf-out', str(urdf_out)]) == 2
+    assert main(['identify', path, str(tmp_path / 'missing.csv'), '-o', str(out), '--friction',
+                 '--urdf-out', str(urdf_out)]) == 2   # coupled by default
     err = capsys.readouterr().err
-    assert err.count('\n') == 1 and '--urdf-out with --mimic --friction' in err
+    assert err.count('\n') == 1 and '--urdf-out with --friction and coupled <mimic> joints' in err
     assert not out.exists() and not urdf_out.exists()
 
 

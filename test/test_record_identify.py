@@ -9,6 +9,7 @@ its value lies within 2 % of the URDF's. That the estimate means something is ch
 simulated in process: torque error below 1 % (the effort noise of the noisy tests; noise-free it is ~1e-6), for
 the base parameters and for the physically consistent URDF that identify writes.
 """
+import os
 import subprocess
 import sys
 
@@ -110,3 +111,28 @@ def test_the_recorder_counts_joint_states_lost_between_recorded_ones():
         assert recorder.lost() == 4
     finally:
         recorder.close()
+
+
+def test_record_couples_mimic_joints_by_default(tmp_path, capsys):
+    """excite -> record -> identify with the defaults on an arm whose gripper's fingers are coupled by <mimic>
+    joints (test/urdf/mimic_gripper.urdf): the trajectory names the independent joints, the recording holds every
+    joint with each mimic joint at multiplier q_master + offset, and identify runs on it."""
+    gripper = os.path.join(ROOT, 'test', 'urdf', 'mimic_gripper.urdf')
+    traj, bag, params = tmp_path / 'traj.yaml', tmp_path / 'rec', tmp_path / 'params.yaml'
+    assert cli_main(['excite', gripper, '-o', str(traj), '--duration', '2', '--harmonics', '2',
+                     '--budget', '600', '--max-evaluations', '50']) == 0
+    model = load_urdf(gripper)
+    names = yaml.safe_load(traj.read_text())['trajectory_publisher']['ros__parameters']['joints']
+    assert names == list(model.joint_names) == ['shoulder', 'elbow', 'wrist', 'left_finger']
+    record = subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', 'record', str(traj), '-o', str(bag),
+                             '--urdf', gripper, '--domain-id', str(domain_id(23))], cwd=ROOT,
+                            env=isolated_ros_env(domain_id(23)), capture_output=True, text=True, timeout=300)
+    print(record.stdout, record.stderr)
+    assert record.returncode == 0
+    recording = load_recording(bag)
+    q = {name: recording.q[:, recording.joint_names.index(name)] for name in recording.joint_names}
+    for joint, (master, multiplier, offset) in model.mimic.items():   # mimic of a mimic: resolved to left_finger
+        np.testing.assert_allclose(q[joint], multiplier * q[master] + offset, rtol=0, atol=1e-12)
+    assert np.ptp(q['left_finger']) > 0.01   # the fingers moved
+    assert cli_main(['identify', gripper, str(bag), '-o', str(params)]) == 0
+    capsys.readouterr()

@@ -253,11 +253,11 @@ def test_missing_file_and_wrong_root_element():
         load_urdf('<model name="x"/>')
 
 
-def test_mimic_joint_is_coupled_with_mimic_true_else_an_independent_dof_with_a_warning():
-    model = load_urdf(os.path.join(BAD_URDF_DIR, 'mimic.urdf'), mimic=True)
+def test_mimic_joint_is_coupled_by_default_else_with_mimic_false_an_independent_dof_with_a_warning():
+    model = load_urdf(os.path.join(BAD_URDF_DIR, 'mimic.urdf'))
     assert model.nv == 1 and model.joint_names == ('joint1',)
     with pytest.warns(UserWarning, match="joint 'joint2' mimics 'joint1'"):
-        model = load_urdf(os.path.join(BAD_URDF_DIR, 'mimic.urdf'))
+        model = load_urdf(os.path.join(BAD_URDF_DIR, 'mimic.urdf'), mimic=False)
     assert model.nv == 2
     assert model.mimic == {'joint2': ('joint1', 2.0, 0.0)}
 

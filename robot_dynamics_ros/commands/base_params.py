@@ -21,17 +21,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='add a rotor inertia (Ia) per joint; the URDF has none, so its value is 0')
     parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
-    parser.add_argument('--mimic', action='store_true',
+    parser.add_argument('--mimic', action=argparse.BooleanOptionalAction, default=True,
                         help="couple each URDF <mimic> joint to its master (q_m = multiplier q_master + offset): "
-                             "base parameters of the independent joints (numeric method only);"
-                             " default: every joint is a degree of freedom")
+                             "base parameters of the independent joints (numeric method only; the default); "
+                             "--no-mimic: every joint is a degree of freedom")
 
 
 def run(args: argparse.Namespace) -> int:
     path = args.urdf or bundled_urdf()
-    if args.mimic and args.method == 'closed-form':
-        raise ValueError("--mimic needs --method numeric: the closed form covers serial chains")
     model = load_urdf(path, mimic=args.mimic)
+    if model.coupling is not None and args.method == 'closed-form':
+        raise ValueError("coupled <mimic> joints need --method numeric (the closed form covers serial chains), or "
+                         "--no-mimic")
     extras = dict(rotor_inertia=args.rotor_inertia, viscous=args.friction, coulomb=args.friction)
     try:
         if args.method == 'numeric':

@@ -68,9 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="'auto': the computed-torque controller for a fixed base, the legged controller for a "
                              "floating one; 'cartesian': the Cartesian controller following a circle (fixed base); "
                              "'none': the simulator alone, zero effort")
-    parser.add_argument('--mimic', action='store_true',
+    parser.add_argument('--mimic', action=argparse.BooleanOptionalAction, default=True,
                         help="couple each URDF <mimic> joint to its master (the nodes' parameter mimic: a gripper's "
-                             "fingers move as one joint); default: every joint is a degree of freedom of its own")
+                             "fingers move as one joint; the default); --no-mimic: every joint is a degree of "
+                             "freedom of its own")
     parser.add_argument('--cmd-vel', type=velocity_command, default=None, metavar='VX,VY,WZ',
                         help='floating base: the legged controller trots (gait trot); stand 1 s, then walk at this '
                              'velocity (m/s, m/s, rad/s in the base frame, on /legged_controller/cmd_vel); the '
@@ -270,10 +271,11 @@ def run(args: argparse.Namespace) -> int:
     if args.cmd_vel is not None and (args.root_joint is None or args.controller != 'auto'):
         raise ValueError("--cmd-vel walks a robot on the ground under the legged controller: give --root-joint "
                          "floating (or an SRDF with a floating virtual_joint)")
-    if args.mimic and (args.root_joint or args.controller == 'none'):
-        raise ValueError("--mimic is for the computed-torque and Cartesian controllers (a fixed base)")
     model = load_urdf(urdf, root_joint=args.root_joint,  # a URDF the nodes cannot run with fails here, in one line
                       mimic=args.mimic)
+    if model.coupling is not None and args.root_joint and args.controller == 'auto':
+        raise ValueError(f"the legged controller does not take coupled <mimic> joints yet "
+                         f"({', '.join(sorted(model.mimic))}): give --no-mimic")
     if srdf is not None:
         stance_configuration(model, srdf)   # an SRDF that does not fit the URDF too
     algorithms.aba(model, model.neutral(), np.zeros(model.nv), np.zeros(model.nv))  # the simulator's forward dynamics
@@ -302,8 +304,8 @@ def run(args: argparse.Namespace) -> int:
     ros_args = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     if args.srdf:
         ros_args += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
-    if args.mimic:
-        ros_args += ['-p', 'mimic:=true']
+    if not args.mimic:
+        ros_args += ['-p', 'mimic:=false']
     if args.gravity is not None:
         ros_args += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
     node_args = {name: ros_args for name in NODES}

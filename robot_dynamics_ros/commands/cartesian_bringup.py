@@ -143,8 +143,8 @@ def run(args: argparse.Namespace, model: Model, urdf: str, files: list, env: dic
     common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     if args.gravity is not None:
         common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
-    if args.mimic:
-        common += ['-p', 'mimic:=true']
+    if not args.mimic:
+        common += ['-p', 'mimic:=false']
     node_args = {name: common for name in NODES}
     if args.sync == 'lockstep':   # (see LOCKSTEP_STATE_TIMEOUT)
         node_args['cartesian_controller'] = common + ['-p', f'state_timeout:={LOCKSTEP_STATE_TIMEOUT}']

@@ -23,10 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--position-margin', type=float_in(0, 0.5, high_open=True), default=0.1,
                         help='fraction of each joint range kept free at both ends')
     parser.add_argument('--seed', type=int_in(0), default=0, help='seed of the initial Fourier coefficients')
-    parser.add_argument('--mimic', action='store_true',
+    parser.add_argument('--mimic', action=argparse.BooleanOptionalAction, default=True,
                         help="couple each URDF <mimic> joint to its master (q_m = multiplier q_master + offset): "
-                             "excite the independent joints (the trajectory names only those);"
-                             " default: every joint is a degree of freedom")
+                             "excite the independent joints (the trajectory names only those; the default); "
+                             "--no-mimic: every joint is a degree of freedom")
     parser.add_argument('--max-evaluations', type=int_in(1), default=None,
                         help='stop after this many objective evaluations (reproducible, unlike the time budget)')
 

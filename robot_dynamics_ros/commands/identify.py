@@ -44,19 +44,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='fraction of the equations, at the end, held out to compare torque errors')
     parser.add_argument('--gravity', type=finite_float, nargs=3, default=None, metavar=('X', 'Y', 'Z'),
                         help='gravity in the root frame (default 0 0 -9.81)')
-    parser.add_argument('--mimic', action='store_true',
+    parser.add_argument('--mimic', action=argparse.BooleanOptionalAction, default=True,
                         help="couple each URDF <mimic> joint to its master (q_m = multiplier q_master + offset): "
-                             "identify on the independent joints (the recording's mimic joints are not read);"
-                             " default: every joint is a degree of freedom")
+                             "identify on the independent joints (the recording's mimic joints are not read; the "
+                             "default); --no-mimic: every joint is a degree of freedom")
     parser.add_argument('--urdf-out', type=writable_file, help='also write the URDF with physically consistent identified inertias '
                         "(needs cvxpy: the 'ident' extra)")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.mimic and args.friction and args.urdf_out:
-        raise ValueError("--urdf-out with --mimic --friction: a master's identified friction includes its mimic "
-                         "joints', which the URDF holds apart")
     model = load_urdf(args.urdf, mimic=args.mimic)
+    if model.coupling is not None and args.friction and args.urdf_out:
+        raise ValueError("--urdf-out with --friction and coupled <mimic> joints: a master's identified friction "
+                         "includes its mimic joints', which the URDF holds apart; give --no-mimic")
     try:
         recording = load_recording(args.data, args.topic).for_model(model)
     except ImportError as e:

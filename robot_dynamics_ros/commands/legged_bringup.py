@@ -209,6 +209,8 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
         common += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
     if args.gravity is not None:
         common += ['-p', f'gravity:={[float(g) for g in args.gravity]}']
+    if not args.mimic:
+        common += ['-p', 'mimic:=false']
     node_args = {'simulator': common + ['-p', f'wait_for_command:={controller is not None}',
                                         '-p', f'sync:={args.sync}']}
     if floating:
@@ -222,7 +224,7 @@ def run(args: argparse.Namespace, model: Model, urdf: str, env: dict) -> int:
     if args.view:
         node_args['viewer'] = common + view.viewer_node_args(args, args.root_joint)
 
-    recorder = BaseRecorder(model.name, model.joint_names, controller)
+    recorder = BaseRecorder(model.name, model.all_joint_names, controller)   # (the simulator names mimic joints too)
     if controller and args.cmd_vel is not None:
         walk_on_command(recorder, args.cmd_vel)
     stopping.catch()   # Ctrl-C, SIGTERM: recorded; spin_or_stop ends the run on them, the nodes are stopped

@@ -3,7 +3,8 @@
 Runs the simulator and the computed-torque controller (``resources.parameter_files``: any URDF runs without a
 config) as processes on the caller's ROS domain (or ``--domain-id``, ``--isolated``), and the
 trajectory_publisher with the trajectory file that ``robot-dynamics excite`` writes (waypoints, published to
-the controller's ~/joint_trajectory); the simulator starts at rest at the first
+the controller's ~/joint_trajectory), URDF <mimic> joints coupled to their masters unless ``--no-mimic`` (as the
+trajectory was excited: on a coupled model it names the independent joints); the simulator starts at rest at the first
 waypoint and applies the URDF's damping and Coulomb friction, as identification with --friction expects.
 This process records /joint_states (positions, velocities, applied efforts) into a rosbag2 directory until
 the trajectory has ended, then stops the nodes with SIGINT. The simulation starts only once the recorder hears
@@ -40,6 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the robot's SRDF (MoveIt's semantic description), passed to the nodes (srdf_file)")
     parser.add_argument('--config', default=None,
                         help='ROS 2 parameters YAML; overrides any parameter (default: none, all from the URDF)')
+    parser.add_argument('--mimic', action=argparse.BooleanOptionalAction, default=True,
+                        help="couple each URDF <mimic> joint to its master (the nodes' parameter mimic; the default, "
+                             "as excite's); --no-mimic: every joint is a degree of freedom of its own")
     add_domain_arguments(parser)
     parser.add_argument('--startup-timeout', type=float, default=60.0,
                         help='wall seconds to wait for the first joint state')
@@ -111,9 +115,16 @@ def run(args: argparse.Namespace) -> int:
         if args.config and not os.path.isfile(args.config):
             raise FileNotFoundError(f"config file not found: {os.path.abspath(args.config)}")
         names, times, waypoints = read_trajectory(args.trajectory)
-        model = load_urdf(urdf)
+        model = load_urdf(urdf, mimic=args.mimic)
         if args.srdf:
             stance_configuration(model, load_srdf(args.srdf))   # one line here for an SRDF that does not fit
+        coupled = sorted(set(names) & set(model.mimic)) if model.coupling is not None else []
+        if coupled:
+            raise ValueError(f"{args.trajectory} names the mimic joints {coupled}, which follow their masters here: "
+                             "excite it without --no-mimic, or record with --no-mimic")
+        missing = [name for name in model.joint_names if name not in names]
+        if missing:
+            raise ValueError(f"{args.trajectory} has no waypoints for the joints {missing}")
         initial = waypoints[0][[names.index(name) for name in model.joint_names]]
         env = loop_environment(args.domain_id, args.isolated)
     except (OSError, ValueError, RobotDynamicsError) as e:
@@ -125,6 +136,8 @@ def run(args: argparse.Namespace) -> int:
     common = [arg for file in files for arg in ('--params-file', file)] + ['-p', f'urdf_file:={urdf}']
     if args.srdf:
         common += ['-p', f'srdf_file:={os.path.abspath(args.srdf)}']
+    if not args.mimic:
+        common += ['-p', 'mimic:=false']
     start_time = 1.0  # trajectory_publisher's start_time default: the reference starts 1 s after receipt
     sim_seconds = start_time + times[-1] + SETTLE
     # Lockstep, a state every integration step: every state answered by its command whatever the machine's load,

@@ -57,10 +57,11 @@ class Coupling:
 def unsupported(model):
     """The ValueError of a computation that does not take coupled mimic joints yet."""
     return ValueError(f"model {model.name!r} couples mimic joints ({', '.join(sorted(model.mimic))}): this computation "
-                      "does not support them yet (ground contact, and the packed tables of the compiled kernels, which "
-                      "need a tree: pack model.tree; the dynamics algorithms, the fast path, identification, the "
-                      "controllers and the simulator without ground contact do); load_urdf(..., mimic=False) makes "
-                      "them independent joints")
+                      "does not support them yet (the legged controller, and the packed tables of the compiled "
+                      "kernels, which need a tree: pack model.tree; the dynamics algorithms, the fast path, "
+                      "identification, the computed-torque and Cartesian controllers and the simulator do); "
+                      "load_urdf(..., mimic=False) (the nodes' mimic:=false, the commands' --no-mimic) makes them "
+                      "independent joints")
 
 
 def couple(tree, mimic):

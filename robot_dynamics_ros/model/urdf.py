@@ -4,11 +4,12 @@ Revolute, continuous and prismatic joints are 1-DOF joints; floating joints (6 D
 the xy plane of the joint frame: the axis must be z, as Pinocchio reads them) have Pinocchio's layouts
 (``model.py``); fixed joints are merged into their parent body (inertia lumped) and their links stay addressable
 in ``model.frames``. The root link is fixed to the world, or joined to it by ``root_joint`` ('floating' or
-'planar', named 'root_joint', as Pinocchio's ``buildModelFromUrdf(filename, root_joint)``). With ``mimic=True``
-a ``<mimic>`` joint is a coupled coordinate, q = multiplier q_master + offset (``mimic.py``; a mimic of a mimic
-resolves to the root master), as Pinocchio's ``buildModelFromUrdf(filename, mimic=True)``: nq and nv count the
-independent joints; by default (``mimic=False``, Pinocchio's default too) it is an independent degree of freedom (a
-warning says so) and the relation is only recorded in ``model.mimic``. Anything else that cannot be modelled raises URDFError naming the element.
+'planar', named 'root_joint', as Pinocchio's ``buildModelFromUrdf(filename, root_joint)``). A ``<mimic>`` joint
+is a coupled coordinate by default, q = multiplier q_master + offset (``mimic.py``; a mimic of a mimic resolves to
+the root master), as in MoveIt, gz, MuJoCo (an equality constraint) and Pinocchio's ``buildModelFromUrdf(filename,
+mimic=True)``: nq and nv count the independent joints. With ``mimic=False`` (Pinocchio's default) it is an
+independent degree of freedom (a warning says so) and the relation is only recorded in ``model.mimic``. Anything
+else that cannot be modelled raises URDFError naming the element.
 
 The contract: whatever ``load_urdf`` returns runs. Every number is checked (finite, within physical
 bounds, non-negative where it must be), so inverse dynamics is finite at every state within the limits.
@@ -45,15 +46,15 @@ INERTIA_RTOL = 1e-6
 
 
 def load_urdf(source: str | os.PathLike, strict: bool = False, root_joint: str | None = None,
-              mimic: bool = False) -> Model:
+              mimic: bool = True) -> Model:
     """Build a Model from a URDF file path, a ``.xacro`` file path, or a URDF XML string.
 
     strict: raise URDFError for an inertia that is not physically consistent (not positive
     semidefinite, or violating the triangle inequality) instead of loading it with a warning.
     root_joint: None (the root link is fixed to the world), 'floating' or 'planar': the joint between the world and
     the root link, named 'root_joint', whose coordinates come first in q and qd.
-    mimic: True couples each <mimic> joint to its master; False (default, as Pinocchio's) makes it an independent
-    degree of freedom, with a warning.
+    mimic: True (default, as MoveIt, gz and MuJoCo) couples each <mimic> joint to its master; False (Pinocchio's
+    default) makes it an independent degree of freedom, with a warning.
     """
     model, messages = _parse(read_xml(source), strict, root_joint, mimic)
     for message in messages:
@@ -88,7 +89,7 @@ def read_xml(source):
     return text
 
 
-def parse_urdf(xml, strict=False, root_joint=None, mimic=False):
+def parse_urdf(xml, strict=False, root_joint=None, mimic=True):
     """Build a Model from a URDF XML string; ``strict``, ``root_joint`` and ``mimic`` as in ``load_urdf``."""
     model, messages = _parse(xml, strict, root_joint, mimic)
     for message in messages:
@@ -96,7 +97,7 @@ def parse_urdf(xml, strict=False, root_joint=None, mimic=False):
     return model
 
 
-def _parse(xml, strict, root_joint=None, mimic=False):
+def _parse(xml, strict, root_joint=None, mimic=True):
     """(model, warning messages) from a URDF XML string."""
     if root_joint not in ROOT_JOINTS:
         raise ValueError(f"root_joint must be None, 'floating' or 'planar', got {root_joint!r}")

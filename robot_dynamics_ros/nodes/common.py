@@ -315,9 +315,9 @@ class ModelSource:
             on_model = _fitting(on_model, srdf)
         self._on_model = _fixed_base_only(on_model) if self._root_joint is None else on_model
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
-        self._mimic = declare(node, 'mimic', False, "couple each <mimic> joint to its master (q = multiplier q_master "
-                                                    "+ offset); false: an independent joint. Simulator, computed-"
-                                                    "torque and Cartesian controllers must agree on it")
+        self._mimic = declare(node, 'mimic', True, "couple each <mimic> joint to its master (q = multiplier q_master "
+                                                   "+ offset); false: an independent joint. Simulator, computed-"
+                                                   "torque and Cartesian controllers must agree on it")
         xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
         path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
         if xml or path:

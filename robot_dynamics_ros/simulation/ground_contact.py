@@ -22,7 +22,9 @@ The rows, and their cones K:
 - a joint stop or velocity limit v_lo_j <= v_j (v_j <= v_hi_j): lam >= 0 with beta = -v_lo_j (row -e_j, beta =
   v_hi_j). Stops enter by constraint generation: those the free velocity w breaks first; any a solution breaks is
   added and the problem solved again (rows are only added, so this ends).
-So contacts, joint friction, drives, brakes and stops are solved together, coupled through M^-1. Not coupled:
+So contacts, joint friction, drives, brakes and stops are solved together, coupled through M^-1. On a model with
+coupled mimic joints (``model/mimic.py``: qd_tree = G qd) a point's rows are the tree's J times G, so the Delassus
+matrix is J G M^-1 G^T J^T with M the reduced mass matrix, and the rest is the same. Not coupled:
 penetration left by the step's linearisation (a point on a rotating body moves on an arc, not on the line
 dt J v; nanometres at 1 kHz), or a robot placed below the ground, is removed at the start of the next step at the
 position level (``project_out``, ``penetration``), changing q, not v: by the smallest displacement in the metric
@@ -106,7 +108,10 @@ class GroundContact:
         if not (np.isfinite(ground.height) and np.isfinite(ground.friction) and ground.friction >= 0):
             raise ValueError(f'ground height must be finite and friction >= 0, got {ground}')
         self.clarabel = _clarabel()
-        self.model, self.ground, self.kinematics = model, ground, PointKinematics(model)
+        # the kinematics run on the tree, every joint a body of its own; with coupled mimic joints a point's rows are
+        # then projected onto the model's coordinates, J G (``model/mimic.py``)
+        self.model, self.ground, self.kinematics = model, ground, PointKinematics(model.tree)
+        self.coupling = model.coupling
         body, centre, radius, links = [], [], [], []
         for point in points:
             frame = model.frames.get(point.link)
@@ -130,9 +135,9 @@ class GroundContact:
         # the step's buffers and warm start (step_data.StepData), the stage kernels (compiled or plain Python)
         self.data, self.kernels = StepData(model, len(body)), stage_kernels(backend)
         k = self.kinematics
-        self._tree = (np.ascontiguousarray(model.parent, dtype=np.int64), np.ascontiguousarray(model.joint_type,
-                      dtype=np.int64), np.ascontiguousarray(model.idx_q, dtype=np.int64),
-                      np.ascontiguousarray(model.axis, dtype=float), np.ascontiguousarray(k.E_T), np.ascontiguousarray(k.r))
+        self._tree = k.tree
+        if self.coupling is not None:   # the points' rows on the tree's coordinates, before the projection
+            self._tree_rows = np.zeros((3 * len(body), model.tree.nv))
         self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
                          np.ascontiguousarray(k.S_lin))
         self._udut = udut if self.kernels.backend == 'numba' else plain_udut
@@ -163,6 +168,7 @@ class GroundContact:
         """``points`` as the kinematics stage of the step (``point_kinematics.body_poses``, ``contact_rows.point_heights``): the step's
         data buffers, valid until the next call."""
         d, k = self.data, self.kernels
+        q = q if self.coupling is None else self.coupling.tree_positions(q)
         k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R, d.p)
         k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi)
         return d.phi, d.x, d.R, d.p
@@ -174,7 +180,8 @@ class GroundContact:
     def jacobians(self, R, p, x, which):
         """(3 len(which), nv): rows x, y, z of the velocity Jacobian of each selected point."""
         C_ang, C_lin = self.kinematics.columns(R, p)
-        return self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which]).reshape(-1, self.model.nv)
+        J = self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which]).reshape(-1, self.model.tree.nv)
+        return J if self.coupling is None else J @ self.coupling.G
 
     def solve(self, q, w, dt, joints):
         """(q, v, impulses, lam_q): the configuration to step from (q with any penetration projected out), the velocity
@@ -188,8 +195,14 @@ class GroundContact:
             q = self.project_out(q, phi, x, R, p)
             phi, x, R, p = self._stage_points(q)
         k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
-        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
-                              CONTACT_MARGIN, d.which, d.G, d.bodies)
+        if self.coupling is None:
+            nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
+                                  CONTACT_MARGIN, d.which, d.G, d.bodies)
+        else:   # the rows J on the tree at its velocity G w, then J G on the model's coordinates
+            G = self.coupling.G
+            nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, G @ w, float(dt),
+                                  CONTACT_MARGIN, d.which, self._tree_rows, d.bodies)
+            d.G[:3 * nc] = self._tree_rows[:3 * nc] @ G
         if not nc:
             d.impulses[:] = 0.0
             d.shift[:] = 0.0
@@ -370,15 +383,21 @@ class GroundContact:
             q[model.idx_q[0] + 2] -= phi.min()
             return q
         U, D = self._udut(model, q)
-        k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
-        d.reserve(self.count)
-        dq = np.empty(model.nv)
-        k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE, d.G,
-                     d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq)
+        if self.coupling is None:
+            k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
+            d.reserve(self.count)
+            dq = np.empty(model.nv)
+            k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE,
+                         d.G, d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq)
+        else:   # the same projection on the rows J_n G: dq = M^-1 J_n^T (J_n M^-1 J_n^T)^+ (-phi), least norm
+            deep = np.flatnonzero(phi < -PENETRATION_TOLERANCE)
+            J_n = self.jacobians(R, p, x, deep)[2::3]
+            Y = _inverse_mass_times(U, D, J_n.T)
+            dq = Y @ np.linalg.lstsq(J_n @ Y, -phi[deep], rcond=None)[0]
         if free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
             result = np.empty(model.nq)
-            k.integrate_free_root(self._tree[2], np.ascontiguousarray(model.idx_v, dtype=np.int64), q, dq, 1.0,
-                                  result, np.empty(model.nv))
+            k.integrate_free_root(np.ascontiguousarray(model.idx_q, dtype=np.int64),
+                                  np.ascontiguousarray(model.idx_v, dtype=np.int64), q, dq, 1.0, result, np.empty(model.nv))
             return result
         return integrate(model, q, dq)
 

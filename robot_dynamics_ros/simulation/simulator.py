@@ -77,7 +77,8 @@ class Simulator:
     The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as
     plain Python (the reference, ``step_data.stage_kernels``). With a free-flyer root over 1-DOF joints, a step on
     the last step's pattern (standing, walking) runs its stages in one call (``contact_step``), and the stages run
-    one by one from Python where that call declines (``contact_step.fallbacks`` says why).
+    one by one from Python where that call declines (``contact_step.fallbacks`` says why) and on a model with coupled
+    mimic joints (their rows J G: ``ground_contact``).
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
@@ -130,7 +131,7 @@ class Simulator:
         self.velocity_limit = np.where(limit_velocity & np.isfinite(limit) & (limit > 0), limit, np.inf)
         # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
         self.contact_step = None
-        if self.contact is not None and self.contact.count and self._free_root_tree:
+        if self.contact is not None and self.contact.count and self._free_root_tree and model.coupling is None:
             from .contact_step import ContactStep
             from .ground_contact import CONTACT_MARGIN, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT, PENETRATION_TOLERANCE
             self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, MAX_FIXED_POINT,

@@ -55,7 +55,8 @@ class StepData:
     def __init__(self, model, count):
         nb, nv = model.nb, model.nv
         self.R, self.p = np.zeros((nb, 3, 3)), np.zeros((nb, 3))        # body poses (kinematics)
-        self.C_ang, self.C_lin = np.zeros((3, nv)), np.zeros((3, nv))     # world columns of S
+        tree_nv = model.tree.nv   # (the tree's columns: with coupled mimic joints, more than nv)
+        self.C_ang, self.C_lin = np.zeros((3, tree_nv)), np.zeros((3, tree_nv))   # world columns of S
         self.x, self.phi = np.zeros((count, 3)), np.zeros(count)          # contact points, heights
         self.which = np.zeros(count, dtype=np.int64)                      # candidates
         self.bodies = np.zeros((nb, 5))                                   # body velocities (candidate_rows)
