@@ -16,8 +16,9 @@ the same kernels as plain Python) and "table us" the table kernels on the same s
 Robots: the bundled arm, a two-arm tree, a 31-DOF humanoid and example-robot-data's UR5 (skipped with a line where
 example-robot-data is missing). Per-call timings are this thread's CPU time (time.thread_time), the minimum over
 repeats of timeit loops (the least disturbed run on a shared machine); the fresh-process means too, and the first
-call of each algorithm is printed alone (it loads the compiled code: its share of the mean). The tables run once; then ``--runs`` repeats of what the README gives (``readme_rows.py``): UR5's
-per-call ratios against Pinocchio, hot and in a fresh process, and the controller update; their medians.
+call of each algorithm is printed alone (it loads the compiled code: its share of the mean). The tables run once;
+then ``--runs`` repeats of what the README gives (``readme_rows.py``): UR5's per-call ratios against Pinocchio, hot
+and in a fresh process, and the controller update; their medians.
 """
 import argparse
 import itertools

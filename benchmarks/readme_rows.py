@@ -14,8 +14,8 @@ RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'results')
 
 def add_arguments(parser, runs):
     """``--runs`` (default ``runs``) and ``--store`` on an argparse parser."""
-    parser.add_argument('--runs', type=int, default=runs, help=f'repeats; the README row is their median '
-                                                                f'(default {runs})')
+    parser.add_argument('--runs', type=int, default=runs,
+                        help=f'repeats; the README row is their median (default {runs})')
     parser.add_argument('--store', action='store_true', help='write the README row(s) to benchmarks/results/')
 
 
