@@ -96,7 +96,6 @@ def test_law_matches_pinocchio_at_random_states(robot):
     assert checked >= 10   # most random states are away from singularities
 
 
-
 @pytest.mark.parametrize('robot', ('ur5', 'xarm7'))
 def test_braked_law_with_nullspace_matches_pinocchio(robot):
     """The terms that use M (the nullspace damping's diag M, the brake's M (qd - clip(qd))), computed from U D U^T,
@@ -152,6 +151,7 @@ def test_above_floor_is_the_least_eigenvalue_against_the_floor():
         eigenvalues = rng.uniform(0.0, 2e-4, size=6)   # around the floor 1e-4
         A = (Q * eigenvalues) @ Q.T
         assert above_floor(A, 1e-4) == (np.min(eigenvalues) > 1e-4)
+
 
 def test_rotation_vector_inverts_rotation_matrix_also_near_pi():
     rng = np.random.default_rng(0)
