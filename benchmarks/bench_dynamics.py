@@ -307,13 +307,18 @@ def first_call(calls, cache, only=None):
         lines = subprocess.run([sys.executable, '-c', FIRST_CALL, path, str(calls)], capture_output=True, text=True,
                                check=True, env=env).stdout.splitlines()
         since_start, call, served_by = lines[0].split()
-        firsts = []
-        for ours, ours_first, theirs, theirs_first, algorithm in (line.split() for line in lines[1:]):
-            found[name, algorithm] = float(ours) / float(theirs)
-            firsts.append(f'{algorithm} {float(ours_first):.0f}/{float(theirs_first):.0f}')
+        firsts, after = [], []
+        for line in lines[1:]:
+            ours, ours_first, theirs, theirs_first = map(float, line.split()[:4])
+            algorithm = line.split()[4]
+            found[name, algorithm] = ours / theirs
+            firsts.append(f'{algorithm} {ours_first:.0f}/{theirs_first:.0f}')
+            rest = [(mean * calls - first) / (calls - 1)   # the mean of the calls after the first
+                    for mean, first in ((ours, ours_first), (theirs, theirs_first))]
+            after.append(f'{algorithm} {rest[0] / rest[1]:.2f}')
         ratios = ', '.join(f'{algorithm} {found[name, algorithm]:.2f}' for algorithm in ('RNEA', 'CRBA', 'ABA'))
         print(f'  {name:<13} first result {since_start} s (call {call} s, {served_by}); fast/pin {ratios}; '
-              f'first call us, fast/pin: {", ".join(firsts)}')
+              f'first call us, fast/pin: {", ".join(firsts)}; fast/pin without the first: {", ".join(after)}')
     return found
 
 
