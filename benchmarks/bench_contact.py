@@ -19,7 +19,10 @@ whose contact solve took the bounded sweeps (``simulation/bounded_solve.py``) ra
 by reason; 'IP' the interior-point (Clarabel) solves of the whole run. 'upright' is the base's z axis against the
 world's, at the end (cos of the tilt), for both.
 
-    python benchmarks/bench_contact.py [steps] [robot ...] [--scenario stand|trot] [--runs N]
+    python benchmarks/bench_contact.py [steps] [robot ...] [--scenario stand|trot] [--runs N] [--store]
+
+It ends with the README row (``readme_rows.py``): per robot the median over the runs of our median step and of its
+ratio to MuJoCo's in the same run (default 5 runs).
 
 BLAS runs single-threaded here (OPENBLAS_NUM_THREADS=1, unless set): the matrices are 18 x 18 to 60 x 60, and
 OpenBLAS threads on a loaded 2-core machine turned 10 us triangular solves into milliseconds.
@@ -49,6 +52,8 @@ from robot_dynamics_ros.resources import bundled_urdf  # noqa: E402
 from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402
 from robot_dynamics_ros.simulation.simulator import Simulator  # noqa: E402
 
+import readme_rows  # noqa: E402
+
 DT, MU, SETTLE = 1e-3, 0.8, 1.0
 TROT_AMPLITUDE, TROT_FREQUENCY = 0.5, 2.0   # rad, Hz
 # the legs by their names' first two letters: True for one diagonal pair, False for the other
@@ -63,6 +68,7 @@ ROBOTS = {
     # stiff enough to hold half_sitting (at 1e3 it tips over, in MuJoCo too: test_humanoid_contact.py)
     'talos': ('talos_data/robots/talos_full_v2.urdf', 'talos_data/srdf/talos.srdf', 1e4, 100.0),
 }
+LABELS = {'quadruped': 'bundled quadruped', 'a1': 'A1', 'go1': 'Go1', 'anymal_c': 'ANYmal C', 'talos': 'TALOS'}
 MESH_ROBOTS = {'talos'}   # MuJoCo takes their STL collision meshes (its mesh-plane contact on their convex hulls)
 BUNDLED_STANCE = np.tile([0.0, 0.8, -1.5], 4)
 
@@ -214,7 +220,8 @@ def statistics(times):
 
 
 def main(*arguments):
-    steps, names, scenario, runs, arguments = 3000, [], 'trot', 1, list(arguments)
+    steps, names, scenario, runs, store, arguments = 3000, [], 'trot', 5, False, list(arguments)
+    load = os.getloadavg()[0]
     while arguments:
         argument = arguments.pop(0)
         if argument.isdigit():
@@ -223,16 +230,19 @@ def main(*arguments):
             scenario = arguments.pop(0)
         elif argument == '--runs':
             runs = int(arguments.pop(0))
+        elif argument == '--store':
+            store = True
         elif argument in ROBOTS:
             names.append(argument)
         else:
-            sys.exit(f'usage: bench_contact.py [STEPS] [--scenario stand|trot] [--runs N] [ROBOT ...] with ROBOT one '
-                     f'of {", ".join(ROBOTS)}; got {argument!r}')
+            sys.exit(f'usage: bench_contact.py [STEPS] [--scenario stand|trot] [--runs N] [--store] [ROBOT ...] with '
+                     f'ROBOT one of {", ".join(ROBOTS)}; got {argument!r}')
     if scenario not in ('stand', 'trot'):
         sys.exit(f'bench_contact: unknown scenario {scenario!r}; expected stand or trot')
     print(f'scenario {scenario}, {steps} steps after {SETTLE:g} s, median of {runs} run(s); us per step')
     print(f'{"robot":<10}{"ours med/p99/max":>22}{"MuJoCo med/p99/max":>22}{"ratio med/p99":>15}{"bounded":>9}'
           f'{"IP":>6}{"upright":>15}  left (reasons)')
+    figures = []
     for name in names or ROBOTS:
         rows = []
         for _ in range(runs):
@@ -245,7 +255,13 @@ def main(*arguments):
         print(f'{name:<10}{o50:>8.0f}/{o99:>6.0f}/{omax:>6.0f}{t50:>8.0f}/{t99:>6.0f}/{tmax:>6.0f}'
               f'{o50 / t50:>8.1f}/{o99 / t99:<6.1f}{bounded:>9}{ip:>6}{up_ours:>8.3f}/{up_theirs:.3f}  '
               f'{sum(left.values())} {left or ""}', flush=True)
+        figures.append(f'{LABELS.get(name, name)} {np.median([r[0] for r in rows]):.0f} us '
+                       f'({np.median([r[0] / r[3] for r in rows]):.2g}x)')
     print('targets (issue 39): trot median within 2x, p99 within 3x of MuJoCo, no step over 1 ms; stand within 2x')
+    what = {'stand': 'standing in the SRDF stance', 'trot': 'trotting in place'}[scenario]
+    readme_rows.report('bench_contact.py', [readme_rows.row(
+        'bench_contact.py', f"simulator step with ground contact, {what}, against MuJoCo's `mj_step` in the same run "
+        f'(median step; medians of {runs} runs)', ', '.join(figures))], runs, store, load)
 
 
 if __name__ == '__main__':

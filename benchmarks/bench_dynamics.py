@@ -11,9 +11,14 @@ bound function (``fast.functions(model).rnea``) writing into a given ``out=`` ar
 Data. "ref us" times the reference (``algorithms``:
 the same kernels as plain Python) and "table us" the table kernels on the same state.
 
-    python benchmarks/bench_dynamics.py [--quick]
+    python benchmarks/bench_dynamics.py [--quick] [--runs N] [--store]
 
-Timings are the minimum over repeats of timeit loops (the least disturbed run on a shared machine).
+Robots: the bundled arm, a two-arm tree, a 31-DOF humanoid and example-robot-data's UR5 (skipped with a line where
+example-robot-data is missing). Per-call timings are this thread's CPU time (time.thread_time), the minimum over
+repeats of timeit loops (the least disturbed run on a shared machine); the fresh-process means too, and the first
+call of each algorithm is printed alone (it loads the compiled code: its share of the mean). The tables run once;
+then ``--runs`` repeats of what the README gives (``readme_rows.py``): UR5's per-call ratios against Pinocchio, hot
+and in a fresh process, and the controller update; their medians.
 """
 import argparse
 import itertools
@@ -33,6 +38,8 @@ from robot_dynamics_ros.control.computed_torque import ComputedTorqueController,
 from robot_dynamics_ros.control.joint_states import JointStateMapper, plausibility_bounds
 from robot_dynamics_ros.control.references import TrajectoryReference, sinusoid_reference
 from robot_dynamics_ros.simulation.simulator import Simulator
+
+import readme_rows
 
 try:
     import pinocchio as pin
@@ -72,15 +79,40 @@ def humanoid_urdf():
 
 
 def per_call_us(fn, number):
-    return min(timeit.repeat(fn, number=number, repeat=7)) / number * 1e6
+    """CPU us of this thread per call (time.thread_time: what the call costs, without the time other processes on a
+    loaded machine take), the minimum over repeats of timeit loops."""
+    return min(timeit.repeat(fn, number=number, repeat=7, timer=time.thread_time)) / number * 1e6
 
 
-def robots():
+def ur5_urdf():
+    """example-robot-data's UR5 (the text of ur_description/urdf/ur5_robot.urdf), or None where it is missing."""
+    from importlib import metadata
+    try:
+        distribution = metadata.distribution('example-robot-data')
+    except metadata.PackageNotFoundError:
+        return None
+    path = str(distribution.locate_file(os.path.join('cmeel.prefix', 'share', 'example-robot-data', 'robots',
+                                                     'ur_description', 'urdf', 'ur5_robot.urdf')))
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return f.read()
+
+
+def robots(only=None):
     for name, path in [('arm7', os.path.join(ROOT, 'urdf', 'arm7.urdf')),
                        ('two_arm_tree', os.path.join(ROOT, 'test', 'urdf', 'two_arm_tree.urdf'))]:
-        with open(path) as f:
-            yield name, f.read()
-    yield 'humanoid31', humanoid_urdf()
+        if only in (None, name):
+            with open(path) as f:
+                yield name, f.read()
+    if only in (None, 'humanoid31'):
+        yield 'humanoid31', humanoid_urdf()
+    if only in (None, 'ur5'):
+        xml = ur5_urdf()
+        if xml is None:
+            print('ur5 skipped: example-robot-data is not installed (pip install example-robot-data)')
+        else:
+            yield 'ur5', xml
 
 
 def pinocchio_calls(xml, rng):
@@ -115,10 +147,12 @@ def calls(model, q, qd, x):
             'ABA': lambda: fast.aba(model, q, qd, x)}
 
 
-def per_call_table(number):
+def per_call_table(number, only=None):
+    """Prints the per-call table; returns {(robot, algorithm): fast / pin}."""
+    ratios = {}
     print(f'{"robot":<13}{"nv":>4} {"algorithm":<6}{"path":>10}{"ref us":>10}{"table us":>10}{"gen us":>10}'
           f'{"fast us":>10}{"out us":>10}{"pin us":>10}{"fast/pin":>10}{"out/pin":>10}')
-    for name, xml in robots():
+    for name, xml in robots(only):
         model = load_hot(xml)
         rng = np.random.default_rng(0)
         q, qd, x = model.random_configuration(rng), rng.normal(size=model.nv), rng.normal(size=model.nv)
@@ -147,7 +181,9 @@ def per_call_table(number):
             if algorithm in theirs:
                 t_pin = per_call_us(theirs[algorithm], number)
                 row += f'{t_pin:>10.2f}{t_fast / t_pin:>10.2f}{t_into / t_pin:>10.2f}'
+                ratios[name, algorithm] = t_fast / t_pin
             print(row)
+    return ratios
 
 
 def batch_table(n_states):
@@ -178,8 +214,9 @@ def batch_table(n_states):
             print(row)
 
 
-def loop_table(number):
-    """The two hot loops of the ROS nodes on the bundled arm: one controller update, one simulator step."""
+def loop_table(number, with_simulator=True):
+    """The two hot loops of the ROS nodes on the bundled arm: one controller update, one simulator step; returns
+    the controller update's (one compiled call, NumPy path) us."""
     model = load_urdf(resources.bundled_urdf())
     rng = np.random.default_rng(2)
     q, qd, q_ref = model.random_configuration(rng), rng.normal(size=model.nv), model.random_configuration(rng)
@@ -206,12 +243,15 @@ def loop_table(number):
         t_step = per_call_us(lambda: step(names, positions, velocities, reference, t, next(clock) * 1e-3), number)
         row += f', one compiled call (ControlStep) {t_step:.1f} us ({t_numpy / t_step:.1f}x)'
     print(row)
+    if not with_simulator:
+        return t_step, t_numpy
     for integrator in ('semi_implicit_euler', 'rk4'):
         simulator = Simulator(model, dt=1e-3, integrator=integrator)
         simulator.set_command(rng.normal(size=model.nv))
         simulator.step()
         t_step = per_call_us(simulator.step, number) * 1e-6
         print(f'simulator (arm7, dt=1e-3, {integrator}): {1.0 / t_step:.3g} steps/s ({1e-3 / t_step:.0f}x real time)')
+    return t_step, t_numpy
 
 
 FIRST_CALL = """
@@ -236,47 +276,78 @@ ours['RNEA']()
 print(f'{time.perf_counter() - t0:.3f} {time.perf_counter() - t1:.3f} {fast.path(model)}')
 for name in ours:   # every call from the first on: the mean over the first N calls, against Pinocchio's
     for function in (ours[name], theirs[name]):
-        start = time.perf_counter()
-        for _ in range(int(sys.argv[2])):
+        start = time.thread_time()   # CPU time of this thread: what the calls cost, whatever the load
+        function()
+        first = time.thread_time() - start
+        for _ in range(int(sys.argv[2]) - 1):
             function()
-        print(f'{(time.perf_counter() - start) / int(sys.argv[2]) * 1e6:.3f}', end=' ')
+        print(f'{(time.thread_time() - start) / int(sys.argv[2]) * 1e6:.3f} {first * 1e6:.1f}', end=' ')
     print(name)
 """
 
 
-def first_call(calls):
-    """In a fresh process whose robot was compiled ahead (``fast.specialize``, as ``robot-dynamics compile``), with its
-    own cache directory: time to the first rnea result, and the mean per call over the first ``calls`` calls
-    against Pinocchio's in the same process."""
+def first_call(calls, cache, only=None):
+    """In a fresh process whose robot was compiled ahead (``fast.specialize``, as ``robot-dynamics compile``) into
+    the cache directory ``cache`` (once per robot): time to the first rnea result, and the mean per call over the
+    first ``calls`` calls against Pinocchio's in the same process (and the first call of each alone)."""
     if fast.BACKEND != 'numba' or pin is None:
         print('first-call timings skipped: they need numba and pinocchio')
-        return
+        return {}
+    found = {}
     print(f'\nfresh process after compile: first rnea result (s after process start, of which the call itself),'
           f' then the mean of the first {calls} calls against Pinocchio')
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, XDG_CACHE_HOME=cache, ROBOT_DYNAMICS_ROS_CODEGEN='1')
-        for name, xml in robots():
-            path = os.path.join(cache, f'{name}.urdf')
+    env = dict(os.environ, XDG_CACHE_HOME=cache, ROBOT_DYNAMICS_ROS_CODEGEN='1')
+    for name, xml in robots(only):
+        path = os.path.join(cache, f'{name}.urdf')
+        if not os.path.exists(path):
             with open(path, 'w') as f:
                 f.write(xml)
             subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.cli', 'compile', path, '--only', 'rnea', 'crba',
                             'aba'], env=env, check=True, capture_output=True)
-            lines = subprocess.run([sys.executable, '-c', FIRST_CALL, path, str(calls)], capture_output=True, text=True,
-                                   check=True, env=env).stdout.splitlines()
-            since_start, call, served_by = lines[0].split()
-            ratios = ', '.join(f'{algorithm} {float(ours) / float(theirs):.2f}'
-                               for ours, theirs, algorithm in (line.split() for line in lines[1:]))
-            print(f'  {name:<13} first result {since_start} s (call {call} s, {served_by}); fast/pin {ratios}')
+        lines = subprocess.run([sys.executable, '-c', FIRST_CALL, path, str(calls)], capture_output=True, text=True,
+                               check=True, env=env).stdout.splitlines()
+        since_start, call, served_by = lines[0].split()
+        firsts, after = [], []
+        for line in lines[1:]:
+            ours, ours_first, theirs, theirs_first = map(float, line.split()[:4])
+            algorithm = line.split()[4]
+            found[name, algorithm] = ours / theirs
+            firsts.append(f'{algorithm} {ours_first:.0f}/{theirs_first:.0f}')
+            rest = [(mean * calls - first) / (calls - 1)   # the mean of the calls after the first
+                    for mean, first in ((ours, ours_first), (theirs, theirs_first))]
+            after.append(f'{algorithm} {rest[0] / rest[1]:.2f}')
+        ratios = ', '.join(f'{algorithm} {found[name, algorithm]:.2f}' for algorithm in ('RNEA', 'CRBA', 'ABA'))
+        print(f'  {name:<13} first result {since_start} s (call {call} s, {served_by}); fast/pin {ratios}; '
+              f'first call us, fast/pin: {", ".join(firsts)}; fast/pin without the first: {", ".join(after)}')
+    return found
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--quick', action='store_true', help='fewer iterations (a smoke run)')
+    readme_rows.add_arguments(parser, runs=5)
     args = parser.parse_args()
-    first_call(200 if args.quick else 2000)
-    per_call_table(200 if args.quick else 5000)
-    batch_table(200 if args.quick else 10000)
-    loop_table(200 if args.quick else 2000)
+    load = os.getloadavg()[0]
+    calls, number = (200, 200) if args.quick else (2000, 5000)
+    with tempfile.TemporaryDirectory() as cache:
+        fresh, hot = [first_call(calls, cache)], [per_call_table(number)]
+        batch_table(200 if args.quick else 10000)
+        updates = [loop_table(200 if args.quick else 2000)]
+        for run in range(1, args.runs):
+            print(f'\nrun {run + 1} of {args.runs}: the README figures')
+            fresh.append(first_call(calls, cache, only='ur5'))
+            hot.append(per_call_table(number, only='ur5'))
+            updates.append(loop_table(200 if args.quick else 2000, with_simulator=False))
+    rows = [readme_rows.row('bench_dynamics.py', 'computed-torque update in process, hot: one compiled call / the '
+                            'NumPy path', ' / '.join(f'{np.median(u):.1f} us' for u in zip(*updates)))]
+    if ('ur5', 'RNEA') in hot[0] and ('ur5', 'RNEA') in fresh[0]:
+        def ratios(runs):
+            return ', '.join(f'{a} {np.median([r["ur5", a] for r in runs]):.2f}' for a in ('RNEA', 'CRBA', 'ABA'))
+        rows.append(readme_rows.row(
+            'bench_dynamics.py', "UR5 (example-robot-data) per call against Pinocchio's in the same process, "
+            f'fast / pin: hot; in a fresh process after `robot-dynamics compile`, the mean of the first {calls} calls',
+            f'hot {ratios(hot)}; fresh {ratios(fresh)}'))
+    readme_rows.report('bench_dynamics.py', rows, args.runs, args.store, load)
     if pin is None:
         print('pinocchio does not import: its columns are left out')
     if fast.BACKEND != 'numba':

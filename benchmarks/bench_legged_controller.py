@@ -3,16 +3,16 @@ consistent inverse dynamics cone program) on the bundled quadruped and on public
 example-robot-data, in their SRDF stance), closed loop: the simulator with ground contact at 1 kHz, the controller
 updating every step (1 kHz). Only the update is timed; the simulator's step is not.
 
-    python benchmarks/bench_legged_controller.py [ticks] [robot ...]
+    python benchmarks/bench_legged_controller.py [ticks] [robot ...] [--runs N] [--store]
 
 Prints the load average, then per robot the median and 99th percentile of the update, the median time of its
 solve, the share of the programs solved by their objective's minimiser without Clarabel ('certified',
 control/contact_inverse_dynamics.py), and how far the base is from its stance height at the end (it must stand).
 BLAS runs single-threaded (OPENBLAS_NUM_THREADS=1, unless set), as in bench_contact.py: the matrices are at most
-40 x 40.
+40 x 40. It ends with the README row (``readme_rows.py``): per robot the median update over the runs (default 5).
 """
+import argparse
 import os
-import sys
 import time
 import warnings
 
@@ -27,6 +27,8 @@ from robot_dynamics_ros.model.srdf import stance_configuration  # noqa: E402
 from robot_dynamics_ros.resources import bundled_urdf  # noqa: E402
 from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402
 from robot_dynamics_ros.simulation.simulator import Simulator  # noqa: E402
+
+import readme_rows  # noqa: E402
 
 MU, DT = 0.8, 1e-3
 WARM_UP = 200   # ticks before timing (numba compilation, the first solver set-up)
@@ -84,17 +86,33 @@ def run(name, ticks):
             certified, 1e3 * (sim.q[2] - spawn))
 
 
-def main(ticks=2000, robots=('quadruped', 'a1', 'go1', 'anymal_c')):
+LABELS = {'quadruped': 'bundled quadruped', 'a1': 'A1', 'go1': 'Go1', 'anymal_c': 'ANYmal C'}
+
+
+def main(ticks=2000, robots=('quadruped', 'a1', 'go1', 'anymal_c'), runs=5, store=False):
+    load = os.getloadavg()[0]
     print(f"StandingController.update, closed loop with the simulator at 1 kHz, {ticks} ticks after {WARM_UP}; "
-          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+          f"load average {load:.2f} on {os.cpu_count()} CPUs")
     print(f'{"robot":<11}{"nv":>4}{"feet":>6}{"median us":>11}{"p99 us":>9}{"solve us":>10}{"certified":>11}'
           f'{"height err mm":>15}')
-    for name in robots:
-        nv, feet, median, p99, solve, certified, error = run(name, ticks)
-        print(f'{name:<11}{nv:>4}{feet:>6}{median:>11.0f}{p99:>9.0f}{solve:>10.0f}{certified:>11.0%}{error:>15.3f}',
-              flush=True)
+    medians = {name: [] for name in robots}
+    for _ in range(runs):
+        for name in robots:
+            nv, feet, median, p99, solve, certified, error = run(name, ticks)
+            medians[name].append(median)
+            print(f'{name:<11}{nv:>4}{feet:>6}{median:>11.0f}{p99:>9.0f}{solve:>10.0f}{certified:>11.0%}'
+                  f'{error:>15.3f}', flush=True)
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
+    figure = ', '.join(f'{LABELS.get(name, name)} {np.median(values):.0f} us' for name, values in medians.items())
+    readme_rows.report('bench_legged_controller.py', [readme_rows.row(
+        'bench_legged_controller.py', 'legged controller update (contact-consistent inverse dynamics), standing, in '
+        'process with the simulator at 1 kHz (median update)', figure)], runs, store, load)
 
 
 if __name__ == '__main__':
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000, sys.argv[2:] or ('quadruped', 'a1', 'go1', 'anymal_c'))
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('ticks', type=int, nargs='?', default=2000)
+    parser.add_argument('robots', nargs='*', default=['quadruped', 'a1', 'go1', 'anymal_c'])
+    readme_rows.add_arguments(parser, runs=5)
+    args = parser.parse_args()
+    main(args.ticks, args.robots, args.runs, args.store)

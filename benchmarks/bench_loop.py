@@ -1,6 +1,7 @@
 """The closed loop over ROS against the transport floor, at several joint-state rates.
 
-    python benchmarks/bench_loop.py [--rates 250 500 1000] [--duration 5] [--executors single events]
+    python benchmarks/bench_loop.py [--rates 250 500 1000] [--duration 5] [--executors single events] [--runs N]
+                                    [--store]
     python benchmarks/bench_loop.py --trajectory-points 100000
 
 The second form measures bounded work per message instead: the in-process time to deserialize a
@@ -26,8 +27,11 @@ Real-time factor: sim time over wall time across the window (the floor has no si
 process ran (user + system, from /proc) over the window, in % of one core: what the loop costs, whatever the load.
 Each package figure is also given as a ratio to the floor at the same rate and executor. Timings are
 from one run on whatever machine runs this: compare ratios, and note the load (printed with each table).
+With ``--runs N`` the table runs N times and ends with the README row (``readme_rows.py``): at 1 kHz, per executor,
+the medians over the runs of the controller's comp us and of its callback's time against the floor's.
 """
 import argparse
+import itertools
 import json
 import os
 import re
@@ -40,6 +44,8 @@ import time
 import numpy as np
 
 from robot_dynamics_ros.commands.processes import isolated_ros_env, stop_node
+
+import readme_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
@@ -464,6 +470,7 @@ def main():
     parser.add_argument('--rate', type=float, help=argparse.SUPPRESS)
     parser.add_argument('--executor', default='single', help=argparse.SUPPRESS)
     parser.add_argument('ros_args', nargs='*', help=argparse.SUPPRESS)
+    readme_rows.add_arguments(parser, runs=3)
     args = parser.parse_args()
     if args.role:
         return run_role(args)
@@ -484,6 +491,7 @@ def main():
             executors = ['single', 'events']
         except ImportError:
             executors = ['single']
+    load = os.getloadavg()[0]
     print(f"bench_loop: {args.duration:g} s measured per case after {args.warmup:g} s warm-up; "
           f"load average before: {load_average()}")
     header = (f"{'case':<9}{'rate':>6} {'executor':<24}{'RTF':>6}{'pub/s':>8}{'ans/s':>8}{'ans%':>6}"
@@ -491,36 +499,47 @@ def main():
     print(header)
     results = []
     domain = 1 + (os.getpid() * 13) % 100
-    for rate in args.rates:
-        for executor in executors:
-            floor = None
-            for case in ('floor', 'package'):
-                domain = domain % 100 + 1
-                figures, logs = run_case(case, rate, executor, args.duration, args.warmup, domain)
-                used = EXECUTORS[executor] if case == 'floor' else executor_used(logs, executor)
-                if figures is None:
-                    print(f"{case:<9}{rate:>6g} {used:<24} did not run; last log lines:")
-                    for role, text in logs.items():
-                        print(f"  {role}: " + ' | '.join(text.strip().splitlines()[-3:]))
-                    continue
-                ratios = ''
-                if case == 'floor':
-                    floor = figures
-                elif floor is not None:
-                    ratios = '   ' + ' '.join(f"{figures[k] / floor[k]:.2f}" for k in (
-                        'published_hz', 'answered_hz', 'latency_p50_ms', 'latency_p99_ms', 'callback_us'))
-                rtf = f"{figures['real_time_factor']:.3f}" if np.isfinite(figures['real_time_factor']) else '-'
-                print(f"{case:<9}{rate:>6g} {used:<24}{rtf:>6}{figures['published_hz']:>8.0f}"
-                      f"{figures['answered_hz']:>8.0f}{100 * figures['answered_fraction']:>6.1f}"
-                      f"{figures['latency_p50_ms']:>8.2f}{figures['latency_p99_ms']:>8.2f}"
-                      f"{figures['callback_us']:>8.0f}{figures['compute_us']:>8.0f}{figures['age_p99_ms']:>7.2f}"
-                      f"{figures['behind_mean']:>6.2f}/{figures['behind_max']:<4}{ratios}   "
-                      + ' '.join(f"{role} {100 * used:.0f}" for role, used in figures['cpu'].items()), flush=True)
-                results.append({'case': case, 'rate': rate, 'executor': used, **figures})
+    for rate, executor, _ in itertools.product(args.rates, executors, range(args.runs)):
+        floor = None
+        for case in ('floor', 'package'):
+            domain = domain % 100 + 1
+            figures, logs = run_case(case, rate, executor, args.duration, args.warmup, domain)
+            used = EXECUTORS[executor] if case == 'floor' else executor_used(logs, executor)
+            if figures is None:
+                print(f"{case:<9}{rate:>6g} {used:<24} did not run; last log lines:")
+                for role, text in logs.items():
+                    print(f"  {role}: " + ' | '.join(text.strip().splitlines()[-3:]))
+                continue
+            ratios = ''
+            if case == 'floor':
+                floor = figures
+            elif floor is not None:
+                ratios = '   ' + ' '.join(f"{figures[k] / floor[k]:.2f}" for k in (
+                    'published_hz', 'answered_hz', 'latency_p50_ms', 'latency_p99_ms', 'callback_us'))
+            rtf = f"{figures['real_time_factor']:.3f}" if np.isfinite(figures['real_time_factor']) else '-'
+            print(f"{case:<9}{rate:>6g} {used:<24}{rtf:>6}{figures['published_hz']:>8.0f}"
+                  f"{figures['answered_hz']:>8.0f}{100 * figures['answered_fraction']:>6.1f}"
+                  f"{figures['latency_p50_ms']:>8.2f}{figures['latency_p99_ms']:>8.2f}"
+                  f"{figures['callback_us']:>8.0f}{figures['compute_us']:>8.0f}{figures['age_p99_ms']:>7.2f}"
+                  f"{figures['behind_mean']:>6.2f}/{figures['behind_max']:<4}{ratios}   "
+                  + ' '.join(f"{role} {100 * used:.0f}" for role, used in figures['cpu'].items()), flush=True)
+            results.append({'case': case, 'rate': rate, 'executor': used, 'requested': executor, **figures})
     print(f"load average after: {load_average()}")
     if args.json:
         with open(args.json, 'w') as f:
             json.dump(results, f, indent=1)
+    figures = []
+    for executor in executors:
+        package, floor = ([r for r in results if (r['rate'], r['case'], r['requested']) == (1000.0, case, executor)]
+                          for case in ('package', 'floor'))
+        if package and floor:
+            comp, callback = (np.median([r[k] for r in package]) for k in ('compute_us', 'callback_us'))
+            figures.append(f"{executor}: {comp:.0f} us (callback {callback:.0f} us, "
+                           f"{callback / np.median([r['callback_us'] for r in floor]):.1f}x the floor's)")
+    if figures:
+        readme_rows.report('bench_loop.py', [readme_rows.row(
+            'bench_loop.py', 'controller compute per update over ROS at 1 kHz (`comp us`); its whole callback against '
+            "a do-nothing rclpy answer's (the floor)", '; '.join(figures))], args.runs, args.store, load)
 
 
 if __name__ == '__main__':

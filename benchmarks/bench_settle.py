@@ -3,7 +3,10 @@ computed-torque controller as the node runs it, config/closed_loop.yaml's gains,
 the limits to a constant reference in the middle of them: when the arm comes within 1 degree for good, its error
 after 3 s, and its fastest joint speed as a fraction of the URDF velocity limit.
 
-    python benchmarks/bench_settle.py [--ki KI]
+    python benchmarks/bench_settle.py [--ki KI] [--runs N] [--store]
+
+Sim time in lockstep is deterministic: ``--runs`` repeats (default 1) must give the same figures bit for bit (it
+stops if they do not). It ends with the README row (``readme_rows.py``): the latest settling time of the 22 starts.
 """
 import argparse
 import os
@@ -15,6 +18,8 @@ from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.control.computed_torque import ComputedTorqueController
 from robot_dynamics_ros.control.references import TrajectoryReference
 from robot_dynamics_ros.simulation.simulator import Simulator
+
+import readme_rows
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DT, SECONDS = 1e-3, 3.0
@@ -43,15 +48,30 @@ def main():
         parameters = yaml.safe_load(f)['computed_torque_controller']['ros__parameters']
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--ki', type=float, default=parameters['ki'], help='integral gain (default: the config)')
+    readme_rows.add_arguments(parser, runs=1)
     args = parser.parse_args()
+    load = os.getloadavg()[0]
+    runs = [run(args.ki, parameters) for _ in range(args.runs)]
+    if any(figures != runs[0] for figures in runs[1:]):
+        raise SystemExit('bench_settle: the runs differ; lockstep sim time should be deterministic')
+    settled = [s for s, _, _ in runs[0].values()]
+    figure = 'never (some start)' if None in settled else f'at most {max(settled):.2f} s of sim time'
+    readme_rows.report('bench_settle.py', [readme_rows.row(
+        'bench_settle.py', f'bundled loop settling from its joint limits to within 1 degree, {len(settled)} starts',
+        figure)], args.runs, args.store, load)
+
+
+def run(ki, parameters):
+    """{start: (settled s or None, error at the end deg, max speed / limit)}, printed as a table."""
     model = load_urdf(os.path.join(ROOT, 'urdf', 'arm7.urdf'))
     center = model.middle_of_limits()
     reference = TrajectoryReference.hold(center)
+    figures = {}
     print(f"{'start':<24}{'within 1 deg from (s)':>22}{'error at 3 s (deg)':>20}{'max speed / limit':>19}")
     for name, q0 in starts(model).items():
         sim = Simulator(model, DT, initial_positions=q0)
         controller = ComputedTorqueController(model, parameters['kp'], parameters['kd'], friction_compensation=True,
-                                              ki=args.ki)
+                                              ki=ki)
         settled, speed = None, 0.0
         for k in range(int(SECONDS / DT)):
             t = k * DT
@@ -63,6 +83,8 @@ def main():
             settled = (settled if settled is not None else t + DT) if within else None
         error = np.degrees(np.max(np.abs(sim.q - center)))
         print(f"{name:<24}{'never' if settled is None else f'{settled:.3f}':>22}{error:>20.3f}{speed:>19.3f}")
+        figures[name] = settled, error, speed
+    return figures
 
 
 if __name__ == '__main__':

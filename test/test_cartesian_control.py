@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control.cartesian import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianTarget,
-                                                  EndEffector, default_end_effector, dexterous_posture, manipulability,
+from robot_dynamics_ros.control.cartesian import (JOINT_SPEED_BRAKING, JOINT_SPEED_FADE, LAWS, MAX_TARGET_GAP,
+                                                  CartesianController, CartesianTarget, EndEffector, above_floor,
+                                                  default_end_effector, dexterous_posture, manipulability,
                                                   rotation_matrix, rotation_vector)
 from robot_dynamics_ros.simulation.simulator import Simulator
 from robot_dynamics_ros.spatial import matrix_to_quaternion
@@ -93,6 +94,63 @@ def test_law_matches_pinocchio_at_random_states(robot):
         limit = model.effort_limit
         assert close(tau, np.clip(expected, -limit, limit))
     assert checked >= 10   # most random states are away from singularities
+
+
+@pytest.mark.parametrize('robot', ('ur5', 'xarm7'))
+def test_braked_law_with_nullspace_matches_pinocchio(robot):
+    """The terms that use M (the nullspace damping's diag M, the brake's M (qd - clip(qd))), computed from U D U^T,
+    against Pinocchio's M: joint speeds past the guard fade the task and nullspace terms by the authority
+    1 - max_k |excess_k| / ((JOINT_SPEED_FADE - 1) limit_k) and brake with c M excess, c = JOINT_SPEED_BRAKING / T."""
+    pin = pytest.importorskip('pinocchio')
+    from oracle import PinocchioOracle
+    model = load(robot)
+    oracle = PinocchioOracle(os.path.join(REAL, robot + '.urdf'), model)
+    pm, pd = oracle.pin_model, oracle.data
+    link = default_end_effector(model)
+    frame = pm.getFrameId(link)
+    limit, period, K, kn = np.full(model.nv, 0.8), 1e-3, np.array([30.0, 40.0, 50.0, 400.0, 500.0, 600.0]), 7.0
+    controller = CartesianController(model, link, 'operational_space', stiffness=K, damping_ratio=0.8,
+                                     nullspace_stiffness=kn, joint_speed_limit=limit, period=period)
+    v, rows = oracle.v_index, [3, 4, 5, 0, 1, 2]
+    rng = np.random.default_rng(5)
+    checked = 0
+    for _ in range(20):
+        q, qd = model.random_configuration(rng), rng.uniform(-1.0, 1.0, size=model.nv)   # some past the guard
+        pq, pv = oracle.q(q), np.zeros(pm.nv)
+        pv[v] = qd
+        pin.forwardKinematics(pm, pd, pq, pv, np.zeros(pm.nv))
+        pin.updateFramePlacements(pm, pd)
+        placement = pd.oMf[frame]
+        J = pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL_WORLD_ALIGNED)[rows][:, v]
+        classical = pin.getFrameClassicalAcceleration(pm, pd, frame, pin.LOCAL_WORLD_ALIGNED)
+        M_inverse = oracle.minv(q)
+        M, Lambda = np.linalg.inv(M_inverse), np.linalg.inv(J @ M_inverse @ J.T)
+        h = pin.rnea(pm, pd, pq, pv, np.zeros(pm.nv))[v]
+        R_ref = rotation_matrix(np.array([0.1, -0.05, 0.02])) @ placement.rotation
+        p_ref = placement.translation + [0.02, -0.01, 0.015]
+        tau = controller.update(q, qd, R_ref, p_ref, np.zeros(6))
+        if controller.singular:
+            continue
+        excess = qd - np.clip(qd, -limit, limit)
+        authority = max(0.0, 1.0 - np.max(np.abs(excess) / ((JOINT_SPEED_FADE - 1.0) * limit)))
+        e = np.concatenate([rotation_vector(R_ref @ placement.rotation.T), p_ref - placement.translation])
+        force = Lambda @ (K * e + 2 * 0.8 * np.sqrt(K) * (-J @ qd)
+                          - np.concatenate([classical.angular, classical.linear]))
+        tau0 = kn * (controller.posture - q) - 2 * 0.8 * np.sqrt(kn * np.diag(M)) * qd
+        expected = authority * (J.T @ force + tau0 - J.T @ Lambda @ J @ M_inverse @ tau0) + h \
+            - JOINT_SPEED_BRAKING / period * (M @ excess)
+        assert close(tau, np.clip(expected, -model.effort_limit, model.effort_limit))
+        checked += authority < 1.0
+    assert checked >= 10   # most states have a joint past its guard (P = 1 - 0.8^nv)
+
+
+def test_above_floor_is_the_least_eigenvalue_against_the_floor():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        Q = np.linalg.qr(rng.normal(size=(6, 6)))[0]
+        eigenvalues = rng.uniform(0.0, 2e-4, size=6)   # around the floor 1e-4
+        A = (Q * eigenvalues) @ Q.T
+        assert above_floor(A, 1e-4) == (np.min(eigenvalues) > 1e-4)
 
 
 def test_rotation_vector_inverts_rotation_matrix_also_near_pi():

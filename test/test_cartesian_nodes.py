@@ -230,9 +230,18 @@ def stall_repeatedly(name, domain, done, stalls):
 
 
 def test_bringup_cartesian_lockstep_tracks_within_2_mm_beside_a_stalled_target_publisher(tmp_path):
-    """A lockstep run must not depend on machine load. The target publisher is stopped for STALL s of every
-    STALL + 0.2 s from its start to its end; the simulator outruns it by far more than the default 1 s lead (with
-    that lead alone, 76 mm off the circle). The tracking must stay within the issue's 2 mm, all the way round."""
+    """A stalled target publisher must not take the lockstep loop off its circle. The target publisher is stopped
+    for STALL s of every STALL + 0.2 s from its start to its end; the simulator outruns it by far more than the
+    default 1 s lead (with that lead alone, 76 mm off the circle). The tracking must stay within the issue's 2 mm,
+    all the way round.
+
+    Why a bound and not bit equality with an unstalled run: the loop itself is deterministic here (lockstep, and
+    the whole run's targets are out and acknowledged before it starts: ``whole_run_targets``), but what this test
+    can see is bringup's report, a max and RMS over the error samples it received within a window cut by wall time
+    (from the loop's start until --duration of sim time has passed, then the nodes are stopped): which samples at
+    the window's ends fall in differs from run to run with the machine's load, stalled or not, so two unperturbed
+    runs do not give bit-equal reports either. The bound is the issue's tracking bound, which the 76 mm of a
+    publisher left behind exceeds by far."""
     domain = domain_id(__name__ + ' stalled')
     report = tmp_path / 'report.json'
     done, stalls = threading.Event(), []

@@ -353,6 +353,38 @@ def unit_upper_solve(U, B, transposed):
 
 
 @njit(cache=True)
+def udut_diagonal(U, D):
+    """diag(M) from M = U diag(D) U^T: M_ii = sum_k U_ik^2 D_k."""
+    n = len(D)
+    diagonal = np.zeros(n)
+    for i in range(n):
+        for k in range(i, n):
+            diagonal[i] += U[i, k] * U[i, k] * D[k]
+    return diagonal
+
+
+@njit(cache=True)
+def above_floor(A, floor):
+    """Whether the symmetric A's least eigenvalue exceeds ``floor``: A - floor I is positive definite, which its
+    Cholesky factorisation finds with every pivot positive (a tenth of the cost of the eigenvalues)."""
+    n = A.shape[0]
+    L = np.zeros((n, n))
+    for j in range(n):
+        pivot = A[j, j] - floor
+        for k in range(j):
+            pivot -= L[j, k] * L[j, k]
+        if not pivot > 0.0:
+            return False
+        L[j, j] = math.sqrt(pivot)
+        for i in range(j + 1, n):
+            x = A[i, j]
+            for k in range(j):
+                x -= L[i, k] * L[j, k]
+            L[i, j] = x / L[j, j]
+    return True
+
+
+@njit(cache=True)
 def task_inertia(J, row_scale, U, D):
     """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
     docstring)."""
@@ -361,7 +393,10 @@ def task_inertia(J, row_scale, U, D):
         W[k] /= math.sqrt(D[k])
     compliance = W.T @ W
     scaled = J * row_scale.reshape(6, 1)
-    sigma = math.sqrt(max(np.linalg.eigvalsh(scaled @ scaled.T)[0], 0.0))   # least singular value of the scaled J
+    gram = scaled @ scaled.T
+    if above_floor(gram, SINGULAR_THRESHOLD**2):   # sigma above the threshold: the eigenvalues are not needed
+        return np.linalg.inv(compliance), False
+    sigma = math.sqrt(max(np.linalg.eigvalsh(gram)[0], 0.0))   # least singular value of the scaled J
     if sigma >= SINGULAR_THRESHOLD:
         return np.linalg.inv(compliance), False
     mu2 = SINGULAR_THRESHOLD**2 - sigma**2
@@ -396,11 +431,12 @@ def speed_scale(twist, magnitude, limits):
 def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, parent, idx_q, axis, E_T, r, ancestors,
                   R_tip, p_tip, body, base_R, base_p, law, gains, posture, effort_limit, speed_limit, damping, friction,
                   row_scale, q, qd, refs, R, p, J, Jdot_qd, frames, J_tree, work, error, tau):
-    """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), M, U D U^T and
+    """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), U D U^T and
     h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring with
     the guards of the class; returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref |
     wrench; gains: stiffness (6), zeta, Kn, max_force, max_torque, friction compensation (0 or 1), max angular speed,
-    max linear speed, joint-speed damping rate; work rows: M (n) | U (n) | D | h | zero. ``error`` is the pose error
+    max linear speed, joint-speed damping rate; work rows: M (n, with coupled mimic joints only) | U (n) | D | h |
+    zero; without them M is not formed (the law needs its factors only). ``error`` is the pose error
     e as measured, before the speed saturation. With coupled mimic joints (G has rows; P the tree's) the kinematics
     and M run on the tree (J_tree, M_tree, T: ``reduced_rnea``'s work rows) and are projected (module docstring)."""
     n = len(q)
@@ -409,8 +445,7 @@ def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, pare
     if G.shape[0] == 0:
         frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, Jdot_qd,
                     frames)
-        crba_kernel(P, Wk, q, M)
-        udut_kernel(P, Wk, q, U, D)
+        udut_kernel(P, Wk, q, U, D)   # M itself is not needed: its diagonal and products come from U D U^T
     else:   # on the tree at q_tree = Gq q + q_offset, qd_tree = G qd; Jdot_tree qd_tree is Jdot qd
         q_tree, qd_tree = Gq @ q + q_offset, G @ qd
         frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q_tree, qd_tree, R, p,
@@ -481,7 +516,7 @@ def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, pare
     tau[:] = authority * (J.T @ force) + h
     kn = gains[7]
     if kn > 0:   # N^T tau0 = tau0 - J^T Lambda J M^-1 tau0
-        tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * np.diag(M)) * qd
+        tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * udut_diagonal(U, D)) * qd
         x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
         tau += authority * (tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True))))
     if gains[10] > 0:   # friction feed-forward at qd_ref = qd + M^-1 J^T Lambda (v_ref - J qd + lambda e) (class doc)
@@ -492,7 +527,7 @@ def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, pare
         qd_ref = qd + unit_upper_solve(U, y, True)
         tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
     if authority < 1.0:   # brake the excess at the rate gains[13]: qdd = -rate excess
-        tau -= gains[13] * (M @ excess)
+        tau -= gains[13] * (U @ (D * (U.T @ excess)))   # M excess
     for k in range(n):
         tau[k] = min(max(tau[k], -effort_limit[k]), effort_limit[k])
     return singular
