@@ -11,8 +11,9 @@ import pytest
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.cli import main
 from robot_dynamics_ros.commands import bringup, legged_bringup
-from robot_dynamics_ros.commands.node_runs import (BEYOND_BOUND, FELL, INCOMPLETE, NODE_FAILED, JointStateIntake, Run,
-                                                   StartupWait, finish, longest_silence, run_failures, wall_cap)
+from robot_dynamics_ros.commands.node_runs import (BEYOND_BOUND, FELL, INCOMPLETE, NODE_FAILED, RESUME_AFTER,
+                                                   JointStateIntake, Run, StartupWait, finish, longest_silence,
+                                                   run_failures, wall_cap)
 from robot_dynamics_ros.errors import URDFWarning
 from robot_dynamics_ros.model.urdf import parse_urdf
 
@@ -89,6 +90,10 @@ def test_a_controller_that_stopped_answering_failed():
     every_other = states[::2]   # a controller at half the simulator's rate is not silent
     assert longest_silence(states, every_other) == pytest.approx(2e-3)
     assert run_failures(Run(0.0, 5.0), {'sim_time': 5.0, 'controller_silence': 2e-3}, 5.0) == []
+    # a stretch this process lost (states and updates from 0.44 to 3.59 s: a 3 s stall, as measured) is no silence
+    kept = (states < 0.44) | (states > 3.593)
+    assert longest_silence(states[kept], states[kept]) == pytest.approx(1e-3)
+    assert longest_silence(states[kept], states[kept & (states < 4.0)]) == pytest.approx(states[-1] - 4.0 + 1e-3)
 
 
 def test_a_tracking_bound_is_in_degrees_for_revolute_and_millimetres_for_prismatic_joints():
@@ -120,6 +125,37 @@ def test_joint_states_of_other_joints_or_out_of_sequence_are_ignored_with_one_wa
     warnings_printed = capsys.readouterr().err.splitlines()
     assert len(warnings_printed) == 2, warnings_printed
     assert "['x', 'y', 'z']" in warnings_printed[0] and 'out of sequence' in warnings_printed[1]
+
+
+def test_the_simulators_states_after_a_stretch_this_process_lost_are_taken_again(capsys):
+    """Issue 43: in colcon test the bringup process fell behind a lockstep loop on the loaded machine, the simulator's
+    states after the stretch it lost were all out of sequence, and the run never ended (a 300 s timeout). States
+    ahead of the last one taken, in sequence, with none of the old sequence between them for RESUME_AFTER s of wall
+    time, are ours again; another simulator's interleaved with ours (ours at least every 0.1 s, as a paused
+    lockstep simulator republishes) never are."""
+    wall = [0.0]
+    intake = JointStateIntake(['a', 'b'])
+    intake.clock = lambda: wall[0]
+    assert intake.take(['a', 'b'], 0.221) is not None
+    taken = []
+    for k in range(1500):   # ours from 3.191 s of sim time on (as a 3 s stall left them), received 1 ms apart
+        wall[0] = 1.0 + 1e-3 * k
+        taken.append(intake.take(['a', 'b'], 3.191 + 1e-3 * k) is not None)
+    first = taken.index(True)
+    assert first == round(RESUME_AFTER / 1e-3) and all(taken[first:])
+    assert intake.ignored == 0   # ours, not another simulator's
+    warnings_printed = capsys.readouterr().err.splitlines()
+    assert len(warnings_printed) == 2 and 'out of sequence' in warnings_printed[0], warnings_printed
+    assert 'fell behind' in warnings_printed[1] and 'from 0.221 s to 4.191 s' in warnings_printed[1]
+
+    intake = JointStateIntake(['a', 'b'])
+    intake.clock = lambda: wall[0]
+    for k in range(3000):
+        wall[0] = 1e-3 * k
+        if k % 100 == 0:
+            assert intake.take(['a', 'b'], 0.0) is not None   # ours, paused
+        assert intake.take(['a', 'b'], 500.0 + 1e-3 * k) is None   # the other simulator's, ahead and in sequence
+    assert intake.ignored == 3000
 
 
 @pytest.mark.parametrize('arguments, words', [

@@ -29,20 +29,28 @@ REALTIME_ALLOWANCE = (3.0, 10.0)
 PROGRESS_PERIOD = 10.0    # s wall between progress lines while the nodes start and while the loop runs
 CONTROLLER_SILENCE = 1.0  # s of sim time: joint states for longer than this without a controller update: it failed
 MAX_STAMP_JUMP = 1.0      # s of sim time between one simulator's consecutive joint states, at most (1 ms at 1 kHz)
+RESUME_AFTER = 1.0        # s wall of joint states ahead of the last one taken, in sequence, and none in sequence
+                          # with it: this process lost a stretch of them (it fell behind), the states go on from there
 COMPILING = re.compile(r'\]: (compil(?:ing|ed) .*)')   # a node's numba progress lines (nodes/compile_progress.py)
 
 
 class JointStateIntake:
     """Which joint states are our robot's: those that name exactly the model's joints, stamped no earlier than the
     last one taken and at most MAX_STAMP_JUMP s later. Others (a node of another graph on the same ROS domain, a
-    second simulator) are counted in ``ignored``, with a warning on stderr the first time for each reason."""
+    second simulator) are counted in ``ignored``, with a warning on stderr the first time for each reason.
+    States ahead of the last one taken, in sequence among themselves, that come for RESUME_AFTER s of wall time with
+    none in sequence with it between them are ours after a stretch this process lost (on a loaded machine it fell
+    behind the simulator, whose older states were dropped): taken from there on, with a warning; without this every
+    later state was out of sequence and the run never ended."""
 
     def __init__(self, joint_names):
         self.joint_names = list(joint_names)
         self.last_names, self.order = None, None
         self.last_stamp = None
+        self.ahead = None   # [wall time of the first, stamp of the last, count] of the states ahead since the last taken
         self.ignored = 0
         self.warned = set()
+        self.clock = time.monotonic
 
     def take(self, names, stamp):
         """The index of each of the model's joints in ``names``, or None when the state is ignored."""
@@ -51,11 +59,29 @@ class JointStateIntake:
                 foreign = sorted(set(names) - set(self.joint_names)) or sorted(set(self.joint_names) - set(names))
                 return self._ignore('joints', f"joint states naming other joints than the robot's ({foreign[:5]})")
             self.last_names, self.order = list(names), [names.index(name) for name in self.joint_names]
-        if self.last_stamp is not None and not 0.0 <= stamp - self.last_stamp <= MAX_STAMP_JUMP:
+        if self.last_stamp is not None and not 0.0 <= stamp - self.last_stamp <= MAX_STAMP_JUMP \
+                and not self._resumed(stamp):
             return self._ignore('stamps', f"a joint state stamped {stamp:.3f} s after one stamped "
                                           f"{self.last_stamp:.3f} s (stamps out of sequence)")
-        self.last_stamp = stamp
+        self.last_stamp, self.ahead = stamp, None
         return self.order
+
+    def _resumed(self, stamp):
+        """Whether the states ahead of the last one taken, up to ``stamp``, have come in sequence for RESUME_AFTER s
+        (then those ignored meanwhile were not another simulator's: no longer counted as ignored)."""
+        now = self.clock()
+        if stamp < self.last_stamp:
+            return False
+        if self.ahead is None or not 0.0 <= stamp - self.ahead[1] <= MAX_STAMP_JUMP:
+            self.ahead = [now, stamp, 0]
+        self.ahead[1:] = stamp, self.ahead[2] + 1
+        if now - self.ahead[0] < RESUME_AFTER:
+            return False
+        self.ignored -= self.ahead[2] - 1
+        print(f"bringup: warning: this process fell behind the simulator (a loaded machine?): its joint states from "
+              f"{self.last_stamp:.3f} s to {stamp:.3f} s of sim time are missing from the record", file=sys.stderr,
+              flush=True)
+        return True
 
     def _ignore(self, reason, what):
         self.ignored += 1
@@ -191,12 +217,16 @@ def any_exited(processes):
 
 def longest_silence(state_stamps, answered_stamps):
     """The longest stretch of sim time over the joint states' ``state_stamps`` (ascending) that no controller update
-    answered: before the first answered state, between two, or after the last. 0 for fewer than two states."""
-    if len(state_stamps) < 2:
-        return 0.0
-    first, last = state_stamps[0], state_stamps[-1]
-    answered = np.sort([s for s in answered_stamps if first <= s <= last])
-    return float(np.max(np.diff(np.concatenate([[first], answered, [last]]))))
+    answered: before the first answered state, between two, or after the last. 0 for fewer than two states. A gap
+    of more than MAX_STAMP_JUMP between two states is a stretch this process lost (``JointStateIntake``), where it
+    lost the updates too: the stretches on either side count apart."""
+    gaps = np.flatnonzero(np.diff(state_stamps) > MAX_STAMP_JUMP) + 1
+    silences = [0.0]
+    for stamps in np.split(np.asarray(state_stamps, dtype=float), gaps):
+        if len(stamps) >= 2:
+            answered = np.sort([s for s in answered_stamps if stamps[0] <= s <= stamps[-1]])
+            silences.append(float(np.max(np.diff(np.concatenate([[stamps[0]], answered, [stamps[-1]]])))))
+    return max(silences)
 
 
 class StartupWait:
