@@ -165,6 +165,37 @@ def test_node_exits_0_on_a_signal_at_any_moment_of_start_up(sig, tmp_path):
         assert 'Traceback' not in text and f'stopping ({sig.name}' in text, (delay, text)
 
 
+STARTER = """
+import sys, time
+from robot_dynamics_ros.commands.processes import isolated_ros_env, start_node
+node = start_node('simulator', ['-p', 'urdf_file:=' + sys.argv[1]], isolated_ros_env(int(sys.argv[2])), sys.argv[3])
+print(node.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_node_whose_starter_is_killed_stops_itself(tmp_path):
+    """Issue 43: a test or bringup process killed (a timeout's SIGKILL) left its nodes running, on a ROS domain whose
+    claim had died with it; the next tests on that domain met them (colcon test). The node stops with SIGTERM."""
+    log = tmp_path / 'simulator.log'
+    starter = subprocess.Popen([sys.executable, '-c', STARTER, BUNDLED_URDF, str(domain_id(42)), str(log)],
+                               stdout=subprocess.PIPE, text=True)
+    pid = int(starter.stdout.readline())
+    try:
+        deadline = time.monotonic() + 120
+        while 'executor:' not in log.read_text() and time.monotonic() < deadline:   # the node runs
+            time.sleep(0.1)
+        starter.kill()
+        starter.wait()
+        while os.path.exists(f'/proc/{pid}') and 'stopping (SIGTERM)' not in log.read_text() \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert 'stopping (SIGTERM)' in log.read_text(), log.read_text()
+    finally:
+        if os.path.exists(f'/proc/{pid}'):
+            os.kill(pid, signal.SIGKILL)
+
+
 SIGNAL_WHILE_A_CLASS_IS_CREATED = """
 import signal, sys
 from robot_dynamics_ros.nodes.common import run

@@ -62,9 +62,10 @@ def default_domain_id():
 def start_node(name, ros_args, env, log_path):
     """Start robot_dynamics_ros.nodes.<name> as a child process in its own session (so a Ctrl-C in the
     terminal reaches only us, and we stop it), output to log_path. It starts with SIGINT and SIGTERM blocked,
-    until its entry point catches them: a signal at any moment stops it cleanly (robot_dynamics_ros.stopping)."""
+    until its entry point catches them: a signal at any moment stops it cleanly (robot_dynamics_ros.stopping).
+    It stops (SIGTERM) when this process dies, also by SIGKILL (nodes.start); call from a thread that outlives it."""
     return start_process([sys.executable, '-m', 'robot_dynamics_ros.nodes.start', name, '--ros-args', *ros_args],
-                         env, log_path)
+                         dict(env, ROBOT_DYNAMICS_ROS_STARTER=str(os.getpid())), log_path)
 
 
 def start_process(command, env, log_path):

@@ -2,6 +2,10 @@
 ``trajectory_publisher``, ``legged_controller``, ``viewer``, ``cartesian_controller``,
 ``cartesian_target_publisher``, and ``python -m robot_dynamics_ros.nodes.start NAME --ros-args ...``.
 
+A node started by ``commands.processes.start_node`` (bringup, the tests) gets SIGTERM when the process that started
+it dies, also by SIGKILL (a test's timeout): it would otherwise run on, on a ROS domain whose claim died with its
+starter, and meet the next run on that domain (Linux's PR_SET_PDEATHSIG; elsewhere nothing changes).
+
 SIGINT and SIGTERM are caught (``robot_dynamics_ros.stopping``) before the node's module and its heavy imports
 (numpy, scipy, rclpy: about half a second) load, so that a signal at any moment of start-up stops the node
 with exit code 0 and one log line, as after start-up.
@@ -17,8 +21,10 @@ garbage-collects every module's objects (numpy, scipy, numba, rclpy), which took
 to exit on an idle machine (py-spy: gc_collect_main after main returned) and up to 4 s on a loaded one, past
 ``ros2 launch``'s patience.
 """
+import ctypes
 import importlib
 import os
+import signal
 import sys
 import time
 
@@ -29,14 +35,28 @@ NODES = ('simulator', 'computed_torque_controller', 'trajectory_publisher', 'leg
 
 
 BLAS_THREADS = ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS')
+STARTER = 'ROBOT_DYNAMICS_ROS_STARTER'   # the starter's process id, set by commands.processes.start_node
+PR_SET_PDEATHSIG = 1
 
 
 def start(name):
     stopping.catch(wake_up=lambda: _stop_during_imports(name))
+    _stop_with_starter()
     for variable in BLAS_THREADS:
         os.environ.setdefault(variable, '1')
     code = importlib.import_module(f'{__package__}.{name}').main()   # its run() takes the signals over
     _exit(code)
+
+
+def _stop_with_starter():
+    """SIGTERM to this process when its starter dies (the starter's thread, for the kernel: start_node is called
+    from threads that outlive their nodes); at once if it died already."""
+    starter = os.environ.pop(STARTER, None)
+    if starter is None or not sys.platform.startswith('linux'):
+        return
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    if os.getppid() != int(starter):
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 def _stop_during_imports(name):
