@@ -32,11 +32,15 @@ def rpy_to_matrix(rpy):
 def quaternion_to_matrix(quaternion):
     """Rotation matrix of the unit quaternion [x, y, z, w] (ROS and Pinocchio order)."""
     x, y, z, w = quaternion
-    return np.array([
-        [1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
-        [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
-        [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)],
-    ])
+    return np.array(quaternion_rotation(x, y, z, w)).reshape(3, 3)
+
+
+def quaternion_rotation(x, y, z, w):
+    """``quaternion_to_matrix`` as nine numbers, row by row: the one copy of the formula, also compiled by numba
+    for the kernels of ``algorithms/``, ``simulation/`` and ``control/`` (marked in ``algorithms/spatial_kernels``)."""
+    return (1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
+            2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
+            2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y))
 
 
 def matrix_to_quaternion(R):

@@ -307,11 +307,14 @@ def test_the_cache_key_covers_every_source(monkeypatch, tmp_path):
     copy = tmp_path / 'robot_dynamics_ros'
     for folder in ('algorithms', 'fast', 'control', 'simulation'):
         shutil.copytree(os.path.join(package, folder), copy / folder, ignore=shutil.ignore_patterns('__pycache__'))
+    shutil.copy(os.path.join(package, 'spatial.py'), copy / 'spatial.py')
     before = hash_sources(str(copy))
     assert before == hash_sources(package)
-    with open(copy / 'algorithms' / 'spatial_kernels.py', 'a') as f:
-        f.write('\n# an edit\n')
-    assert hash_sources(str(copy)) != before
+    for edited in ('algorithms/spatial_kernels.py', 'spatial.py'):
+        with open(copy / edited, 'a') as f:
+            f.write('\n# an edit\n')
+        assert hash_sources(str(copy)) != before
+        before = hash_sources(str(copy))
     pytest.importorskip('numba')
     monkeypatch.setattr(fast, 'ENABLE', True)
     xml = random_urdf(4, n_links=3)

@@ -26,7 +26,7 @@ def njit(*signature, cache=True):
 @functools.cache
 def source_hash():
     """A hash of every source the compiled kernels and the generated code depend on (``algorithms/``, ``fast/``,
-    and the compiled steps of ``control/`` and ``simulation/``):
+    the compiled steps of ``control/`` and ``simulation/``, and ``spatial.quaternion_rotation``):
     it names their machine code in numba's disk cache, so that an edit anywhere compiles anew (numba itself checks
     only the file of the function it compiles, not the helpers it calls)."""
     return hash_sources(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,8 +35,9 @@ def source_hash():
 def hash_sources(package):
     """``source_hash`` of the package folder ``package``."""
     digest = hashlib.sha256()
-    sources = [os.path.join(package, folder, name) for folder in ('algorithms', 'fast', 'control', 'simulation')
-               for name in sorted(os.listdir(os.path.join(package, folder))) if name.endswith('.py')]
+    sources = [os.path.join(package, 'spatial.py')] + [
+        os.path.join(package, folder, name) for folder in ('algorithms', 'fast', 'control', 'simulation')
+        for name in sorted(os.listdir(os.path.join(package, folder))) if name.endswith('.py')]
     for path in sources:
         with open(path, 'rb') as f:
             digest.update(os.path.basename(path).encode() + b'\0' + f.read())

@@ -20,6 +20,7 @@ import numpy as np
 from .. import spatial
 from ..model.model import FREE_FLYER, PLANAR, PRISMATIC, REVOLUTE
 from .backends import njit
+from .spatial_kernels import quaternion_rotation
 
 
 class PointKinematics:
@@ -177,9 +178,8 @@ def joint_pose(kind, axis, q, k, R_J, p_J):
             p_J[a] = axis[a] * q[k]
     elif kind == FREE_FLYER:
         x, y, z, w = q[k + 3], q[k + 4], q[k + 5], q[k + 6]
-        R_J[0, 0], R_J[0, 1], R_J[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
-        R_J[1, 0], R_J[1, 1], R_J[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
-        R_J[2, 0], R_J[2, 1], R_J[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+        (R_J[0, 0], R_J[0, 1], R_J[0, 2], R_J[1, 0], R_J[1, 1], R_J[1, 2],
+         R_J[2, 0], R_J[2, 1], R_J[2, 2]) = quaternion_rotation(x, y, z, w)
         for a in range(3):
             p_J[a] = q[k + a]
     elif kind == PLANAR:

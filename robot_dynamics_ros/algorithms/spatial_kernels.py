@@ -5,6 +5,7 @@ as in ``spatial.py``.
 """
 import numpy as np
 
+from .. import spatial
 from .backends import njit
 from .packing import AXIS, AXIS_INDEX, CONTINUED, E_TREE, FIRST_MOMENT, IBAR, JOINT_TYPE, Q_END, Q_INDEX, R_TREE, \
     TRANSFORM
@@ -12,6 +13,8 @@ from .packing import AXIS, AXIS_INDEX, CONTINUED, E_TREE, FIRST_MOMENT, IBAR, JO
 AXIS0, E0, R0, H0, IBAR0 = AXIS.start, E_TREE.start, R_TREE.start, FIRST_MOMENT.start, IBAR.start
 
 REVOLUTE, PRISMATIC, FREE_FLYER, PLANAR = 0, 1, 2, 3   # as model.model
+
+quaternion_rotation = njit()(spatial.quaternion_rotation)   # compiled code imports it from here, marked
 
 
 @njit()
@@ -56,10 +59,8 @@ def parent_transform(P, i, q, X):
         # X_J = plucker(R^T, p), R from the unit quaternion [x y z w] at q[Q_INDEX + 3]
         j = int(P[i, Q_INDEX])
         x, y, z, w = q[j + 3], q[j + 4], q[j + 5], q[j + 6]
-        joint_pose_transform(P, i, 1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w),
-                             2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w),
-                             2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y),
-                             q[j], q[j + 1], q[j + 2], X)
+        R00, R01, R02, R10, R11, R12, R20, R21, R22 = quaternion_rotation(x, y, z, w)
+        joint_pose_transform(P, i, R00, R01, R02, R10, R11, R12, R20, R21, R22, q[j], q[j + 1], q[j + 2], X)
     elif kind == PLANAR:
         # X_J = plucker(Rz^T, [x y 0]), q = [x y cos sin]
         j = int(P[i, Q_INDEX])

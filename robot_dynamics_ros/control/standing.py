@@ -33,6 +33,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import fast
 from ..algorithms.backends import compiled, njit
+from ..algorithms.spatial_kernels import quaternion_rotation
 from ..model.collision import ContactPoint, leaf_links
 from ..model.model import Model
 from ..spatial import pose_from_plucker
@@ -285,10 +286,10 @@ def configuration_error(q, q_ref, error):
 @njit()
 def _rotation(quaternion):
     """spatial.quaternion_to_matrix of (x, y, z, w)."""
-    x, y, z, w = quaternion[0], quaternion[1], quaternion[2], quaternion[3]
-    return np.array([[1.0 - 2.0 * (y * y + z * z), 2.0 * (x * y - z * w), 2.0 * (x * z + y * w)],
-                     [2.0 * (x * y + z * w), 1.0 - 2.0 * (x * x + z * z), 2.0 * (y * z - x * w)],
-                     [2.0 * (x * z - y * w), 2.0 * (y * z + x * w), 1.0 - 2.0 * (x * x + y * y)]])
+    R = np.empty((3, 3))
+    R[0, 0], R[0, 1], R[0, 2], R[1, 0], R[1, 1], R[1, 2], R[2, 0], R[2, 1], R[2, 2] = quaternion_rotation(
+        quaternion[0], quaternion[1], quaternion[2], quaternion[3])
+    return R
 
 
 @njit()

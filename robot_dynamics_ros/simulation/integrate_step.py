@@ -12,6 +12,7 @@ nested free-flyer joints take ``Simulator._integrate``'s general path (``model.c
 import numpy as np
 
 from ..algorithms.backends import njit
+from ..algorithms.spatial_kernels import quaternion_rotation
 
 
 @njit()
@@ -23,9 +24,7 @@ def integrate_free_root(idx_q, idx_v, q, v, dt, q_out, v_out):
         v_out[idx_v[i]] = v[idx_v[i]]
     x, y, z, w = q[3], q[4], q[5], q[6]
     # R of Q, and p' = p + dt R v_lin
-    R00, R01, R02 = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
-    R10, R11, R12 = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
-    R20, R21, R22 = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
+    R00, R01, R02, R10, R11, R12, R20, R21, R22 = quaternion_rotation(x, y, z, w)
     q_out[0] = q[0] + dt * (R00 * v[0] + R01 * v[1] + R02 * v[2])
     q_out[1] = q[1] + dt * (R10 * v[0] + R11 * v[1] + R12 * v[2])
     q_out[2] = q[2] + dt * (R20 * v[0] + R21 * v[1] + R22 * v[2])
@@ -43,9 +42,7 @@ def integrate_free_root(idx_q, idx_v, q, v, dt, q_out, v_out):
     norm = np.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     q_out[3], q_out[4], q_out[5], q_out[6] = qx / norm, qy / norm, qz / norm, qw / norm
     # v_lin' = dR^T v_lin, dR the rotation of dQ
-    D00, D01, D02 = 1 - 2 * (b * b + c * c), 2 * (a * b - c * d), 2 * (a * c + b * d)
-    D10, D11, D12 = 2 * (a * b + c * d), 1 - 2 * (a * a + c * c), 2 * (b * c - a * d)
-    D20, D21, D22 = 2 * (a * c - b * d), 2 * (b * c + a * d), 1 - 2 * (a * a + b * b)
+    D00, D01, D02, D10, D11, D12, D20, D21, D22 = quaternion_rotation(a, b, c, d)
     v_out[0] = D00 * v[0] + D10 * v[1] + D20 * v[2]
     v_out[1] = D01 * v[0] + D11 * v[1] + D21 * v[2]
     v_out[2] = D02 * v[0] + D12 * v[1] + D22 * v[2]
