@@ -15,6 +15,7 @@ setup(
     name=package_name,
     version='0.1.0',
     packages=find_packages(exclude=['test', 'test.*', 'benchmarks']),
+    package_data={'robot_dynamics_ros.nodes': ['parameters/*.yaml']},   # the nodes' parameter schemas, read at run time
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
         ('share/' + package_name, ['package.xml']),

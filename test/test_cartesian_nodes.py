@@ -20,8 +20,8 @@ from conftest import ROOT
 from ros_helpers import domain_id, ros_domain, start  # noqa: F401  (fixtures)
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.control.cartesian import dexterous_posture
-from robot_dynamics_ros.nodes import cartesian_target_publisher as target_publisher
 from robot_dynamics_ros.nodes.launch_support import LOCKSTEP_STATE_TIMEOUT
+from robot_dynamics_ros.nodes.parameter_schema import load as load_schema
 
 REAL = os.path.join(ROOT, 'test', 'urdf', 'real')
 UR5 = os.path.join(REAL, 'ur5.urdf')
@@ -154,14 +154,15 @@ def test_the_target_publisher_sends_no_target_before_a_subscriber_of_them_has_ma
         probe.spin_for(0.3)
     assert publisher.wait_for_log('targets published', 30.0), publisher.log()
     assert targets, publisher.log()
-    period = next(p.default for p in target_publisher.PARAMETERS if p.name == 'target_period')
+    period = TARGET_PUBLISHER_SCHEMA.parameters['target_period'].default
     assert np.linalg.norm(position(targets[0]) - [0.4, 0.0, 0.3]) < 1e-5   # the circle's point at one period
     assert np.allclose(np.diff([stamp_of(target) for target in targets]), period, atol=1e-6)
     assert publisher.stop() == 0
 
 
+TARGET_PUBLISHER_SCHEMA = load_schema('cartesian_target_publisher')
 ARMS = ('ur5', 'panda', 'kinova_gen3', 'xarm7', 'z1')
-RADIUS = next(p.default for p in target_publisher.PARAMETERS if p.name == 'radius')
+RADIUS = TARGET_PUBLISHER_SCHEMA.parameters['radius'].default
 
 
 def assert_tracked_the_circle(summary):

@@ -30,9 +30,10 @@ def whole_run_targets(duration):
     its reference (with the default lead_time, a stall of more than 1 s of sim time does). Targets are spaced
     wider than the default where the run's would not fit the controller's buffer."""
     from ..control.cartesian import TARGET_BUFFER
-    from ..nodes.cartesian_target_publisher import BURST, PARAMETERS
+    from ..nodes.cartesian_target_publisher import BURST
+    from ..nodes.parameter_schema import load
     lead = duration + END_MARGIN
-    default_period = next(p.default for p in PARAMETERS if p.name == 'target_period')
+    default_period = load('cartesian_target_publisher').parameters['target_period'].default
     period = max(default_period, lead / (TARGET_BUFFER - 2 * BURST))
     return ['-p', f'lead_time:={lead}', '-p', f'target_period:={period}']
 

@@ -27,61 +27,23 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
-from rclpy.parameter import Parameter
 
 from .. import spatial
-from ..control.cartesian import (LAWS, TARGET_BUFFER, CartesianController, CartesianTarget, check_gains,
+from ..control.cartesian import (TARGET_BUFFER, CartesianController, CartesianTarget, check_gains,
                                  default_end_effector, speed_limits)
 from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
-from .common import (ConfigurationError, Param, Throttle, as_vector, choice, default_as_none, joint_order,
-                     non_negative, positive, run, stamp_seconds)
-from .controller_base import AUTOSTART, ControllerBase
+from .common import (ConfigurationError, Throttle, as_vector, default_as_none, joint_order, run,
+                     stamp_seconds)
+from .controller_base import ControllerBase
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]
 
 
-def limit(name, value):
-    """A positive number, or 0 for none (infinite)."""
-    return non_negative(name, value) or np.inf
-
-
-PARAMETERS = (
-    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands; empty: model order'),
-    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2'),
-    Param('end_effector_link', '', 'the controlled link; empty: the tip of the longest chain'),
-    Param('robot_base_link', '', 'link (fixed to the root) whose frame target and current poses are in; empty: the '
-                                 'root link'),
-    Param('state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale', positive),
-    Param('joint_state_rate', 1000.0, 'joint states per second the loop runs at: the gains must keep the loop '
-                                      'stable at this rate (each command held over the period after its state)',
-          positive),
-    Param('ignore_unknown_joints', False, 'skip joint-state entries for joints the model does not have'),
-    Param('nullspace.posture', Parameter.Type.DOUBLE_ARRAY, 'joint positions (joints order) the nullspace pulls to; '
-                                                            'empty: the first joint state'),
-    Param('law', 'impedance', f"one of {list(LAWS)}", choice(*LAWS), runtime=True),
-    *(Param(f'stiffness.{axis}', 50.0 if axis.startswith('rot') else 500.0,
-            ('N m/rad' if axis.startswith('rot') else 'N/m') + ' (impedance); 1/s^2 (operational_space)',
-            non_negative, runtime=True) for axis in AXES),
-    Param('damping_ratio', 1.0, 'damping as a ratio of critical (through the task inertia Lambda)', non_negative,
-          runtime=True),
-    Param('nullspace.stiffness', 10.0, 'N m/rad per joint towards nullspace.posture, without task force',
-          non_negative, runtime=True),
-    Param('max_force', 0.0, 'N, bound on the norm of the commanded task force; 0: none', limit, runtime=True),
-    Param('max_torque', 0.0, 'N m, bound on the norm of the commanded task torque; 0: none', limit, runtime=True),
-    Param('max_linear_speed', 0.0, 'm/s the law drives the end effector at, at most (the position error is clipped '
-                                   'to it); 0: a tenth of the slowest joint\'s velocity limit at the arm\'s reach',
-          non_negative, runtime=True),
-    Param('max_angular_speed', 0.0, 'rad/s the law turns the end effector at, at most (the orientation error is '
-                                    'clipped to it); 0: a quarter of the slowest joint\'s velocity limit',
-          non_negative, runtime=True),
-    Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward at the joint '
-                                          'velocity of the reference', runtime=True),
-    Param('max_effort', Parameter.Type.DOUBLE_ARRAY, 'per joint (joints order): efforts are clamped to these and '
-                                                     'to the URDF limits; empty: the URDF limits'),
-    AUTOSTART,
-)
+def limit(value):
+    """A bound from its parameter: a positive number, or 0 for none (infinite)."""
+    return value or np.inf
 
 
 def pose_of(msg):
@@ -94,7 +56,7 @@ class CartesianControllerNode(ControllerBase):
     rejected_what = 'joint states and targets'
 
     def __init__(self) -> None:
-        super().__init__('cartesian_controller', PARAMETERS)
+        super().__init__('cartesian_controller')
         self._load_model()
 
     def _use(self, settings, gains):
@@ -111,7 +73,8 @@ class CartesianControllerNode(ControllerBase):
                         settings['nullspace.stiffness'], period, self.base)
             return CartesianController(
                 self.model, self.end_effector, settings['law'], stiffness, settings['damping_ratio'],
-                settings['nullspace.stiffness'], posture, settings['max_force'], settings['max_torque'], self.gravity,
+                settings['nullspace.stiffness'], posture, limit(settings['max_force']), limit(settings['max_torque']),
+                self.gravity,
                 self.max_effort, self.base, settings['friction_compensation'],
                 settings['max_angular_speed'] or angular, settings['max_linear_speed'] or linear, joint_speed, period)
         except ValueError as e:

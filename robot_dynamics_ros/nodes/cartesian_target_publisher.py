@@ -20,20 +20,10 @@ import sys
 from geometry_msgs.msg import PoseStamped
 from rclpy.duration import Duration
 
-from ..control.cartesian import PLANES, circle_offset
-from .common import GuardedNode, Param, as_float, choice, declare_parameters, positive, run, stamp_seconds
+from ..control.cartesian import circle_offset
+from .common import GuardedNode, declare_parameters, run, stamp_seconds
 
 
-PARAMETERS = (
-    Param('radius', 0.05, 'm', as_float),
-    Param('period', 4.0, 's per turn', positive),
-    Param('ramp_time', 1.0, 's over which the radius grows from 0', positive),
-    Param('plane', 'xy', f"plane of the circle in the robot base frame: one of {list(PLANES)}", choice(*PLANES)),
-    Param('target_period', 0.01, 's of sim time between targets', positive),
-    Param('lead_time', 1.0, 's of sim time: targets are published up to this far ahead of the current pose (the '
-                            'controller buffers them; a stall of this node shorter than this changes nothing)',
-          positive),
-)
 BURST = 10   # history depth beyond the targets of one lead_time (published at once at the start)
 ACK_TIMEOUT = 30.0   # s of wall time the first burst is waited on (a loaded machine's controller may take seconds)
 
@@ -41,7 +31,7 @@ ACK_TIMEOUT = 30.0   # s of wall time the first burst is waited on (a loaded mac
 class CartesianTargetPublisherNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('cartesian_target_publisher')
-        self.p = declare_parameters(self, PARAMETERS)
+        self.p = declare_parameters(self, 'cartesian_target_publisher')
         self.start = None   # (stamp s, PoseStamped) of the first current pose
         self.next = 1       # index k of the next target on the grid start + k target_period
         depth = int(math.ceil(self.p['lead_time'] / self.p['target_period'])) + BURST

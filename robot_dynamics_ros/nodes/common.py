@@ -3,18 +3,16 @@ warnings, and a main loop that exits 0 on SIGINT and SIGTERM with one line sayin
 
 Only APIs available in rclpy as shipped with Humble are used.
 """
+import math
 import re
 import time
 from array import array
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Callable
 
 import numpy as np
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.exceptions import InvalidParameterTypeException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -28,7 +26,8 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension, MultiArrayLayout, String
 
 from .. import stopping
-from . import compile_progress
+from . import compile_progress, parameter_schema
+from .parameter_schema import ConfigurationError
 from ..algorithms.rnea import STANDARD_GRAVITY
 from ..errors import SRDFError
 from ..model import URDFError, load_urdf
@@ -47,55 +46,69 @@ STEADY_CLOCK = Clock(clock_type=ClockType.STEADY_TIME)
 # executor's wait returns, so an idle node (no timer due) saw a signal 0-0.1 s late at 0.1 s, a fifth of the 0.5 s
 # a node has to exit (issue 28). 50 idle wake-ups a second: an idle controller 0.9 % of a core instead of 0.7 %.
 WAKE_UP_PERIOD = 0.02
-EXECUTORS = ('auto', 'events', 'single_threaded')
-ROOT_JOINTS = ('', 'floating', 'planar')  # ModelSource's root_joint: '' is a fixed base
 
 
-class ConfigurationError(Exception):
-    """A parameter or URDF the node cannot run with; the node logs it and exits with code 1."""
-
-
-def declare(node, name, default, description, dynamic_typing=False, read_only=True):
-    """Declare a parameter and return its value.
-
-    Typed by the default, or by a Parameter.Type for lists that default to empty: their value is then an
-    empty list of that type (not "uninitialized", which makes rclpy answer a whole get_parameters request,
-    `ros2 param dump`, with nothing). Integers given for a floating-point parameter are taken as floats
-    (YAML writes 1000 for 1000.0). `dynamic_typing` only where a value may be a number or a list (per-joint
-    gains). Read-only unless the node can take changes at run time (see RuntimeParameters).
-    """
-    descriptor = ParameterDescriptor(description=description, dynamic_typing=dynamic_typing,
-                                     read_only=read_only)
-    given = node._parameter_overrides.get(name)   # `[]` in a params file (a dump's) comes as NOT_SET
-    unset = isinstance(default, Parameter.Type) and (given is None or given.type_ == Parameter.Type.NOT_SET)
-    if unset:   # writable until it has its empty value
-        descriptor.read_only = False
-    try:
-        value = node.declare_parameter(name, default, descriptor).value
-    except InvalidParameterTypeException as e:
-        given = node._parameter_overrides[name].value  # what --ros-args or a YAML file gave
-        if not (_is_float_type(default) and _integers(given)):
-            raise ConfigurationError(str(e)) from None
-        as_floats = float(given) if isinstance(given, int) else [float(v) for v in given]
-        value = node.declare_parameter(name, as_floats, descriptor, ignore_override=True).value
-    if unset:
-        node.set_parameters([Parameter(name, default, [])])
-        node.set_descriptor(name, ParameterDescriptor(description=description, type=default.value,
-                                                      read_only=read_only))
-        value = []
+def given_value(node, name):
+    """What a params file or --ros-args gives ``name`` (None: nothing, or `[]`), through rclpy's public API: declared
+    without a type, a parameter takes its override; it is then undeclared, to be declared as its schema says."""
+    value = node.declare_parameter(name, None, ParameterDescriptor(dynamic_typing=True)).value
+    node.undeclare_parameter(name)
     return value
 
 
-def _is_float_type(default):
-    if isinstance(default, Parameter.Type):   # an IntEnum: compare it only with its own kind
-        return default in (Parameter.Type.DOUBLE, Parameter.Type.DOUBLE_ARRAY)
-    return (isinstance(default, float)
-            or (isinstance(default, list) and len(default) > 0 and isinstance(default[0], float)))
+def descriptor(spec, read_only=None):
+    """The ParameterDescriptor of a parameter_schema.Spec: description, read-only, dynamic typing, the validators'
+    text (additional_constraints) and, for a bounded number, its range (inclusive: a gt or lt bound itself is
+    refused by the validator, which runs after the range)."""
+    result = ParameterDescriptor(description=spec.description, dynamic_typing=spec.dynamic_typing,
+                                 read_only=spec.read_only if read_only is None else read_only,
+                                 additional_constraints=parameter_schema.rules(spec))
+    bounds = spec.range()
+    if bounds is not None and spec.type == 'double':
+        result.floating_point_range = [FloatingPointRange(
+            from_value=-math.inf if bounds[0] is None else float(bounds[0]),
+            to_value=math.inf if bounds[1] is None else float(bounds[1]), step=0.0)]
+    elif bounds is not None:
+        result.integer_range = [IntegerRange(from_value=-2 ** 63 if bounds[0] is None else bounds[0],
+                                             to_value=2 ** 63 - 1 if bounds[1] is None else bounds[1], step=0)]
+    return result
 
 
-def _integers(value):
-    values = [value] if np.isscalar(value) else list(value)
-    return len(values) > 0 and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+def typed(spec, value):
+    """``value`` as ``spec``'s type (integers taken as floats for a double: YAML writes 1000 for 1000.0), or
+    ConfigurationError. A dynamically typed parameter (a number or a list) is left to its validators."""
+    if spec.dynamic_typing:
+        return value
+    array = spec.type.endswith('_array')
+    values = value if array and isinstance(value, list) else [value]
+    if spec.type.startswith('double') and isinstance(value, list if array else (int, float)) \
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return [float(v) for v in values] if array else float(value)
+    element = parameter_schema.TYPES[spec.type]
+    if (isinstance(value, list) != array) or not all(type(v) is element for v in values):
+        raise ConfigurationError(f"parameter {spec.name!r} must be a {spec.type}, got {value!r}")
+    return value
+
+
+def declare_spec(node, spec, name=None, given=None, default=None, read_only=None):
+    """Declare the parameter of ``spec`` (as ``name``; default: its own) with the value ``given`` (default:
+    ``default``, else the schema's), typed and checked by the schema's validators; returns the value, or raises
+    ConfigurationError. Every declared parameter has a value: an empty list is declared typed, `[]` of that type
+    (rclpy answers a whole get_parameters request, `ros2 param dump`, with nothing for an uninitialized one)."""
+    name = name or spec.name
+    value = typed(spec, (spec.default if default is None else default) if given is None else given)
+    spec.check(value)
+    final = descriptor(spec, read_only)
+    if value == [] and not spec.dynamic_typing:
+        kind = Parameter.Type[spec.type.upper().replace('INT', 'INTEGER')]
+        writable = descriptor(spec, read_only=False)
+        node.declare_parameter(name, kind, writable)   # uninitialized; writable until it has its empty value
+        node.set_parameters([Parameter(name, kind, [])])
+        final.type = kind.value
+        node.set_descriptor(name, final)
+    else:
+        node.declare_parameter(name, value, final, ignore_override=True)
+    return value
 
 
 class RuntimeParameters:
@@ -123,69 +136,36 @@ class RuntimeParameters:
         return SetParametersResult(successful=True)
 
 
-@dataclass(frozen=True)
-class Param:
-    """One row of a node's parameter table: name, default (typed; a Parameter.Type for a list that defaults to
-    empty), description, and ``check(name, value)``, which returns the value to use (converted) or raises
-    ConfigurationError. ``runtime``: ``ros2 param set`` may change it while the node runs (the node's apply
-    then validates the whole set); otherwise read-only. ``dynamic_typing``: a number or a list (per-joint)."""
-    name: str
-    default: Any
-    description: str
-    check: Callable[[str, Any], Any] | None = None
-    runtime: bool = False
-    dynamic_typing: bool = False
+class NodeParameters:
+    """A node's parameters as its schema (parameter_schema, nodes/parameters/<schema>.yaml) declares them:
+    ``values`` ({name: value} at start-up) and ``given`` (the names a params file or --ros-args gave). The writable
+    ones (not read_only) may be set at run time: a request is checked by the validators that checked the start-up
+    values, then passed to ``apply(changes)`` (see RuntimeParameters), which may refuse it."""
+
+    def __init__(self, node, schema, apply=None):
+        self.schema = parameter_schema.load(schema)
+        self.given = set()
+        self.values = {}
+        for name, spec in self.schema.parameters.items():
+            value = given_value(node, name)
+            if value is not None:
+                self.given.add(name)
+            self.values[name] = declare_spec(node, spec, given=value)
+        runtime = {name: spec for name, spec in self.schema.parameters.items() if not spec.read_only}
+        if runtime:
+            def checked_apply(changes):
+                for name, value in changes.items():
+                    runtime[name].check(value)
+                if apply is not None:
+                    apply(changes)
+            RuntimeParameters(node, checked_apply, set(runtime))
 
 
-def declare_parameters(node, table, apply=None):
-    """Declare the parameters of ``table`` (Param rows) on ``node``, each checked at start-up by its ``check``;
-    returns {name: value}. The runtime ones are settable: a request is checked row by row, then ``apply(changes)``
-    (see RuntimeParameters)."""
-    values = {}
-    for row in table:
-        value = declare(node, row.name, row.default, row.description, row.dynamic_typing, read_only=not row.runtime)
-        values[row.name] = row.check(row.name, value) if row.check else value
-    runtime = {row.name: row for row in table if row.runtime}
-    if runtime:
-        def checked_apply(changes):
-            apply({name: runtime[name].check(name, value) if runtime[name].check else value
-                   for name, value in changes.items()})
-        RuntimeParameters(node, checked_apply, set(runtime))
-    return values
-
-
-def positive(name, value):
-    """A finite number > 0 (as float)."""
-    value = as_float(name, value)
-    if value <= 0:
-        raise ConfigurationError(f"parameter {name!r} must be positive, got {value}")
-    return value
-
-
-def non_negative(name, value):
-    """A finite number >= 0 (as float)."""
-    value = as_float(name, value)
-    if value < 0:
-        raise ConfigurationError(f"parameter {name!r} must be non-negative, got {value}")
-    return value
-
-
-def positive_integer(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigurationError(f"parameter {name!r} must be a positive integer, got {value!r}")
-    return value
-
-
-def choice(*options):
-    """A check that the value is one of ``options``."""
-    return lambda name, value: one_of(name, value, options)
-
-
-def one_of(name, value, choices):
-    """value if it is among `choices`, else ConfigurationError."""
-    if value not in choices:
-        raise ConfigurationError(f"parameter {name!r} must be one of {list(choices)}, got {value!r}")
-    return value
+def declare_parameters(node, schema, apply=None):
+    """Declare the parameters of the schema named ``schema`` on ``node`` (its ``node_parameters``, NodeParameters),
+    each checked at start-up; returns {name: value}."""
+    node.node_parameters = NodeParameters(node, schema, apply)
+    return node.node_parameters.values
 
 
 def as_float(name, value):
@@ -245,11 +225,10 @@ def _fixed_base_only(on_model):
 
 
 def semantic_description(node):
-    """Declares `robot_description_semantic` (SRDF XML, MoveIt's name) and `srdf_file`; returns the SRDF they give
-    (model.srdf.SRDF), None for neither, ConfigurationError for an invalid one."""
-    xml = declare(node, 'robot_description_semantic', '', "SRDF XML (MoveIt's semantic description: root joint, "
-                                                          "stance, feet); takes precedence over srdf_file")
-    path = declare(node, 'srdf_file', '', 'SRDF file, used when robot_description_semantic is empty')
+    """From the parameters `robot_description_semantic` (SRDF XML, MoveIt's name) and `srdf_file`: returns the SRDF
+    they give (model.srdf.SRDF), None for neither, ConfigurationError for an invalid one."""
+    xml = node.get_parameter('robot_description_semantic').value
+    path = node.get_parameter('srdf_file').value
     if not (xml or path):
         return None
     try:
@@ -288,38 +267,32 @@ def _fitting(on_model, srdf):
 
 
 class ModelSource:
-    """Declares `robot_description` and `urdf_file` and calls on_model(model): once, right away, with the
-    parameter (URDF XML) or the file; else with each URDF on the `robot_description` topic that the node
-    can run, the latest winning, as with robot_state_publisher and ros2_control's controller manager.
-    on_model builds everything the node needs for the model before it changes any of the node's state
-    (the executor thread runs it between two callbacks, so none sees half a switch), or raises
-    ConfigurationError (e.g. joints the configuration does not name): that URDF, like an invalid one, is
-    logged and skipped, and the node keeps the model it runs. An invalid URDF from a parameter is a
-    ConfigurationError.
+    """Reads `robot_description` and `urdf_file` (declared from the node's schema) and calls on_model(model): once,
+    right away, with the parameter (URDF XML) or the file; else with each URDF on the `robot_description` topic that
+    the node can run, the latest winning, as with robot_state_publisher and ros2_control's controller manager.
+    on_model builds everything the node needs for the model before it changes any of the node's state (the executor
+    thread runs it between two callbacks, so none sees half a switch), or raises ConfigurationError (e.g. joints the
+    configuration does not name): that URDF, like an invalid one, is logged and skipped, and the node keeps the model
+    it runs. An invalid URDF from a parameter is a ConfigurationError.
 
-    Also declares `root_joint` (default ``root_joint_default``): '' builds a fixed-base model and refuses one
-    with a floating or planar joint; 'floating' or 'planar' is passed to load_urdf / parse_urdf as the root
-    joint (as Pinocchio's buildModelFromUrdf(filename, root_joint)). ``with_urdf``: call on_model(model, urdf)
-    with the URDF it came from (XML, or the file's path) for nodes that read more of it (collision geometry).
-    ``srdf`` (model.srdf.SRDF, from ``semantic_description``): its floating or planar virtual joint is the root joint
-    where `root_joint` is ''; a model it does not fit (links, stance joints) is refused as above."""
+    `root_joint` (its default is the node's schema's): '' builds a fixed-base model and refuses one with a floating
+    or planar joint; 'floating' or 'planar' is passed to load_urdf / parse_urdf as the root joint (as Pinocchio's
+    buildModelFromUrdf(filename, root_joint)). ``with_urdf``: call on_model(model, urdf) with the URDF it came from
+    (XML, or the file's path) for nodes that read more of it (collision geometry). ``srdf`` (model.srdf.SRDF, from
+    ``semantic_description``): its floating or planar virtual joint is the root joint where `root_joint` is ''; a
+    model it does not fit (links, stance joints) is refused as above."""
 
-    def __init__(self, node, on_model, root_joint_default='', with_urdf=False, srdf=None):
+    def __init__(self, node, on_model, with_urdf=False, srdf=None):
         self._node = node
         self._with_urdf = with_urdf
-        self._root_joint = one_of('root_joint', declare(
-            node, 'root_joint', root_joint_default,
-            "'' (fixed base; the SRDF's virtual_joint where given), 'floating' or 'planar': the joint that attaches "
-            "the URDF's root link to the world"), ROOT_JOINTS) or (srdf.root_joint if srdf is not None else None)
+        self._root_joint = node.get_parameter('root_joint').value or (srdf.root_joint if srdf is not None else None)
         if srdf is not None:
             on_model = _fitting(on_model, srdf)
         self._on_model = _fixed_base_only(on_model) if self._root_joint is None else on_model
         self._running = None   # (URDF XML, model) the node runs, when it came from the topic
-        self._mimic = declare(node, 'mimic', True, "couple each <mimic> joint to its master (q = multiplier q_master "
-                                                   "+ offset); false: an independent joint. Simulator, computed-"
-                                                   "torque and Cartesian controllers must agree on it")
-        xml = declare(node, 'robot_description', '', 'URDF XML; takes precedence over urdf_file')
-        path = declare(node, 'urdf_file', '', 'URDF or xacro file, used when robot_description is empty')
+        self._mimic = node.get_parameter('mimic').value
+        xml = node.get_parameter('robot_description').value
+        path = node.get_parameter('urdf_file').value
         if xml or path:
             try:
                 model = (parse_urdf(xml, root_joint=self._root_joint, mimic=self._mimic) if xml
@@ -448,10 +421,7 @@ def make_executor(node):
     EventsExecutor answers more states, sooner, on less CPU (benchmarks/bench_loop.py, which also checks
     that a depth-1 subscription still gets the newest state). Returns (executor, wake-up function for a
     signal handler)."""
-    choice = declare(node, 'executor', 'auto', f"one of {EXECUTORS}; 'auto': 'events' where rclpy has it, "
-                                               "else 'single_threaded'")
-    if choice not in EXECUTORS:
-        raise ConfigurationError(f"parameter 'executor' must be one of {EXECUTORS}, got {choice!r}")
+    choice = node.get_parameter('executor').value
     if choice == 'events' and EventsExecutor is None:
         raise ConfigurationError("parameter 'executor': this rclpy has no EventsExecutor (Jazzy and later)")
     if choice == 'events' or (choice == 'auto' and EventsExecutor is not None):
@@ -606,36 +576,31 @@ class JointGains:
 
     def declare(self, joints, fallback):
         node = self._node
-        overrides = {name: override.value for name, override in node._parameter_overrides.items()
-                     if name.startswith(GAINS_PREFIX)}
-        declared = {gain_name(joint, term): node.get_parameter(gain_name(joint, term)).value
-                    for joint in joints for term in self._terms if node.has_parameter(gain_name(joint, term))}
-        given = {name: value for name, value in overrides.items() if name not in declared}
-        gains, unknown = merge_joint_gains(joints, self._terms, fallback, {**given, **declared})
+        names = [gain_name(joint, term) for joint in joints for term in self._terms]
+        declared = {name: node.get_parameter(name).value for name in names if name in self._names}
+        given = {name: value for name in names if name not in self._names
+                 for value in [given_value(node, name)] if value is not None}
+        gains, _ = merge_joint_gains(joints, self._terms, fallback, {**given, **declared})
         if not self._told:
-            self._tell(joints, given, unknown)
+            self._tell(given)
+        specs = node.node_parameters.schema.joint_maps[GAINS_PREFIX.rstrip('.')]
         for k, joint in enumerate(joints):
-            for term, parameter in self._terms.items():
+            for term in self._terms:
                 name = gain_name(joint, term)
                 if name not in self._names:
-                    declare(node, name, float(gains[term][k]),
-                            f"{parameter} of joint {joint!r} (joint_trajectory_controller's gains.<joint>.{term}); "
-                            f"wins over {parameter} where both are given", dynamic_typing=True, read_only=False)
+                    declare_spec(node, specs[term], name=name, given=float(gains[term][k]))
                     self._names.add(name)
         return gains
 
-    def _tell(self, joints, given, unknown):
-        """Once: which form wins where a joint is given both, and map entries the node does not use."""
+    def _tell(self, given):
+        """Once: which form wins where a joint is given both."""
         self._told = True
-        logger = self._node.get_logger()
-        both = sorted(name for name in given if name not in unknown
-                      and self._terms[split_gain_name(name)[1]] in self._node._parameter_overrides)
+        given_forms = self._node.node_parameters.given
+        both = sorted(name for name in given if self._terms[split_gain_name(name)[1]] in given_forms)
         if both:
             parameters = sorted({self._terms[split_gain_name(name)[1]] for name in both})
-            logger.info(f"gains given both ways: the per-joint {both} win over {parameters} for their joints")
-        if unknown:
-            logger.warning(f"ignoring {sorted(unknown)}: no joint of the model with that gain (joints {joints}, "
-                           f"gains {list(self._terms)})")
+            self._node.get_logger().info(f"gains given both ways: the per-joint {both} win over {parameters} for "
+                                         "their joints")
 
     def serve(self, joints):
         self.joints = list(joints)

@@ -28,69 +28,30 @@ import time
 from array import array
 
 import numpy as np
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 
 from .. import fast
 from ..algorithms import gravity_torques
-from ..control.computed_torque import CONTROL_MODES, ComputedTorqueController, ControlStep, check_gains
+from ..control.computed_torque import ComputedTorqueController, ControlStep, check_gains
 from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from .common import (ConfigurationError, Param, as_vector, choice, default_as_none, joint_order, positive,
-                     positive_integer, run, stamp_nanoseconds)
-from .controller_base import AUTOSTART, ControllerBase
+from .common import ConfigurationError, as_vector, default_as_none, joint_order, run, stamp_nanoseconds
+from .controller_base import ControllerBase
 from .diagnostics import OK, WARN, warnings_by_kind
 from .joint_trajectories import TrajectoryWorker, trajectory_fields, trajectory_reference
 
-STALE_BEHAVIORS = ('zero', 'gravity_compensation')
 GAIN_TERMS = {'p': 'kp', 'd': 'kd', 'i': 'ki'}   # gains.<joint>.<term> (joint_trajectory_controller) -> parameter
 
 
-def _gain(name, value):
-    """A number or a list of numbers, not booleans (their count needs the model)."""
-    if isinstance(value, bool) or (isinstance(value, (list, tuple)) and any(isinstance(v, bool) for v in value)):
-        raise ConfigurationError(f"parameter {name!r} must be a number or a list of numbers, not a boolean: "
-                                 f"got {value!r}")
-    as_vector(name, value, np.size(value))
-    return value
-
-
 # The runtime ones (ros2 param set) are validated by _apply_settings as at start-up.
-PARAMETERS = (
-    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands; empty: model order'),
-    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2'),
-    Param('state_timeout', 0.1, 'wall seconds without a valid joint state before it is stale', positive),
-    Param('ignore_unknown_joints', False, 'skip joint-state entries for joints the model does not have'),
-    Param('joint_state_rate', 1000.0, 'joint states per second the loop runs at: the gains must keep the loop '
-                                      'stable at this rate (a command acting one period after its state)', positive),
-    Param('acceleration_limits', Parameter.Type.DOUBLE_ARRAY,
-          'per joint (joints order), rad/s^2 or m/s^2: the reference keeps to them (URDF has none); empty: derived '
-          'from the model (each joint\'s own acceleration against gravity within its effort limit)'),
-    Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
-    Param('mode', 'computed_torque', "'computed_torque', 'pd_gravity' or 'gravity_compensation'",
-          choice(*CONTROL_MODES), runtime=True),
-    Param('kp', 100.0, 'position gain, 1/s^2: a number or one per joint', _gain, runtime=True, dynamic_typing=True),
-    Param('kd', 20.0, 'velocity gain, 1/s: a number or one per joint', _gain, runtime=True, dynamic_typing=True),
-    Param('ki', 0.0, 'integral gain, 1/s^3: a number or one per joint; removes the steady error friction leaves '
-                     '(kp, kd, ki must keep the loop stable at joint_state_rate)', _gain, runtime=True,
-          dynamic_typing=True),
-    Param('stale_behavior', 'zero', "on stale joint states: 'zero' (one zero command, then silence) or "
-                                    "'gravity_compensation' (g(q) at the last valid state)",
-          choice(*STALE_BEHAVIORS), runtime=True),
-    Param('friction_compensation', False, 'add the URDF joint damping and friction as feed-forward', runtime=True),
-    Param('action_monitor_rate', 20.0, '~/follow_joint_trajectory feedback messages per second', positive),
-    AUTOSTART,
-)
-
-
 class ControllerNode(ControllerBase):
     gain_terms = GAIN_TERMS
 
     def __init__(self) -> None:
-        super().__init__('computed_torque_controller', PARAMETERS)
+        super().__init__('computed_torque_controller')
         # Trajectories become references on a worker thread; the joint-state callback swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         self._load_model()

@@ -1,6 +1,6 @@
 """What every controller node shares, as ros2_controllers' ControllerInterface: a lifecycle node (unconfigured ->
 inactive -> active, through the standard ``~/change_state`` and ``~/get_state`` services, so ``ros2 lifecycle set
-<node> deactivate`` works) whose parameters come from its table and whose model comes from ``ModelSource``; joint-state
+<node> deactivate`` works) whose parameters come from its schema and whose model comes from ``ModelSource``; joint-state
 intake by name, the efforts it publishes on ``effort_controller/commands`` (each naming the joint state it answers,
 and never a non-finite one), the stale-state timer and ``~/compute_time_us``.
 
@@ -16,32 +16,29 @@ from rclpy.lifecycle import LifecycleNode
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
-from .common import (STEADY_CLOCK, GuardedNode, JointGains, ModelSource, Param, StateAnswers, Throttle, as_vector,
+from .common import (STEADY_CLOCK, GuardedNode, JointGains, ModelSource, StateAnswers, Throttle, as_vector,
                      declare_parameters, stamp_nanoseconds)
 from .diagnostics import OK, Diagnostics
 
-AUTOSTART = Param('autostart', True, 'configure and activate at start (lifecycle); false: stay unconfigured until '
-                                     '`ros2 lifecycle set`')
-
-
 class ControllerBase(GuardedNode, LifecycleNode):
-    """A controller node named ``name`` with the parameters of ``table`` (rows of common.Param, ending with
-    AUTOSTART), ``self.parameters`` by name and the runtime ones in ``self.settings``. A subclass finishes its own
-    set-up and then calls ``_load_model``; its ``_start(model, ...)`` builds its law for each model, and
-    ``_use(settings, gains)`` applies runtime settings and gains to the running law. ``gain_terms`` ({term:
+    """A controller node named ``name`` with the parameters of its schema (nodes/parameters/<name>.yaml, with
+    `autostart`), ``self.parameters`` by name and the runtime ones (not read-only) in ``self.settings``. A subclass
+    finishes its own set-up and then calls ``_load_model``; its ``_start(model, ...)`` builds its law for each model,
+    and ``_use(settings, gains)`` applies runtime settings and gains to the running law. ``gain_terms`` ({term:
     parameter}, as common.JointGains takes them) are its gains, also per joint as gains.<joint>.<term>;
     ``rejected_what`` names what ``rejected`` counts."""
 
     gain_terms = {}
     rejected_what = 'joint states'
 
-    def __init__(self, name, table):
+    def __init__(self, name):
         super().__init__(name)
         self.model = self.controller = None
         self.settings = {}
         self.gains = {}   # {term: array in `joints` order}: the gains in use, once the model is known
-        self.parameters = declare_parameters(self, table, self._apply_settings)
-        self.settings = {row.name: self.parameters[row.name] for row in table if row.runtime}
+        self.parameters = declare_parameters(self, name, self._apply_settings)
+        self.settings = {name: self.parameters[name] for name, spec in self.node_parameters.schema.parameters.items()
+                         if not spec.read_only}
         if self.gain_terms:
             self.joint_gains = JointGains(self, self.gain_terms, self._apply_joint_gains)
         self.throttle = Throttle(self.get_logger())
@@ -52,8 +49,8 @@ class ControllerBase(GuardedNode, LifecycleNode):
         self.stale = False
 
     def _apply_settings(self, changes):
-        """Take the runtime settings with ``changes`` (each already checked by its table row) applied, or raise
-        ConfigurationError (``_use`` refuses them) and keep the old ones. A gain parameter set at run time sets
+        """Take the runtime settings with ``changes`` (each already checked by its schema's validators) applied, or
+        raise ConfigurationError (``_use`` refuses them) and keep the old ones. A gain parameter set at run time sets
         every joint's gain (and gains.<joint>.<term>)."""
         settings, changed = dict(self.settings, **changes), {}
         if self.controller is not None:

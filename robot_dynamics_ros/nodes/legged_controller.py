@@ -44,62 +44,22 @@ import time
 import numpy as np
 from geometry_msgs.msg import Twist, WrenchStamped
 from nav_msgs.msg import Odometry
-from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory
 
 from ..control.contact_inverse_dynamics import ContactForceError
 from ..control.gait import GaitController
 from ..control.joint_states import JointStateMapper, plausibility_bounds
-from ..control.standing import MODES, StandingController
+from ..control.standing import StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, Param, Throttle, as_float, as_vector, choice, contact_point,
-                     default_as_none, joint_order, non_negative, positive, positive_integer, run, semantic_description,
-                     stamp_seconds, stance)
-from .controller_base import AUTOSTART, ControllerBase
+from .common import (ConfigurationError, Throttle, as_vector, contact_point, default_as_none, joint_order, run,
+                     semantic_description, stamp_seconds, stance)
+from .controller_base import ControllerBase
 from .diagnostics import OK, WARN, warnings_by_kind
 from .joint_trajectories import TrajectoryWorker, trajectory_reference
 
 
 GAIN_TERMS = {'p': 'kp', 'd': 'kd'}   # gains.<joint>.<term> (joint_trajectory_controller's names) -> parameter
-
-
-PARAMETERS = (
-    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands; empty: model order'),
-    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the world frame, m/s^2'),
-    Param('friction', 0.6, 'Coulomb friction coefficient of the feet on the ground', positive),
-    Param('ground_height', 0.0, 'height of the ground plane in the world frame, m', as_float),
-    Param('feet', Parameter.Type.STRING_ARRAY, 'links whose contact points may touch the ground (in contact when '
-                                               "within 2 mm of it); empty: the SRDF's end effectors, else the "
-                                               'leaf links among the contact points'),
-    Param('contact_points', Parameter.Type.STRING_ARRAY, "'link x y z radius' per contact sphere (m, in the link "
-                                                         "frame), as the simulator's; empty: from the URDF's "
-                                                         '<collision> geometry'),
-    Param('contact_topics', '', "topic prefix of the feet's contact forces (e.g. '/simulator/contact/' for "
-                                "<prefix><link>); empty: contact by the controller's own kinematics"),
-    Param('contact_force', 1.0, 'N: a foot whose normal contact force exceeds this is in contact (contact_topics)',
-          non_negative),
-    Param('kp', 400.0, 'position gain of base and joints, 1/s^2', non_negative, runtime=True),
-    Param('kd', 40.0, 'velocity gain of base and joints, 1/s', non_negative, runtime=True),
-    Param('mode', 'stand', "'stand' (track the reference) or 'gravity_compensation' (hold the current posture)",
-          choice(*MODES), runtime=True),
-    Param('state_timeout', 0.1, 'wall seconds after which a joint state or odometry is stale', positive),
-    Param('max_trajectory_points', 100000, 'joint trajectories with more points are refused', positive_integer),
-    Param('reference_positions', Parameter.Type.DOUBLE_ARRAY, "joint positions to stand at (joints order); "
-                                                              "empty: the SRDF's stance, else those of the first "
-                                                              'joint state'),
-    Param('gait', 'stand', "'stand' (joint references, ~/joint_trajectory) or 'trot' (walk on ~/cmd_vel)",
-          choice('stand', 'trot')),
-    Param('cmd_vel_timeout', 0.5, 'wall seconds after which a ~/cmd_vel command counts as zero', positive),
-    Param('max_velocity', Parameter.Type.DOUBLE_ARRAY, 'trot: largest |vx|, |vy| (m/s), |wz| (rad/s); empty: from '
-                                                       'the leg length'),
-    Param('max_acceleration', Parameter.Type.DOUBLE_ARRAY, 'trot: largest rate of the velocity followed, per '
-                                                           'second; empty: max_velocity / gait_period'),
-    Param('gait_period', 0.0, 's of a trot cycle; 0: 2 sqrt(leg length / g)', non_negative),
-    Param('duty_factor', 0.6, 'share of the period each foot is in stance (0.5-1, exclusive)', positive),
-    Param('swing_height', 0.0, 'm a swing foot is lifted; 0: 0.15 leg length', non_negative),
-    AUTOSTART,
-)
 
 
 class StaleState(Exception):
@@ -124,12 +84,12 @@ class LeggedControllerNode(ControllerBase):
     rejected_what = 'messages'
 
     def __init__(self) -> None:
-        super().__init__('legged_controller', PARAMETERS)
+        super().__init__('legged_controller')
         self.contact_subscribed = set()
         # Trajectories become references on a worker thread; the update swaps the newest in.
         self.trajectories = TrajectoryWorker(self, self.throttle, self._trajectory_reference)
         self.srdf = semantic_description(self)
-        self._load_model(root_joint_default='floating', with_urdf=True, srdf=self.srdf)
+        self._load_model(with_urdf=True, srdf=self.srdf)
 
     def _use(self, settings, gains):
         self.controller.kp, self.controller.kd = self._gain_vectors(settings, gains)

@@ -35,7 +35,6 @@ import time
 from array import array
 
 import numpy as np
-from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from geometry_msgs.msg import WrenchStamped
 from sensor_msgs.msg import JointState
@@ -47,10 +46,10 @@ from ..fast import choose_code
 from ..model.collision import contact_points_from_urdf, leaf_links, reduce_points
 from ..model.model import FREE_FLYER
 from ..simulation.force_torque import ForceTorqueSensors
-from ..simulation.simulator import TIMEOUT_BEHAVIOURS, SimulationDiverged, Simulator
-from .common import (STATE_LABEL, STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, Throttle,
-                    answered_state, as_float, as_vector, choice, contact_point, declare_parameters, default_as_none,
-                    joint_order, positive, positive_integer, run, semantic_description, stamp_nanoseconds, stance)
+from ..simulation.simulator import SimulationDiverged, Simulator
+from .common import (STATE_LABEL, STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Throttle,
+                    answered_state, as_vector, contact_point, declare_parameters, default_as_none, joint_order, run,
+                    semantic_description, stamp_nanoseconds, stance)
 from .diagnostics import ERROR, OK, WARN, Diagnostics, warnings_by_kind
 
 RESTING = 1e-3           # m: a contact point this close to the ground at spawn rests on it
@@ -59,8 +58,6 @@ RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
 CATCH_UP_PER_TICK = 0.008  # s of sim time at most one late tick steps (at least one publish period)
 KEEP_UP_WINDOW = 2.0     # wall seconds over which the achieved real-time factor is checked
 KEEP_UP_FRACTION = 0.95  # below this fraction of the real-time factor the node warns (once)
-SYNC_MODES = ('realtime', 'lockstep')
-GROUND_MODES = ('auto', 'on', 'off')
 LOCKSTEP_REPUBLISH = 0.1  # s wall between republished states while a lockstep simulator waits to start
 # Lockstep's command queue: deep enough that the answer a lockstep simulator waits for is not overwritten by other
 # commands on the topic (another publisher's, wrong lengths) before the executor takes it (with depth 1, a flood of
@@ -68,60 +65,10 @@ LOCKSTEP_REPUBLISH = 0.1  # s wall between republished states while a lockstep s
 LOCKSTEP_COMMAND_DEPTH = 100
 
 
-PARAMETERS = (
-    Param('rate', 1000.0, 'integration steps per simulated second', positive),
-    Param('integrator', 'semi_implicit_euler', "'semi_implicit_euler' or 'rk4'"),
-    Param('gravity', [0.0, 0.0, -9.81], 'gravity in the root frame, m/s^2'),
-    Param('initial_positions', Parameter.Type.DOUBLE_ARRAY, "in joints order; empty: the SRDF's stance, else the "
-                                                            'middle of the joint limits'),
-    Param('joints', Parameter.Type.STRING_ARRAY, 'joint order of commands and joint states; empty: model order'),
-    Param('real_time_factor', 1.0, 'sim seconds per wall second; 0 or negative: as fast as possible', as_float),
-    Param('apply_damping', True, 'viscous damping from the URDF'),
-    Param('apply_friction', True, 'Coulomb friction from the URDF'),
-    Param('limit_velocity', True, "joint speeds saturate at the URDF velocity limits, as Gazebo's joints do"),
-    Param('wait_for_command', True, 'hold still (time stopped) until the first valid command, like brakes'),
-    Param('publish_clock', False, 'publish sim time on /clock'),
-    Param('clock_rate', 100.0, '/clock messages per sim second (on joint-state ticks); 0: with every joint state',
-          as_float),
-    Param('publish_rate', 0.0, 'joint_states per sim second; 0: rate', as_float),
-    Param('command_timeout', 0.0, 'sim seconds after which an effort_controller/commands command is stale; '
-                                  '0: never (joint_commands never are)', as_float),
-    Param('on_command_timeout', 'brake', "'brake' (joints held) or 'zero_effort'", choice(*TIMEOUT_BEHAVIOURS)),
-    Param('sync', 'realtime', "'realtime': step on the wall clock (real_time_factor); 'lockstep': publish a state, "
-                              "step when the command answering it has arrived", choice(*SYNC_MODES)),
-    Param('lockstep_timeout', 1.0, 'lockstep: wall seconds to wait for the answering command before stepping with '
-                                   'the last one (with a warning)', positive),
-    Param('pause_at_time', 0.0, 'sim seconds at which to pause, once (as ~/pause does); 0: never', as_float),
-    Param('publish_while_paused', False, 'while paused, keep publishing the unchanging state (as while waiting for '
-                                         'the first command), for a controller started during the pause; false: '
-                                         'nothing on joint_states, /tf, ~/odom while paused, as gz'),
-    Param('ground', 'auto', "ground contact: 'auto' (with a floating or planar root_joint), 'on' or 'off'",
-          choice(*GROUND_MODES)),
-    Param('ground_height', 0.0, 'height of the ground plane in the world frame, m', as_float),
-    Param('ground_friction', 0.8, 'Coulomb friction coefficient between the robot and the ground', as_float),
-    Param('contact_points', Parameter.Type.STRING_ARRAY, "'link x y z radius' per contact sphere (m, in the link "
-                                                         "frame); empty: from the URDF's <collision> geometry"),
-    Param('initial_base_pose', Parameter.Type.DOUBLE_ARRAY, 'floating root: x y z qx qy qz qw in the world; '
-                                                            'empty: upright, its lowest contact point on the ground'),
-    Param('push_duration', 0.1, 'sim seconds a ~/push acts', positive),
-    Param('world_frame', 'world', 'frame_id of ~/odom and ~/contact/<link>'),
-    Param('ft_sensors', Parameter.Type.STRING_ARRAY, 'joints with a force/torque sensor: ~/ft/<joint> '
-                                                     '(WrenchStamped in the child link frame); robots without ground'),
-    Param('publish_tf', True, 'publish every link on /tf and /tf_static (fixed joints) from the forward kinematics, '
-                              'as robot_state_publisher does; where tf2_msgs is not installed: none'),
-    Param('tf_rate', 20.0, "/tf messages per sim second (per wall second while sim time stands still): "
-                           "robot_state_publisher's default; each costs 1-2 ms", positive),
-    Param('odom_frame', 'odom', 'floating or planar root: the parent frame of base_frame on /tf'),
-    Param('base_frame', '', 'floating or planar root: the child frame of odom_frame on /tf; empty: the root link'),
-    Param('joint_states_depth', 100, 'QoS history depth of joint_states: how many states a reliable subscriber '
-                                     'that falls behind (a recorder) may owe before it loses one', positive_integer),
-)
-
-
 class SimulatorNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('simulator')
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, 'simulator')
         self.rate, self.integrator, self.gravity_param = p['rate'], p['integrator'], p['gravity']
         self.initial_positions, self.joints_param = p['initial_positions'], p['joints']
         self.real_time_factor = p['real_time_factor']

@@ -13,38 +13,19 @@ import sys
 
 import numpy as np
 from rclpy.duration import Duration
-from rclpy.parameter import Parameter
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control.references import sinusoid_reference
-from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, as_float, as_vector, choice,
-                    declare_parameters, joint_order, run)
+from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, as_vector, declare_parameters,
+                    joint_order, run)
 
-MODES = ('sinusoid', 'waypoints')
 NEW_SUBSCRIBER_CHECK_PERIOD = 0.1  # s
-
-
-PARAMETERS = (
-    Param('mode', 'sinusoid', "'sinusoid' or 'waypoints'", choice(*MODES)),
-    Param('joints', Parameter.Type.STRING_ARRAY,
-          'joint order of amplitude, frequency, center, waypoints; empty: model order'),
-    Param('amplitude', 0.3, 'sinusoid amplitude: a number or one per joint', dynamic_typing=True),
-    Param('frequency', 0.25, 'sinusoid frequency, Hz: a number or one per joint', dynamic_typing=True),
-    Param('center', Parameter.Type.DOUBLE_ARRAY, 'sinusoid centre, one per joint; empty: middle of limits'),
-    Param('duration', 10.0, 'sinusoid duration, s', as_float),
-    Param('sample_rate', 20.0, 'sinusoid points per second', as_float),
-    Param('waypoints', Parameter.Type.DOUBLE_ARRAY, 'flat list: len(waypoint_times) rows of positions'),
-    Param('waypoint_times', Parameter.Type.DOUBLE_ARRAY, 'time_from_start of each waypoint, s'),
-    Param('start_time', 1.0, 'time_from_start of the first point, s: the controller moves there from where it is '
-                             'in this time', as_float),
-    Param('loop', False, 'publish again every trajectory duration'),
-)
 
 
 class TrajectoryPublisherNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('trajectory_publisher')
-        p = declare_parameters(self, PARAMETERS)
+        p = declare_parameters(self, 'trajectory_publisher')
         self.mode, self.joints_param, self.loop = p['mode'], p['joints'], p['loop']
         self.amplitude, self.frequency, self.center = p['amplitude'], p['frequency'], p['center']
         self.duration, self.sample_rate = p['duration'], p['sample_rate']

@@ -25,8 +25,8 @@ from ..model.collision import contact_points_from_urdf
 from ..viewer import require
 from ..viewer.geometry import robot_geometry
 from ..viewer.scene import RobotScene, look_at_robot, robot_size
-from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Param, declare_parameters, positive,
-                    run, stamp_seconds)
+from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, declare_parameters, run,
+                    stamp_seconds)
 
 GHOST_COLOR = (80, 200, 120)
 FORCE_COLOR = (220, 40, 40)
@@ -35,27 +35,10 @@ PLOT_PERIOD = 0.2     # s between plot updates
 STOP_WAIT = 0.1       # s the web server is given to close its connections when the node stops
 
 
-def port(name, value):
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 65536:
-        raise ConfigurationError(f"parameter {name!r} must be a port in [1, 65535], got {value!r}")
-    return value
-
-
-PARAMETERS = (
-    Param('port', 8080, 'port of the page (the next free one if taken)', port),
-    Param('host', '127.0.0.1', "address to serve on ('0.0.0.0': any)"),
-    Param('rate', 30.0, 'frames per second drawn at most (newer joint states replace older ones)', positive),
-    Param('ground_height', 0.0, 'height of the ground drawn, m'),
-    Param('contact_topics', '/simulator/contact/', "topic prefix of the contact forces drawn ('' for none)"),
-    Param('reference_topic', '/computed_torque_controller/tracking_error',
-          "the controller's tracking error (q_ref - q): the reference drawn as a ghost ('' for none)"),
-)
-
-
 class ViewerNode(GuardedNode):
     def __init__(self) -> None:
         super().__init__('viewer')
-        self.p = declare_parameters(self, PARAMETERS)
+        self.p = declare_parameters(self, 'viewer')
         try:
             viser, _ = require()
         except RobotDynamicsError as e:
