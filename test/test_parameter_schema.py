@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from conftest import BUNDLED_URDF
+from conftest import BUNDLED_URDF, ROOT
 from ros_helpers import ParameterClient, domain_id, release, ros_domain, start  # noqa: F401  (fixtures; skips without rclpy)
 
 import rclpy  # noqa: E402
@@ -85,6 +85,32 @@ def test_parameters_several_nodes_share_are_the_same_in_every_schema():
         assert len({(spec.type, spec.description, spec.read_only, repr(spec.validation)) for spec in specs}) == 1, name
     assert parameter_schema.load('legged_controller').parameters['root_joint'].default == 'floating'
     assert parameter_schema.load('simulator').parameters['root_joint'].default == ''
+
+
+def flattened(section, prefix=''):
+    """Dotted parameter names of a params file's ros__parameters (nested maps are dotted names, as rcl reads them)."""
+    for key, value in section.items():
+        if isinstance(value, dict):
+            yield from flattened(value, f'{prefix}{key}.')
+        else:
+            yield prefix + key
+
+
+@pytest.mark.parametrize('config', ['closed_loop.yaml', 'arm7.yaml', 'legged.yaml', 'quadruped.yaml'])
+def test_the_bundled_params_files_name_only_parameters_of_the_schemas(config):
+    """A node no longer hears of parameters its schema lacks (it asks for its own, by name): a bundled file naming
+    one would set nothing."""
+    import yaml
+    with open(os.path.join(ROOT, 'config', config), encoding='utf-8') as file:
+        sections = yaml.safe_load(file)
+    for node, section in sections.items():
+        if node not in NODES:
+            continue
+        schema = parameter_schema.load(node)
+        names = set(flattened(section['ros__parameters'])) - RCLPY_OWN
+        unknown = {name for name in names if name not in schema.parameters
+                   and not (name.startswith('gains.') and name.rpartition('.')[2] in schema.joint_maps.get('gains', {}))}
+        assert not unknown, (config, node, unknown)
 
 
 # --- validators, without ROS -----------------------------------------------------------------------------------

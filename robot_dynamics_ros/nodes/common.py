@@ -90,15 +90,15 @@ def typed(spec, value):
     return value
 
 
-def declare_spec(node, spec, name=None, given=None, default=None, read_only=None):
-    """Declare the parameter of ``spec`` (as ``name``; default: its own) with the value ``given`` (default:
-    ``default``, else the schema's), typed and checked by the schema's validators; returns the value, or raises
+def declare_spec(node, spec, name=None, given=None):
+    """Declare the parameter of ``spec`` (as ``name``; default: its own) with the value ``given`` (None: the
+    schema's default), typed and checked by the schema's validators; returns the value, or raises
     ConfigurationError. Every declared parameter has a value: an empty list is declared typed, `[]` of that type
     (rclpy answers a whole get_parameters request, `ros2 param dump`, with nothing for an uninitialized one)."""
     name = name or spec.name
-    value = typed(spec, (spec.default if default is None else default) if given is None else given)
+    value = typed(spec, spec.default if given is None else given)
     spec.check(value)
-    final = descriptor(spec, read_only)
+    final = descriptor(spec)
     if value == [] and not spec.dynamic_typing:
         kind = Parameter.Type[spec.type.upper().replace('INT', 'INTEGER')]
         writable = descriptor(spec, read_only=False)
