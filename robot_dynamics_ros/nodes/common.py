@@ -558,7 +558,8 @@ class JointGains:
     number-or-list gain parameters (``terms``: {term: parameter}, e.g. {'p': 'kp', 'd': 'kd', 'i': 'ki'}).
 
     ``declare(joints, fallback)``, once the model is known, declares gains.<joint>.<term> for every joint and term
-    (settable at run time) and returns the gains in use, {term: array in `joints` order}: a joint's map entry given
+    (settable at run time; type, description and validators from the node schema's ``gains: __map_joints``; an entry
+    for a joint the model lacks is not asked for, so it is not declared) and returns the gains in use, {term: array in `joints` order}: a joint's map entry given
     in a params file or with -p wins over the number or list (a node given both says once which wins); a joint
     without one takes the number or list's value, or, declared for an earlier model, keeps the value it has.
     The gains.* parameters always hold the gains in use: setting one at run time changes that joint (the node's
