@@ -41,23 +41,18 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool, Trigger
 
-from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from ..model.collision import contact_points_from_urdf, leaf_links, reduce_points
+from ..model.collision import reduce_points
 from ..model.model import FREE_FLYER
-from ..simulation.force_torque import ForceTorqueSensors
-from ..simulation.simulator import SimulationDiverged, Simulator
+from ..simulation.pacing import KEEP_UP_FRACTION, Pacing
+from ..simulation.scene import SceneError, SceneSettings, build_scene
+from ..simulation.simulator import SimulationDiverged
 from .common import (STATE_LABEL, STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Throttle,
                     answered_state, as_vector, contact_point, declare_parameters, default_as_none, joint_order, run,
-                    semantic_description, stamp_nanoseconds, stance)
+                    semantic_description, stamp_nanoseconds)
 from .diagnostics import ERROR, OK, WARN, Diagnostics, warnings_by_kind
 
-RESTING = 1e-3           # m: a contact point this close to the ground at spawn rests on it
-MAX_LAG = 0.05           # s of sim time the stepping may fall behind the wall clock before it is forgiven
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
-CATCH_UP_PER_TICK = 0.008  # s of sim time at most one late tick steps (at least one publish period)
-KEEP_UP_WINDOW = 2.0     # wall seconds over which the achieved real-time factor is checked
-KEEP_UP_FRACTION = 0.95  # below this fraction of the real-time factor the node warns (once)
 LOCKSTEP_REPUBLISH = 0.1  # s wall between republished states while a lockstep simulator waits to start
 # Lockstep's command queue: deep enough that the answer a lockstep simulator waits for is not overwritten by other
 # commands on the topic (another publisher's, wrong lengths) before the executor takes it (with depth 1, a flood of
@@ -97,50 +92,21 @@ class SimulatorNode(GuardedNode):
         ModelSource(self, self._start, with_urdf=True, srdf=self.srdf)
 
     def _start(self, model, urdf):
-        """Build a Simulator for the model (ConfigurationError if it cannot run it), then switch to it: the
-        first model creates the ROS interfaces; a later one (a new /robot_description) restarts the node from
-        its initial state on the new model, sim time running on."""
+        """Build the scene for the model (simulation/scene.py; ConfigurationError if it cannot run it), then switch
+        to it: the first model creates the ROS interfaces; a later one (a new /robot_description) restarts the node
+        from its initial state on the new model, sim time running on."""
         joint_names, index = joint_order(model, self.joints_param)
-        gravity = default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False))
         self.get_logger().info(f"dynamics: {choose_code(model)}")
-        initial = self._in_model_order(model, index, 'initial_positions', self.initial_positions)
-        posture = stance(model, self.srdf)
-        if initial is None and posture is not None:
-            self.get_logger().info(f"initial posture: the SRDF's group_state {posture[0]!r}")
-            initial = posture[1][model.joint_q_index]
-        elif initial is None:
-            initial = model.middle_of_limits()[model.joint_q_index]
-        srdf_pose = (posture is not None and posture[2] and model.joint_type[0] == FREE_FLYER
-                     and not len(self.initial_base_pose))   # the stance's base pose, lowered onto the ground below
+        settings = self._scene_settings(model, index)
         try:
-            ground = self._ground(model, urdf)
-            configuration = (np.concatenate([posture[1][:7], initial]) if srdf_pose
-                             else self._initial_configuration(model, initial))
-            sim = Simulator(model, 1.0 / self.rate, integrator=self.integrator, gravity=gravity,
-                            initial_positions=configuration,
-                            apply_damping=self.apply_damping,
-                            apply_friction=self.apply_friction, command_timeout=self.command_timeout,
-                            limit_velocity=self.limit_velocity,
-                            on_command_timeout=self.on_command_timeout, **ground)
-        except (ValueError, KeyError, ImportError, RobotDynamicsError) as e:
-            raise ConfigurationError(str(e).strip('"')) from None
-        if srdf_pose and sim.contact is not None:
-            sim.initial_positions[2] -= sim.contact.lowest_height(sim.initial_positions)   # onto the ground
-            sim.reset()
-        if sim.contact is not None:
-            self._check_resting_links(model, sim)
-        try:
-            ft_sensors = ForceTorqueSensors(sim, self.ft_sensors_param) if len(self.ft_sensors_param) else None
-        except ValueError as e:
-            raise ConfigurationError(f"parameter 'ft_sensors': {e}") from None
-        try:
-            sim.step()    # warm-up (compiles fast paths), so that the first real-time steps are not late
-        except ValueError as e:   # e.g. ground_contact.ContactSolverError at the spawn pose
-            raise ConfigurationError(f"the first simulation step failed: {e}") from None
-        resting_forces = sim.contact_forces.copy()
-        sim.reset()
-        self.resting_forces = resting_forces      # what ~/contact/<link> says until the first step
-        sim.contact_forces[:] = resting_forces
+            scene = build_scene(model, urdf, settings, self.srdf)
+        except SceneError as e:
+            raise ConfigurationError(str(e)) from None
+        for note in scene.notes:
+            self.get_logger().info(note)
+        for warning in scene.warnings:
+            self.get_logger().warning(warning)
+        sim, ft_sensors, self.resting_forces = scene.sim, scene.ft_sensors, scene.resting_forces
         if self.sim is not None:
             sim.t = self.sim.t   # a clock that jumps back upsets ROS time users
         if self.transforms is not None:
@@ -162,9 +128,9 @@ class SimulatorNode(GuardedNode):
             self.base_state = None
         elif self.base_state is None:
             from .base_state import BaseStatePublisher   # nav_msgs: only for robots with a floating root
-            self.base_state = BaseStatePublisher(self, sim, gravity, self.world_frame)
+            self.base_state = BaseStatePublisher(self, sim, settings.gravity, self.world_frame)
         else:
-            self.base_state.attach(sim, gravity)
+            self.base_state.attach(sim, settings.gravity)
         self._anchor()
         if sim.contact is not None:
             self.get_logger().info(f"ground at z = {self.ground_height:g} m, friction {self.ground_friction:g}, "
@@ -199,9 +165,9 @@ class SimulatorNode(GuardedNode):
         self.commands_received = 0
         self.late_ticks = 0        # real time: timer ticks that stepped more than one publish period (catching up)
         self.diagnostics = Diagnostics(self, 'simulation', self._diagnostic_status, lambda: self.sim.model.name)
+        self.pacing = Pacing(self.real_time_factor, self.steps_per_publish * (1.0 / self.rate))
         self._anchor()
-        self.wall_start = self.anchor[0]
-        self.keep_up = None        # (wall, sim time) at the start of the real-time check window
+        self.wall_start = self.pacing.anchor[0]
         self.warned_slow = False
         self.rate_log = (self.wall_start, 0)    # (wall time, steps) of the last rate log
         if self.sync == 'lockstep':
@@ -220,6 +186,21 @@ class SimulatorNode(GuardedNode):
             return None
         return TransformPublisher(self, p['odom_frame'], p['base_frame'], p['tf_rate'])
 
+    def _scene_settings(self, model, index):
+        """The parameters that shape the scene; `index`: the `joints` in model.joint_names."""
+        contact_points = (reduce_points([contact_point(entry) for entry in self.contact_points_param])
+                          if self.contact_points_param else None)
+        base_pose = (as_vector('initial_base_pose', self.initial_base_pose, 7, allow_scalar=False)
+                     if len(self.initial_base_pose) else None)
+        return SceneSettings(
+            rate=self.rate, integrator=self.integrator,
+            gravity=default_as_none(as_vector('gravity', self.gravity_param, 3, allow_scalar=False)),
+            initial_positions=self._in_model_order(model, index, 'initial_positions', self.initial_positions),
+            initial_base_pose=base_pose, apply_damping=self.apply_damping, apply_friction=self.apply_friction,
+            limit_velocity=self.limit_velocity, command_timeout=self.command_timeout,
+            on_command_timeout=self.on_command_timeout, ground=self.ground, ground_height=self.ground_height,
+            ground_friction=self.ground_friction, contact_points=contact_points, ft_sensors=self.ft_sensors_param)
+
     def _in_model_order(self, model, index, name, values):
         """A per-joint list parameter in `joints` order (`index`: their indices in model.joint_names) -> that
         order; None when empty."""
@@ -229,61 +210,9 @@ class SimulatorNode(GuardedNode):
         result[index] = as_vector(name, values, len(result), allow_scalar=False)
         return result
 
-    def _check_resting_links(self, model, sim):
-        """Warn about the links other than feet on which a floating robot rests at spawn (it lies on its trunk)."""
-        feet = self.srdf.feet if self.srdf is not None and self.srdf.feet else leaf_links(model)
-        foot_bodies = {model.frames[link].body for link in feet}
-        heights = sim.contact.points(sim.q)[0]
-        resting = sorted({link for link, height in zip(sim.contact.links, heights)
-                          if height < RESTING and model.frames[link].body not in foot_bodies})
-        if resting and not model.fixed_base:
-            self.get_logger().warning(f"{model.name!r} spawns resting on {resting}, not on its feet {sorted(feet)}: "
-                                      "give a standing posture (an SRDF group_state, or initial_positions)")
-
-    def _ground(self, model, urdf):
-        """The Simulator's ground arguments from the parameters: {} without a ground."""
-        if self.ground == 'off' or (self.ground == 'auto' and model.fixed_base):
-            return {}
-        from ..simulation.ground_contact import Ground  # clarabel: the 'legged' extra
-        if self.contact_points_param:
-            points = reduce_points([contact_point(entry) for entry in self.contact_points_param])
-        else:
-            points = contact_points_from_urdf(urdf)
-        if not points:
-            raise ConfigurationError(f"robot {model.name!r} has no contact points for the ground: give <collision> "
-                                     "spheres, boxes or cylinders in its URDF, or the parameter contact_points")
-        return {'ground': Ground(self.ground_height, self.ground_friction), 'contact_points': points}
-
-    def _initial_configuration(self, model, joints):
-        """Simulator initial_positions: the joint positions, with the base pose before them when one is given."""
-        if not len(self.initial_base_pose):
-            return joints
-        if model.joint_type[0] != FREE_FLYER:
-            raise ConfigurationError("parameter 'initial_base_pose' is for a floating root_joint")
-        pose = as_vector('initial_base_pose', self.initial_base_pose, 7, allow_scalar=False)
-        q = model.neutral()
-        q[:7] = pose
-        q[model.joint_q_index] = joints
-        return q
-
     def _anchor(self):
         """Tie the current sim time to the current wall time; stepping catches up with the wall from here."""
-        self.anchor = (time.monotonic(), self.sim.t)
-        self.keep_up = None
-
-    def _periods_due(self):
-        """How many publish periods of sim time are due on the wall clock. A late tick steps all that are
-        due (holding the command over them), so that sim time keeps up with the wall; lag beyond MAX_LAG
-        (a stall) is forgiven, and counted against the achieved real-time factor."""
-        if self.real_time_factor <= 0:
-            return 1
-        wall0, sim0 = self.anchor
-        lag = sim0 + (time.monotonic() - wall0) * self.real_time_factor - self.sim.t
-        if lag > MAX_LAG:
-            self.anchor = (time.monotonic(), self.sim.t)
-            return 1
-        period = self.steps_per_publish * self.sim.dt
-        return min(int(lag / period + 0.5), max(1, int(CATCH_UP_PER_TICK / period)))
+        self.pacing.tie(time.monotonic(), self.sim.t)
 
     def _republishing(self):
         """Whether the state is sent again while sim time stands still: waiting for the first command, unless
@@ -296,7 +225,7 @@ class SimulatorNode(GuardedNode):
             if self._republishing():
                 self._publish()
         else:
-            periods = self._periods_due()
+            periods = self.pacing.periods_due(time.monotonic(), self.sim.t)
             self.late_ticks += periods > 1
             if periods:
                 self._advance(periods * self.steps_per_publish)
@@ -331,21 +260,13 @@ class SimulatorNode(GuardedNode):
             self.steps += 1
 
     def _check_keeping_up(self):
-        """Warn once when the achieved real-time factor over KEEP_UP_WINDOW falls short of the target."""
-        now = time.monotonic()
-        if self.keep_up is None:
-            self.keep_up = (now, self.sim.t)
-            return
-        wall, sim_time = self.keep_up
-        if now - wall < KEEP_UP_WINDOW:
-            return
-        achieved = (self.sim.t - sim_time) / (now - wall)
-        if achieved < KEEP_UP_FRACTION * self.real_time_factor and not self.warned_slow:
+        """Warn once when the achieved real-time factor falls short of the target (simulation/pacing.py)."""
+        shortfall = self.pacing.shortfall(time.monotonic(), self.sim.t)
+        if shortfall is not None and not self.warned_slow:
             self.warned_slow = True
-            self.get_logger().warning(f"cannot keep up: achieved real-time factor {achieved:.2f} of "
-                                      f"{self.real_time_factor:g} over {now - wall:.1f} s (machine too slow "
+            self.get_logger().warning(f"cannot keep up: achieved real-time factor {shortfall[0]:.2f} of "
+                                      f"{self.real_time_factor:g} over {shortfall[1]:.1f} s (machine too slow "
                                       "or loaded); sim time runs slower than asked")
-        self.keep_up = (now, self.sim.t)
 
     def _on_lockstep_timer(self):
         """Lockstep: republish while waiting (or paused, with publish_while_paused); step with the last command
@@ -486,7 +407,7 @@ class SimulatorNode(GuardedNode):
             self.waiting = False
             self._anchor()
             if self.steps == 0:   # the step rate counts from the first step
-                self.wall_start = self.anchor[0]
+                self.wall_start = self.pacing.anchor[0]
         if self.sync == 'lockstep' and not self.sim.paused and not self.answered:
             self.answered = True
             self._lockstep_step()
