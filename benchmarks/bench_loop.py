@@ -132,7 +132,7 @@ def package_simulator(args, record):
     (key: the first value) recorded."""
     from rclpy.publisher import Publisher
     from sensor_msgs.msg import JointState
-    from robot_dynamics_ros.nodes import common, simulator
+    from robot_dynamics_ros.nodes import node_loop, simulator
     node_class = simulator.SimulatorNode
     publish, on_command = Publisher.publish, node_class._on_command
 
@@ -146,7 +146,7 @@ def package_simulator(args, record):
         on_command(self, msg)
 
     Publisher.publish, node_class._on_command = recorded_publish, recorded_command
-    common.run(node_class, 'simulator', ['simulator', *args.ros_args])
+    node_loop.run(node_class, 'simulator', ['simulator', *args.ros_args])
 
 
 def package_controller(args, record):
@@ -155,7 +155,7 @@ def package_controller(args, record):
     for each command it publishes there, (state stamp, first value) recorded."""
     from rclpy.publisher import Publisher
     from std_msgs.msg import Float64MultiArray
-    from robot_dynamics_ros.nodes import common, computed_torque_controller
+    from robot_dynamics_ros.nodes import computed_torque_controller, node_loop
     node_class = computed_torque_controller.ControllerNode
     on_state, publish = node_class._on_joint_state, Publisher.publish
     answering = [None, None]   # the stamp of the state being answered, the callback's start
@@ -176,12 +176,12 @@ def package_controller(args, record):
             record['answer'].append((answering[0], msg.data[0]))
 
     node_class._on_joint_state, Publisher.publish = timed, recorded_publish
-    common.run(node_class, 'computed_torque_controller', ['computed_torque_controller', *args.ros_args])
+    node_loop.run(node_class, 'computed_torque_controller', ['computed_torque_controller', *args.ros_args])
 
 
 def package_trajectory_publisher(args, record):
-    from robot_dynamics_ros.nodes import common, trajectory_publisher
-    common.run(trajectory_publisher.TrajectoryPublisherNode, 'trajectory_publisher',
+    from robot_dynamics_ros.nodes import node_loop, trajectory_publisher
+    node_loop.run(trajectory_publisher.TrajectoryPublisherNode, 'trajectory_publisher',
                ['trajectory_publisher', *args.ros_args])
 
 

@@ -10,7 +10,7 @@ from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BAD_URDF_DIR, BUNDLED_URDF
 
 from robot_dynamics_ros.model import load_urdf  # noqa: E402
-from robot_dynamics_ros.nodes.common import LATCHED_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.messages import LATCHED_QOS
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -219,7 +219,7 @@ def test_invalid_urdf_on_topic_then_a_valid_one(ros_domain, start):
 def test_a_stream_of_one_fault_with_changing_values_is_warned_once_per_period():
     """Rejections name the offending values; the throttle keys them by the message with its numbers blanked,
     so 1 kHz of the same fault is one warning (not one per message, each formatted by the logger)."""
-    from robot_dynamics_ros.nodes.common import Throttle
+    from robot_dynamics_ros.nodes.node_loop import Throttle
 
     class Logger:
         def __init__(self):
@@ -239,7 +239,8 @@ def test_a_stream_of_one_fault_with_changing_values_is_warned_once_per_period():
 def test_publish_finite_refuses_a_non_finite_command_with_a_throttled_warning():
     """The last check before every controller command (computed-torque and Cartesian controllers): a NaN or an
     infinity anywhere is not published but warned about, once per period; finite values are published as they are."""
-    from robot_dynamics_ros.nodes.common import Throttle, publish_finite
+    from robot_dynamics_ros.nodes.messages import publish_finite
+    from robot_dynamics_ros.nodes.node_loop import Throttle
 
     class Recorder:
         def __init__(self):

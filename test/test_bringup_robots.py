@@ -119,7 +119,8 @@ def test_bringup_runs_on_the_exported_ros_domain(tmp_path, monkeypatch):
 
 
 def test_configuration_errors_show_plain_numbers():
-    from robot_dynamics_ros.nodes.common import ConfigurationError, as_vector
+    from robot_dynamics_ros.nodes.node_parameters import as_vector
+    from robot_dynamics_ros.nodes.parameter_schema import ConfigurationError
     with pytest.raises(ConfigurationError) as error:
         as_vector('center', np.zeros(7), 6, allow_scalar=False)
     assert str(error.value) == "parameter 'center' must be 6 numbers, got [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]"

@@ -20,7 +20,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 
 from robot_dynamics_ros import load_urdf  # noqa: E402
 from robot_dynamics_ros.nodes.cartesian_controller import CartesianControllerNode  # noqa: E402
-from robot_dynamics_ros.nodes.common import answered_state  # noqa: E402
+from robot_dynamics_ros.nodes.messages import answered_state
 
 NODE = '/computed_torque_controller'
 STATUS = 'computed_torque_controller: computed-torque control'   # its /diagnostics status

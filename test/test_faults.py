@@ -68,7 +68,7 @@ def test_a_urdf_the_node_cannot_run_is_skipped_and_a_later_one_taken(ros_domain,
     parameter names, or one with a massless moving subtree (no forward dynamics). It waits for the arm."""
     from std_msgs.msg import String
     from conftest import TEST_URDFS
-    from robot_dynamics_ros.nodes.common import LATCHED_QOS
+    from robot_dynamics_ros.nodes.messages import LATCHED_QOS
     _, probe = ros_domain
     arm_joints = '[' + ','.join(f'arm7_joint{i}' for i in range(1, 8)) + ']'
     cases = ((TEST_URDFS['two_arm_tree'], [('joints', arm_joints)], "parameter 'joints'"),

@@ -12,7 +12,8 @@ from test_lockstep import START, STARTUP, command, node_args
 from sensor_msgs.msg import JointState  # noqa: E402  (ros_helpers skipped the module without rclpy)
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-from robot_dynamics_ros.nodes.common import StateAnswers, Throttle, answered_state  # noqa: E402
+from robot_dynamics_ros.nodes.messages import StateAnswers, answered_state
+from robot_dynamics_ros.nodes.node_loop import Throttle
 from robot_dynamics_ros.nodes.launch_support import LOCKSTEP_STATE_TIMEOUT  # noqa: E402
 
 PUBLISH_RATE = 250.0   # joint states per sim second
@@ -42,7 +43,7 @@ def test_a_failing_callback_is_a_warning_not_a_dead_node():
     import rclpy
     from rclpy.context import Context
     from std_srvs.srv import Trigger
-    from robot_dynamics_ros.nodes.common import GuardedNode
+    from robot_dynamics_ros.nodes.node_loop import GuardedNode
 
     class Fragile(GuardedNode):
         def __init__(self, context):

@@ -66,7 +66,7 @@ def test_a_stream_of_wrench_messages_is_logged_once_per_throttle_period():
     """The node's ~/wrench callback logged an INFO line per accepted wrench (5,018 lines in 5 s). 1,000 accepted
     wrenches with changing values are one line, 1,000 refused ones one warning, within one throttle period."""
     from geometry_msgs.msg import WrenchStamped
-    from robot_dynamics_ros.nodes.common import Throttle
+    from robot_dynamics_ros.nodes.node_loop import Throttle
     from robot_dynamics_ros.nodes.simulator import SimulatorNode
 
     class Logger:

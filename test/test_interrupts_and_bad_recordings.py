@@ -63,7 +63,7 @@ class Logger:
 
 def varied_bad_joint_states(count, seed=0):
     """The controller's rejection reasons for a stream of bad joint states, each on different joints/values."""
-    from robot_dynamics_ros.nodes.common import Throttle
+    from robot_dynamics_ros.nodes.node_loop import Throttle
     rng = np.random.default_rng(seed)
     names = list(ARM.joint_names)
     lower, upper = ARM.lower, ARM.upper
@@ -87,7 +87,7 @@ def varied_bad_joint_states(count, seed=0):
 
 
 def test_warnings_are_throttled_by_kind_of_problem_with_a_count_of_the_suppressed():
-    from robot_dynamics_ros.nodes.common import Throttle
+    from robot_dynamics_ros.nodes.node_loop import Throttle
     now = [0.0]
     logger = Logger()
     throttle = Throttle(logger, period=2.0, clock=lambda: now[0])
@@ -198,7 +198,7 @@ def test_a_node_whose_starter_is_killed_stops_itself(tmp_path):
 
 SIGNAL_WHILE_A_CLASS_IS_CREATED = """
 import signal, sys
-from robot_dynamics_ros.nodes.common import run
+from robot_dynamics_ros.nodes.node_loop import run
 
 class RaisesTheSignal:
     def __set_name__(self, owner, name):
@@ -226,7 +226,7 @@ def test_a_signal_wrapped_by_python_while_a_node_is_built_stops_it_with_0(sig):
 
 SIGNAL_REPLACED_BY_AN_IMPORT_ERROR = """
 import signal, sys
-from robot_dynamics_ros.nodes.common import run
+from robot_dynamics_ros.nodes.node_loop import run
 
 class Node:
     def __init__(self):

@@ -18,8 +18,8 @@ from rclpy.exceptions import ParameterNotDeclaredException  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from robot_dynamics_ros import gravity_torques, load_urdf  # noqa: E402
-from robot_dynamics_ros.nodes.common import (ConfigurationError, gain_name, joint_gain, merge_joint_gains,  # noqa: E402
-                                             split_gain_name)
+from robot_dynamics_ros.nodes.joint_gains import gain_name, joint_gain, merge_joint_gains, split_gain_name
+from robot_dynamics_ros.nodes.parameter_schema import ConfigurationError
 from robot_dynamics_ros.nodes.computed_torque_controller import ControllerNode  # noqa: E402
 
 MODEL = load_urdf(BUNDLED_URDF)

@@ -15,7 +15,7 @@ from builtin_interfaces.msg import Duration, Time  # noqa: E402  (ros_helpers sk
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from robot_dynamics_ros.nodes.common import LATCHED_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.messages import LATCHED_QOS
 from robot_dynamics_ros.nodes.launch_support import LOCKSTEP_STATE_TIMEOUT  # noqa: E402
 
 CONFIG = os.path.join(ROOT, 'config', 'arm7.yaml')
@@ -212,7 +212,8 @@ def test_a_controller_names_the_state_it_answers():
     (answered_state reads it back), a command answering no state names none, and one that is not finite is not
     sent."""
     import logging
-    from robot_dynamics_ros.nodes.common import StateAnswers, Throttle, answered_state
+    from robot_dynamics_ros.nodes.messages import StateAnswers, answered_state
+    from robot_dynamics_ros.nodes.node_loop import Throttle
     publisher = RecordingPublisher()
     answers = StateAnswers(publisher, 2, Throttle(logging.getLogger('test')))
     stamp_ns = 12 * 10**9 + 5
@@ -228,7 +229,7 @@ def test_the_controller_names_the_state_each_command_answers_and_answers_copies_
     waits), then state B. Each command names the state it answers; the copy's is A's again, to the bit (so a
     lockstep simulator may take either)."""
     from std_msgs.msg import Float64MultiArray
-    from robot_dynamics_ros.nodes.common import answered_state
+    from robot_dynamics_ros.nodes.messages import answered_state
     _, probe = ros_domain
     commands = []
     probe.node.create_subscription(Float64MultiArray, 'effort_controller/commands',

@@ -12,7 +12,7 @@ from ros_helpers import ros_domain, start  # noqa: F401  (fixtures)
 from conftest import BUNDLED_URDF, TEST_URDFS
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.nodes.common import LATCHED_QOS
+from robot_dynamics_ros.nodes.messages import LATCHED_QOS
 
 STARTUP = 60.0
 ARM = load_urdf(BUNDLED_URDF)

@@ -19,7 +19,7 @@ from rclpy.parameter import Parameter  # noqa: E402
 from robot_dynamics_ros.control.cartesian import LAWS, PLANES  # noqa: E402
 from robot_dynamics_ros.control.computed_torque import CONTROL_MODES  # noqa: E402
 from robot_dynamics_ros.control.standing import MODES as STANDING_MODES  # noqa: E402
-from robot_dynamics_ros.nodes import common, parameter_schema  # noqa: E402
+from robot_dynamics_ros.nodes import node_parameters, parameter_schema  # noqa: E402
 from robot_dynamics_ros.nodes.parameter_reference import NODES  # noqa: E402
 from robot_dynamics_ros.simulation.simulator import TIMEOUT_BEHAVIOURS  # noqa: E402
 
@@ -51,7 +51,7 @@ def test_the_loader_declares_exactly_those_names_with_their_defaults_and_read_on
     rclpy.init(args=[], domain_id=domain_id(__name__))
     try:
         ros_node = Node(f'schema_{node}')
-        values = common.declare_parameters(ros_node, node)
+        values = node_parameters.declare_parameters(ros_node, node)
         expected = {p['name']: p for p in BEFORE[node]['parameters']}
         assert set(ros_node.list_parameters([], 0).names) - RCLPY_OWN == set(expected)
         for name, row in expected.items():

@@ -9,7 +9,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 from std_srvs.srv import SetBool
 
-from ..nodes.common import EventsExecutor, answered_state
+from ..nodes.messages import answered_state
+from ..nodes.node_loop import EventsExecutor
 from .node_runs import JointStateIntake
 
 

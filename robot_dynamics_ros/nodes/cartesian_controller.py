@@ -34,8 +34,11 @@ from ..control.cartesian import (TARGET_BUFFER, CartesianController, CartesianTa
 from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
-from .common import (ConfigurationError, Throttle, as_vector, default_as_none, joint_order, run,
-                     stamp_seconds)
+from .messages import stamp_seconds
+from .model_source import joint_order
+from .node_loop import Throttle, run
+from .node_parameters import as_vector, default_as_none
+from .parameter_schema import ConfigurationError
 from .controller_base import ControllerBase
 
 AXES = ('rot_x', 'rot_y', 'rot_z', 'trans_x', 'trans_y', 'trans_z')   # the law's row order [angular; linear]

@@ -21,7 +21,9 @@ from geometry_msgs.msg import PoseStamped
 from rclpy.duration import Duration
 
 from ..control.cartesian import circle_offset
-from .common import GuardedNode, declare_parameters, run, stamp_seconds
+from .messages import stamp_seconds
+from .node_loop import GuardedNode, run
+from .node_parameters import declare_parameters
 
 
 BURST = 10   # history depth beyond the targets of one lead_time (published at once at the start)

@@ -13,7 +13,7 @@ COMPILING = ('simulator', 'computed_torque_controller', 'legged_controller', 'ca
 def install(node_name):
     """For the nodes that compile kernels, where numba is installed: log the outermost compilation of each kernel
     from now on in this process (a kernel compiles the kernels it calls inside its own compilation). Called as the
-    node is built (``common.run``), after its module's imports: numba imports numpy, which must load after the
+    node is built (``node_loop.run``), after its module's imports: numba imports numpy, which must load after the
     entry point has set BLAS's threads (``start.py``)."""
     if node_name not in COMPILING or importlib.util.find_spec('numba') is None:
         return

@@ -38,7 +38,11 @@ from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plaus
 from ..control.references import TrajectoryReference
 from ..errors import RobotDynamicsError
 from ..fast import choose_code
-from .common import ConfigurationError, as_vector, default_as_none, joint_order, run, stamp_nanoseconds
+from .messages import stamp_nanoseconds
+from .model_source import joint_order
+from .node_loop import run
+from .node_parameters import as_vector, default_as_none
+from .parameter_schema import ConfigurationError
 from .controller_base import ControllerBase
 from .diagnostics import OK, WARN, warnings_by_kind
 from .joint_trajectories import TrajectoryWorker, trajectory_fields, trajectory_reference

@@ -16,8 +16,11 @@ from rclpy.lifecycle import LifecycleNode
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
 
-from .common import (STEADY_CLOCK, GuardedNode, JointGains, ModelSource, StateAnswers, Throttle, as_vector,
-                     declare_parameters, stamp_nanoseconds)
+from .joint_gains import JointGains
+from .messages import StateAnswers, stamp_nanoseconds
+from .model_source import ModelSource
+from .node_loop import GuardedNode, STEADY_CLOCK, Throttle
+from .node_parameters import as_vector, declare_parameters
 from .diagnostics import OK, Diagnostics
 
 class ControllerBase(GuardedNode, LifecycleNode):
@@ -25,7 +28,7 @@ class ControllerBase(GuardedNode, LifecycleNode):
     `autostart`), ``self.parameters`` by name and the runtime ones (not read-only) in ``self.settings``. A subclass
     finishes its own set-up and then calls ``_load_model``; its ``_start(model, ...)`` builds its law for each model,
     and ``_use(settings, gains)`` applies runtime settings and gains to the running law. ``gain_terms`` ({term:
-    parameter}, as common.JointGains takes them) are its gains, also per joint as gains.<joint>.<term>;
+    parameter}, as joint_gains.JointGains takes them) are its gains, also per joint as gains.<joint>.<term>;
     ``rejected_what`` names what ``rejected`` counts."""
 
     gain_terms = {}
@@ -72,7 +75,7 @@ class ControllerBase(GuardedNode, LifecycleNode):
         raise NotImplementedError
 
     def _load_model(self, **model_source):
-        """Load the model (common.ModelSource with these options: now, or when robot_description comes), then,
+        """Load the model (model_source.ModelSource with these options: now, or when robot_description comes), then,
         with `autostart`, configure and activate."""
         ModelSource(self, self._start, **model_source)
         if self.parameters['autostart']:

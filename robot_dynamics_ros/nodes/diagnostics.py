@@ -6,7 +6,7 @@ import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-from .common import STEADY_CLOCK
+from .node_loop import STEADY_CLOCK
 
 PERIOD = 1.0   # s wall between two DiagnosticArray messages (diagnostic_updater's default rate)
 OK, WARN, ERROR = 0, 1, 2   # diagnostic_msgs/DiagnosticStatus levels (bytes in the message)

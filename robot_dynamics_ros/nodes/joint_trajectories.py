@@ -13,7 +13,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from ..control.joint_states import MAX_MAGNITUDE
 from ..control.references import TrajectoryReference
-from .common import Throttle, stamp_nanoseconds, stamp_seconds
+from .messages import stamp_nanoseconds, stamp_seconds
+from .node_loop import Throttle
 from .trajectory_cdr import FIELDS, read_joint_trajectory
 
 # While the worker builds a reference, the executor thread gets the interpreter lock back within this many

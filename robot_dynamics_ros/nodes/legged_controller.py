@@ -32,7 +32,7 @@ with `contact_topics`, every foot's contact force) each received since the last 
 bench_legged_controller.py measures an update). A command therefore depends only on the state it answers, not on
 which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
 per state it published and two lockstep runs are bit-identical; each command names the state it answers
-(common.StateAnswers), so an answer to a copy of a state the simulator republished is not taken for the next one's.
+(messages.StateAnswers), so an answer to a copy of a state the simulator republished is not taken for the next one's.
 All inputs must be younger than `state_timeout` (wall time of receipt), else it does not command. Reference times
 are the joint states' stamps (a trajectory stamped zero starts at the last one), so simulated time reaches the
 controller without use_sim_time. Bad messages are rejected with a throttled warning and the last command stands; an infeasible contact
@@ -52,8 +52,11 @@ from ..control.joint_states import JointStateMapper, plausibility_bounds
 from ..control.standing import StandingController
 from ..model import URDFError
 from ..model.collision import contact_points_from_urdf
-from .common import (ConfigurationError, Throttle, as_vector, contact_point, default_as_none, joint_order, run,
-                     semantic_description, stamp_seconds, stance)
+from .messages import stamp_seconds
+from .model_source import contact_point, joint_order, semantic_description, stance
+from .node_loop import Throttle, run
+from .node_parameters import as_vector, default_as_none
+from .parameter_schema import ConfigurationError
 from .controller_base import ControllerBase
 from .diagnostics import OK, WARN, warnings_by_kind
 from .joint_trajectories import TrajectoryWorker, trajectory_reference

@@ -8,10 +8,10 @@ or without gpl's ``<>``), and this package's custom validators in gpl's ``<names
 ``robot_dynamics_ros::finite`` and ``robot_dynamics_ros::numbers`` (CUSTOM). One extension: ``dynamic_typing:
 true`` for a number that may also be given as a list, one per joint (kp), which gpl has no type for. ``__map_joints``
 under a group (``gains: __map_joints: p: ...``) is gpl's per-joint map: gains.<joint>.p for every joint, declared
-by the node once it knows the joints (common.JointGains).
+by the node once it knows the joints (joint_gains.JointGains).
 
-The comparisons also refuse NaN and infinities: every bound here is on a finite quantity. No ROS here: common.py
-declares the parameters with these specifications (descriptors, ranges) and checks values with ``Spec.check`` at
+The comparisons also refuse NaN and infinities: every bound here is on a finite quantity. No ROS here:
+node_parameters.py declares the parameters with these specifications (descriptors, ranges) and checks values with ``Spec.check`` at
 start-up and at every ``ros2 param set``.
 """
 import math

@@ -47,9 +47,11 @@ from ..model.model import FREE_FLYER
 from ..simulation.pacing import KEEP_UP_FRACTION, Pacing
 from ..simulation.scene import SceneError, SceneSettings, build_scene
 from ..simulation.simulator import SimulationDiverged
-from .common import (STATE_LABEL, STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, Throttle,
-                    answered_state, as_vector, contact_point, declare_parameters, default_as_none, joint_order, run,
-                    semantic_description, stamp_nanoseconds)
+from .messages import STATE_LABEL, answered_state, stamp_nanoseconds
+from .model_source import ModelSource, contact_point, joint_order, semantic_description
+from .node_loop import GuardedNode, STEADY_CLOCK, Throttle, run
+from .node_parameters import as_vector, declare_parameters, default_as_none
+from .parameter_schema import ConfigurationError
 from .diagnostics import ERROR, OK, WARN, Diagnostics, warnings_by_kind
 
 RATE_LOG_PERIOD = 5.0    # seconds between debug logs of the achieved step rate
@@ -234,7 +236,7 @@ class SimulatorNode(GuardedNode):
         self._log_rate()
 
     def fail(self, message):
-        """Log the error that ends the run and set ``failure``: ``common.run`` stops the node after this callback,
+        """Log the error that ends the run and set ``failure``: ``node_loop.run`` stops the node after this callback,
         exit code 1 (a simulator whose time stood still would leave its controller and bringup waiting forever)."""
         self.get_logger().error(message)
         self.failure = message.split(':')[0]

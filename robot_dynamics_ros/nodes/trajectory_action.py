@@ -23,7 +23,7 @@ from rclpy.serialization import serialize_message
 from rclpy.task import Future
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from .common import stamp_nanoseconds, stamp_seconds
+from .messages import stamp_nanoseconds, stamp_seconds
 
 Result = FollowJointTrajectory.Result
 START_TIMEOUT = 5.0   # wall seconds an accepted goal's trajectory may take to reach the controller

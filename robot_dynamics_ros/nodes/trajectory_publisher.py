@@ -16,8 +16,10 @@ from rclpy.duration import Duration
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from ..control.references import sinusoid_reference
-from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, as_vector, declare_parameters,
-                    joint_order, run)
+from .model_source import ModelSource, joint_order
+from .node_loop import GuardedNode, STEADY_CLOCK, run
+from .node_parameters import as_vector, declare_parameters
+from .parameter_schema import ConfigurationError
 
 NEW_SUBSCRIBER_CHECK_PERIOD = 0.1  # s
 

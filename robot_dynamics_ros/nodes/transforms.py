@@ -15,7 +15,8 @@ from tf2_msgs.msg import TFMessage
 from ..algorithms.kinematics import frame_placements
 from ..model.urdf import read_xml
 from ..spatial import matrix_to_quaternion
-from .common import ConfigurationError, stamp_nanoseconds
+from .messages import stamp_nanoseconds
+from .parameter_schema import ConfigurationError
 
 # tf2_ros's TransformBroadcaster and StaticTransformBroadcaster QoS.
 DYNAMIC_QOS = QoSProfile(depth=100, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,

@@ -25,8 +25,11 @@ from ..model.collision import contact_points_from_urdf
 from ..viewer import require
 from ..viewer.geometry import robot_geometry
 from ..viewer.scene import RobotScene, look_at_robot, robot_size
-from .common import (STEADY_CLOCK, ConfigurationError, GuardedNode, ModelSource, declare_parameters, run,
-                    stamp_seconds)
+from .messages import stamp_seconds
+from .model_source import ModelSource
+from .node_loop import GuardedNode, STEADY_CLOCK, run
+from .node_parameters import declare_parameters
+from .parameter_schema import ConfigurationError
 
 GHOST_COLOR = (80, 200, 120)
 FORCE_COLOR = (220, 40, 40)
@@ -193,7 +196,7 @@ class ViewerNode(GuardedNode):
 
     def destroy_node(self):
         # viser's stop() waits up to seconds for its event loop's connection teardown; the process ends right after
-        # (nodes/common.run), which closes the sockets anyway: give the teardown STOP_WAIT, not the exit's budget.
+        # (nodes/node_loop.run), which closes the sockets anyway: give the teardown STOP_WAIT, not the exit's budget.
         stopping = threading.Thread(target=self.server.stop, daemon=True)
         stopping.start()
         stopping.join(STOP_WAIT)
