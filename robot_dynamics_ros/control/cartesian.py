@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import fast, spatial
 from ..algorithms.backends import compiled, njit
+from ..algorithms.cholesky import cholesky_factor
 from ..algorithms.crba import crba_kernel
 from ..algorithms.dense_udut import dense_udut
 from ..algorithms.packing import packed
@@ -368,20 +369,7 @@ def above_floor(A, floor):
     """Whether the symmetric A's least eigenvalue exceeds ``floor``: A - floor I is positive definite, which its
     Cholesky factorisation finds with every pivot positive (a tenth of the cost of the eigenvalues)."""
     n = A.shape[0]
-    L = np.zeros((n, n))
-    for j in range(n):
-        pivot = A[j, j] - floor
-        for k in range(j):
-            pivot -= L[j, k] * L[j, k]
-        if not pivot > 0.0:
-            return False
-        L[j, j] = math.sqrt(pivot)
-        for i in range(j + 1, n):
-            x = A[i, j]
-            for k in range(j):
-                x -= L[i, k] * L[j, k]
-            L[i, j] = x / L[j, j]
-    return True
+    return cholesky_factor(A, np.arange(n), np.zeros((n, n)), n, floor, 0.0)
 
 
 @njit(cache=True)

@@ -42,6 +42,7 @@ where a check shows the SVD's rank, ``least_norm_semidefinite``, else the SVD's)
 import numpy as np
 
 from ..algorithms.backends import njit
+from ..algorithms.cholesky import cholesky_column, cholesky_factor, cholesky_solve
 from .roles import APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK  # noqa: F401 (one set: roles.py)
 
 VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
@@ -118,30 +119,6 @@ def fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles
 
 
 @njit()
-def cholesky_column(M, index, L, j, n):
-    """Column j of a Cholesky factor below its diagonal (L[j, j] set): L[i, j] = (M[index[i], index[j]] -
-    sum_k<j L[i, k] L[j, k]) / L[j, j] for i = j+1 .. n-1; four rows at a time, four independent sums, each in its
-    order (the same bits as one row at a time)."""
-    i = j + 1
-    while i + 3 < n:
-        e, f, g, h = M[index[i], index[j]], M[index[i + 1], index[j]], M[index[i + 2], index[j]], \
-            M[index[i + 3], index[j]]
-        for k in range(j):
-            t = L[j, k]
-            e -= L[i, k] * t
-            f -= L[i + 1, k] * t
-            g -= L[i + 2, k] * t
-            h -= L[i + 3, k] * t
-        L[i, j], L[i + 1, j], L[i + 2, j], L[i + 3, j] = e / L[j, j], f / L[j, j], g / L[j, j], h / L[j, j]
-        i += 4
-    for i in range(i, n):
-        e = M[index[i], index[j]]
-        for k in range(j):
-            e -= L[i, k] * L[j, k]
-        L[i, j] = e / L[j, j]
-
-
-@njit()
 def more_held_than_freedoms(free, m, nv):
     """Whether more of the m rows are held than the nv freedoms: then A_FF = G_F M^-1 G_F^T (rank <= nv) is
     singular, whatever its Cholesky's pivots show in rounding (a last pivot just above PIVOT_RATIO of the largest
@@ -169,28 +146,9 @@ def held_rows(A, c, m, lam, free, L, F):
             if not free[s]:
                 rhs -= A[r, s] * lam[s]
         lam[r] = rhs
-    largest, smallest = 0.0, np.inf
-    for j in range(n):                        # A_FF = L L^T, column by column
-        d = A[F[j], F[j]]
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        if not d > 0.0:
-            return -1
-        largest, smallest = max(largest, d), min(smallest, d)
-        if smallest < PIVOT_RATIO * largest:  # (the largest only grows, the smallest only falls: the full check's
-            return -1                         # answer, reached without the remaining columns)
-        L[j, j] = np.sqrt(d)
-        cholesky_column(A, F, L, j, n)
-    for i in range(n):                        # L z = rhs
-        z = lam[F[i]]
-        for k in range(i):
-            z -= L[i, k] * lam[F[k]]
-        lam[F[i]] = z / L[i, i]
-    for i in range(n - 1, -1, -1):            # L^T lam_F = z
-        z = lam[F[i]]
-        for k in range(i + 1, n):
-            z -= L[k, i] * lam[F[k]]
-        lam[F[i]] = z / L[i, i]
+    if not cholesky_factor(A, F, L, n, 0.0, PIVOT_RATIO):   # A_FF = L L^T
+        return -1
+    cholesky_solve(L, n, lam, F)
     return n
 
 
@@ -307,25 +265,9 @@ def least_norm_semidefinite(H, b, x):
             a = K[k, i]
             for col in range(i + 1):
                 R[i, col] += a * K[k, col]
-    for j in range(r):                           # = R R^T, in place
-        e = R[j, j]
-        for k in range(j):
-            e -= R[j, k] * R[j, k]
-        if not e > 0.0:
-            return False
-        R[j, j] = np.sqrt(e)
-        for i in range(j + 1, r, 2):             # two rows at a time (each sum in its order)
-            if i + 1 < r:
-                e, f = R[i, j], R[i + 1, j]
-                for k in range(j):
-                    e -= R[i, k] * R[j, k]
-                    f -= R[i + 1, k] * R[j, k]
-                R[i, j], R[i + 1, j] = e / R[j, j], f / R[j, j]
-            else:
-                e = R[i, j]
-                for k in range(j):
-                    e -= R[i, k] * R[j, k]
-                R[i, j] = e / R[j, j]
+    rows = np.arange(r)
+    if not cholesky_factor(R, rows, R, r, 0.0, 0.0):   # = R R^T, in place
+        return False
     z = np.empty(r)                              # z = K^T b
     for j in range(r):
         e = 0.0
@@ -333,16 +275,7 @@ def least_norm_semidefinite(H, b, x):
             e += K[k, j] * b[perm[k]]
         z[j] = e
     for _ in range(2):                           # z = (K^T K)^-1 z, twice: R R^T solves
-        for i in range(r):
-            e = z[i]
-            for k in range(i):
-                e -= R[i, k] * z[k]
-            z[i] = e / R[i, i]
-        for i in range(r - 1, -1, -1):
-            e = z[i]
-            for k in range(i + 1, r):
-                e -= R[k, i] * z[k]
-            z[i] = e / R[i, i]
+        cholesky_solve(R, r, z, rows)
     for k in range(n):                           # x = K z, back in H's order (K[k, j] = 0 for j > k: a sum
         value = 0.0                              # from +0 that skips zero terms is the same)
         for j in range(min(k + 1, r)):
