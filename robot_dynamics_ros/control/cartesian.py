@@ -37,6 +37,7 @@ from ..algorithms.backends import compiled, njit
 from ..algorithms.cholesky import cholesky_factor
 from ..algorithms.crba import crba_kernel
 from ..algorithms.dense_udut import dense_udut
+from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep, upper_nonzeros
 from ..algorithms.packing import packed
 from ..algorithms.udut import udut_kernel
 from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
@@ -340,20 +341,6 @@ class CartesianTarget:
 
 
 @njit(cache=True)
-def unit_upper_solve(U, B, transposed):
-    """U^-1 B (or U^-T B) in place for U unit upper triangular (back or forward substitution); B (n,) or (n, m)."""
-    n = U.shape[0]
-    for step in range(n):
-        i = step if transposed else n - 1 - step
-        for j in range(i + 1, n):
-            if transposed:   # (U^T x)_j = x_j + sum_{i<j} U_ij x_i: forward
-                B[j] -= U[i, j] * B[i]
-            else:            # (U x)_i = x_i + sum_{j>i} U_ij x_j: backward
-                B[i] -= U[i, j] * B[j]
-    return B
-
-
-@njit(cache=True)
 def udut_diagonal(U, D):
     """diag(M) from M = U diag(D) U^T: M_ii = sum_k U_ik^2 D_k."""
     n = len(D)
@@ -376,7 +363,9 @@ def above_floor(A, floor):
 def task_inertia(J, row_scale, U, D):
     """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
     docstring)."""
-    W = unit_upper_solve(U, np.ascontiguousarray(J.T), False)   # U^-1 J^T
+    W = np.ascontiguousarray(J.T)
+    right, right_count, _, _ = upper_nonzeros(U)
+    unit_upper_sweep(U, right, right_count, W, W.shape[1])   # U^-1 J^T
     for k in range(len(D)):
         W[k] /= math.sqrt(D[k])
     compliance = W.T @ W
@@ -505,14 +494,12 @@ def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, pare
     kn = gains[7]
     if kn > 0:   # N^T tau0 = tau0 - J^T Lambda J M^-1 tau0
         tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * udut_diagonal(U, D)) * qd
-        x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
-        tau += authority * (tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True))))
+        tau += authority * (tau0 - J.T @ (Lambda @ (J @ inverse_mass_times(U, D, tau0))))
     if gains[10] > 0:   # friction feed-forward at qd_ref = qd + M^-1 J^T Lambda (v_ref - J qd + lambda e) (class doc)
         sliding = e_dot.copy()
         if law == 1:   # lambda = Kp / Kd per axis
             sliding += rate @ e
-        y = unit_upper_solve(U, J.T @ (Lambda @ sliding), False) / D
-        qd_ref = qd + unit_upper_solve(U, y, True)
+        qd_ref = qd + inverse_mass_times(U, D, J.T @ (Lambda @ sliding))
         tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
     if authority < 1.0:   # brake the excess at the rate gains[13]: qdd = -rate excess
         tau -= gains[13] * (U @ (D * (U.T @ excess)))   # M excess
