@@ -39,6 +39,7 @@ from ..algorithms.crba import crba_kernel
 from ..algorithms.dense_udut import dense_udut
 from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep, upper_nonzeros
 from ..algorithms.packing import packed
+from ..algorithms.point_kinematics import body_poses
 from ..algorithms.udut import udut_kernel
 from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
 from ..model.model import PRISMATIC, REVOLUTE, Model
@@ -100,42 +101,15 @@ def frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip
     Lemma 2): R_i = R_p E_i^T R_J(q_i), p_i = p_p + R_p (r_i + E_i^T p_J(q_i)), w_i = w_p + z_i qd_i (revolute), v_i
     = v_p + w_p x (p_i - p_p) (+ z_i qd_i, prismatic), z_i = R_i axis_i. Column j: [z_j; z_j x (p - p_j)] (revolute),
     [0; z_j] (prismatic); its time derivative gives Jdot qd = sum_j d/dt(column j) qd_j with dz_j/dt = w_j x z_j.
-    F (n, FRAME_ROWS, 3): the bodies' R, p, w, v, z; scalar loops, nothing allocated (the controller's hot path)."""
+    F (n, FRAME_ROWS, 3): the bodies' R, p (``point_kinematics.body_poses``), w, v, z; scalar loops."""
     n = len(parent)
-    A = np.empty((3, 3))   # E_i^T R_J(q_i)
+    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, F[:, 0:3, :], F[:, 3, :])   # R_i, p_i
     t = np.empty(3)
     d = np.empty(3)
     for i in range(n):
-        qi = q[idx_q[i]]
         a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
-        E = E_T[i]
-        if joint_type[i] == 0:   # REVOLUTE: R_J = I + sin K + (1 - cos) K^2 (Rodrigues), K = skew(axis)
-            s, c1 = math.sin(qi), 1.0 - math.cos(qi)
-            RJ00, RJ01, RJ02 = 1.0 - c1 * (a1 * a1 + a2 * a2), -s * a2 + c1 * a0 * a1, s * a1 + c1 * a0 * a2
-            RJ10, RJ11, RJ12 = s * a2 + c1 * a0 * a1, 1.0 - c1 * (a0 * a0 + a2 * a2), -s * a0 + c1 * a1 * a2
-            RJ20, RJ21, RJ22 = -s * a1 + c1 * a0 * a2, s * a0 + c1 * a1 * a2, 1.0 - c1 * (a0 * a0 + a1 * a1)
-            for row in range(3):
-                e0, e1, e2 = E[row, 0], E[row, 1], E[row, 2]
-                A[row, 0] = e0 * RJ00 + e1 * RJ10 + e2 * RJ20
-                A[row, 1] = e0 * RJ01 + e1 * RJ11 + e2 * RJ21
-                A[row, 2] = e0 * RJ02 + e1 * RJ12 + e2 * RJ22
-                t[row] = r[i, row]
-        else:
-            for row in range(3):
-                A[row, 0], A[row, 1], A[row, 2] = E[row, 0], E[row, 1], E[row, 2]
-                t[row] = r[i, row] + qi * (E[row, 0] * a0 + E[row, 1] * a1 + E[row, 2] * a2)
         Fi = F[i]
         k = parent[i]
-        for row in range(3):
-            if k >= 0:
-                Fk = F[k]
-                for col in range(3):
-                    Fi[row, col] = Fk[row, 0] * A[0, col] + Fk[row, 1] * A[1, col] + Fk[row, 2] * A[2, col]
-                Fi[3, row] = Fk[3, row] + Fk[row, 0] * t[0] + Fk[row, 1] * t[1] + Fk[row, 2] * t[2]
-            else:
-                for col in range(3):
-                    Fi[row, col] = A[row, col]
-                Fi[3, row] = t[row]
         for row in range(3):
             Fi[6, row] = Fi[row, 0] * a0 + Fi[row, 1] * a1 + Fi[row, 2] * a2   # z_i
         if k >= 0:
