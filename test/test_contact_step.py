@@ -20,8 +20,8 @@ from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
-from robot_dynamics_ros.simulation.contact_active_set import (PIVOT_RATIO, closest_held_rows,  # noqa: E402
-                                                               least_norm_semidefinite)
+from robot_dynamics_ros.algorithms.least_norm import least_norm_semidefinite  # noqa: E402
+from robot_dynamics_ros.simulation.contact_active_set import PIVOT_RATIO, closest_held_rows  # noqa: E402
 from robot_dynamics_ros.simulation.roles import APART, STICK  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
@@ -531,7 +531,7 @@ def test_the_singular_held_rows_solve_equals_lstsq(backend):
         assert_closest_held_rows_equal_lstsq(kernel, H, rng)
 
     def answers(H):
-        return solve(np.ascontiguousarray(H), H @ rng.standard_normal(H.shape[0]), np.empty(H.shape[0]))
+        return solve(np.ascontiguousarray(H), H @ rng.standard_normal(H.shape[0]), np.empty(H.shape[0]), PIVOT_RATIO)
     assert all(answers(H) for H in blocks[-100:])
     n, r = 24, 17
     Q, _ = np.linalg.qr(rng.standard_normal((n, n)))

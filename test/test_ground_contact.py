@@ -9,13 +9,14 @@ import pytest
 from conftest import ROOT
 from mujoco_model import MUJOCO_STEP, mjcf
 from robot_dynamics_ros import load_urdf, spatial
+from robot_dynamics_ros.algorithms.inverse_mass import inverse_mass_rows
 from robot_dynamics_ros.algorithms.operators import mass_matrix_inverse
 from robot_dynamics_ros.fast import udut
 from robot_dynamics_ros.model.collision import RIM_POINTS, ContactPoint, contact_points_from_urdf
 from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
-from robot_dynamics_ros.simulation.ground_contact import Ground, _inverse_mass_times  # noqa: E402  (needs clarabel
+from robot_dynamics_ros.simulation.ground_contact import Ground  # noqa: E402  (needs clarabel
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
 STAND = np.tile([0.0, 0.8, -1.5], 4)   # hip, thigh, knee of each leg: the quadruped's standing posture
@@ -59,12 +60,15 @@ def test_contact_points_from_collision_spheres_box_corners_and_cylinder_rims():
 
 
 def test_contact_space_inverse_inertia_equals_jains_operators():
-    """G M^-1 G^T from U D U^T and triangular solves equals the one from Jain's M^-1 operator (eq. 51)."""
+    """G M^-1 G^T from U D U^T and the triangular sweeps (``algorithms/inverse_mass``) equals the one from Jain's M^-1
+    operator (eq. 51)."""
     model = load_urdf(QUADRUPED, root_joint='floating')
     rng = np.random.default_rng(3)
     q = model.random_configuration(rng)
     G_rows = rng.normal(size=(12, model.nv))
-    ours = G_rows @ _inverse_mass_times(*udut(model, q), G_rows.T)
+    Y = np.empty((model.nv, len(G_rows)))
+    inverse_mass_rows(*udut(model, q), G_rows, len(G_rows), Y)
+    ours = G_rows @ Y
     np.testing.assert_allclose(ours, G_rows @ mass_matrix_inverse(model, q) @ G_rows.T, rtol=1e-10, atol=1e-12)
 
 

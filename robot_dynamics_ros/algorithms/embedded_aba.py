@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import SingularMassMatrixError
 from ..model.joints import NV
 from .backends import njit
+from .cholesky import cholesky_factor
 from .packing import ABA, MASS, PARENT, SPATIAL_INERTIA, packed
 from .spatial_kernels import cross_force_add, cross_motion_add, inertia_times, joint_motion, keep_incoming_velocity, \
     parent_transform, transform_motion
@@ -119,18 +120,8 @@ def small_inverse(D, k, out):
     """out[:k, :k] = D^-1 of a symmetric positive definite k x k block, by Cholesky; False (out unset) unless D is
     positive definite."""
     L = np.zeros((k, k))
-    for j in range(k):
-        s = D[j, j]
-        for m in range(j):
-            s -= L[j, m] * L[j, m]
-        if not s > 0.0:
-            return False
-        L[j, j] = np.sqrt(s)
-        for i in range(j + 1, k):
-            s = D[i, j]
-            for m in range(j):
-                s -= L[i, m] * L[j, m]
-            L[i, j] = s / L[j, j]
+    if not cholesky_factor(D, np.arange(k), L, k, 0.0, 0.0):
+        return False
     Linv = np.zeros((k, k))   # L^-1, lower triangular, by forward substitution
     for j in range(k):
         Linv[j, j] = 1.0 / L[j, j]

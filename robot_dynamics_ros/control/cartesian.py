@@ -34,9 +34,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import fast, spatial
 from ..algorithms.backends import compiled, njit
+from ..algorithms.cholesky import cholesky_factor
 from ..algorithms.crba import crba_kernel
 from ..algorithms.dense_udut import dense_udut
+from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep, upper_nonzeros
 from ..algorithms.packing import packed
+from ..algorithms.point_kinematics import body_poses
 from ..algorithms.udut import udut_kernel
 from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
 from ..model.model import PRISMATIC, REVOLUTE, Model
@@ -98,42 +101,15 @@ def frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip
     Lemma 2): R_i = R_p E_i^T R_J(q_i), p_i = p_p + R_p (r_i + E_i^T p_J(q_i)), w_i = w_p + z_i qd_i (revolute), v_i
     = v_p + w_p x (p_i - p_p) (+ z_i qd_i, prismatic), z_i = R_i axis_i. Column j: [z_j; z_j x (p - p_j)] (revolute),
     [0; z_j] (prismatic); its time derivative gives Jdot qd = sum_j d/dt(column j) qd_j with dz_j/dt = w_j x z_j.
-    F (n, FRAME_ROWS, 3): the bodies' R, p, w, v, z; scalar loops, nothing allocated (the controller's hot path)."""
+    F (n, FRAME_ROWS, 3): the bodies' R, p (``point_kinematics.body_poses``), w, v, z; scalar loops."""
     n = len(parent)
-    A = np.empty((3, 3))   # E_i^T R_J(q_i)
+    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, F[:, 0:3, :], F[:, 3, :])   # R_i, p_i
     t = np.empty(3)
     d = np.empty(3)
     for i in range(n):
-        qi = q[idx_q[i]]
         a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
-        E = E_T[i]
-        if joint_type[i] == 0:   # REVOLUTE: R_J = I + sin K + (1 - cos) K^2 (Rodrigues), K = skew(axis)
-            s, c1 = math.sin(qi), 1.0 - math.cos(qi)
-            RJ00, RJ01, RJ02 = 1.0 - c1 * (a1 * a1 + a2 * a2), -s * a2 + c1 * a0 * a1, s * a1 + c1 * a0 * a2
-            RJ10, RJ11, RJ12 = s * a2 + c1 * a0 * a1, 1.0 - c1 * (a0 * a0 + a2 * a2), -s * a0 + c1 * a1 * a2
-            RJ20, RJ21, RJ22 = -s * a1 + c1 * a0 * a2, s * a0 + c1 * a1 * a2, 1.0 - c1 * (a0 * a0 + a1 * a1)
-            for row in range(3):
-                e0, e1, e2 = E[row, 0], E[row, 1], E[row, 2]
-                A[row, 0] = e0 * RJ00 + e1 * RJ10 + e2 * RJ20
-                A[row, 1] = e0 * RJ01 + e1 * RJ11 + e2 * RJ21
-                A[row, 2] = e0 * RJ02 + e1 * RJ12 + e2 * RJ22
-                t[row] = r[i, row]
-        else:
-            for row in range(3):
-                A[row, 0], A[row, 1], A[row, 2] = E[row, 0], E[row, 1], E[row, 2]
-                t[row] = r[i, row] + qi * (E[row, 0] * a0 + E[row, 1] * a1 + E[row, 2] * a2)
         Fi = F[i]
         k = parent[i]
-        for row in range(3):
-            if k >= 0:
-                Fk = F[k]
-                for col in range(3):
-                    Fi[row, col] = Fk[row, 0] * A[0, col] + Fk[row, 1] * A[1, col] + Fk[row, 2] * A[2, col]
-                Fi[3, row] = Fk[3, row] + Fk[row, 0] * t[0] + Fk[row, 1] * t[1] + Fk[row, 2] * t[2]
-            else:
-                for col in range(3):
-                    Fi[row, col] = A[row, col]
-                Fi[3, row] = t[row]
         for row in range(3):
             Fi[6, row] = Fi[row, 0] * a0 + Fi[row, 1] * a1 + Fi[row, 2] * a2   # z_i
         if k >= 0:
@@ -339,20 +315,6 @@ class CartesianTarget:
 
 
 @njit(cache=True)
-def unit_upper_solve(U, B, transposed):
-    """U^-1 B (or U^-T B) in place for U unit upper triangular (back or forward substitution); B (n,) or (n, m)."""
-    n = U.shape[0]
-    for step in range(n):
-        i = step if transposed else n - 1 - step
-        for j in range(i + 1, n):
-            if transposed:   # (U^T x)_j = x_j + sum_{i<j} U_ij x_i: forward
-                B[j] -= U[i, j] * B[i]
-            else:            # (U x)_i = x_i + sum_{j>i} U_ij x_j: backward
-                B[i] -= U[i, j] * B[j]
-    return B
-
-
-@njit(cache=True)
 def udut_diagonal(U, D):
     """diag(M) from M = U diag(D) U^T: M_ii = sum_k U_ik^2 D_k."""
     n = len(D)
@@ -368,27 +330,16 @@ def above_floor(A, floor):
     """Whether the symmetric A's least eigenvalue exceeds ``floor``: A - floor I is positive definite, which its
     Cholesky factorisation finds with every pivot positive (a tenth of the cost of the eigenvalues)."""
     n = A.shape[0]
-    L = np.zeros((n, n))
-    for j in range(n):
-        pivot = A[j, j] - floor
-        for k in range(j):
-            pivot -= L[j, k] * L[j, k]
-        if not pivot > 0.0:
-            return False
-        L[j, j] = math.sqrt(pivot)
-        for i in range(j + 1, n):
-            x = A[i, j]
-            for k in range(j):
-                x -= L[i, k] * L[j, k]
-            L[i, j] = x / L[j, j]
-    return True
+    return cholesky_factor(A, np.arange(n), np.zeros((n, n)), n, floor, 0.0)
 
 
 @njit(cache=True)
 def task_inertia(J, row_scale, U, D):
     """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
     docstring)."""
-    W = unit_upper_solve(U, np.ascontiguousarray(J.T), False)   # U^-1 J^T
+    W = np.ascontiguousarray(J.T)
+    right, right_count, _, _ = upper_nonzeros(U)
+    unit_upper_sweep(U, right, right_count, W, W.shape[1])   # U^-1 J^T
     for k in range(len(D)):
         W[k] /= math.sqrt(D[k])
     compliance = W.T @ W
@@ -517,14 +468,12 @@ def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, pare
     kn = gains[7]
     if kn > 0:   # N^T tau0 = tau0 - J^T Lambda J M^-1 tau0
         tau0 = kn * (posture - q) - 2.0 * zeta * np.sqrt(kn * udut_diagonal(U, D)) * qd
-        x = unit_upper_solve(U, tau0.copy(), False) / D   # M^-1 tau0 = U^-T D^-1 U^-1 tau0
-        tau += authority * (tau0 - J.T @ (Lambda @ (J @ unit_upper_solve(U, x, True))))
+        tau += authority * (tau0 - J.T @ (Lambda @ (J @ inverse_mass_times(U, D, tau0))))
     if gains[10] > 0:   # friction feed-forward at qd_ref = qd + M^-1 J^T Lambda (v_ref - J qd + lambda e) (class doc)
         sliding = e_dot.copy()
         if law == 1:   # lambda = Kp / Kd per axis
             sliding += rate @ e
-        y = unit_upper_solve(U, J.T @ (Lambda @ sliding), False) / D
-        qd_ref = qd + unit_upper_solve(U, y, True)
+        qd_ref = qd + inverse_mass_times(U, D, J.T @ (Lambda @ sliding))
         tau += damping * qd_ref + friction * np.tanh(qd_ref / FRICTION_SMOOTHING_VELOCITY)
     if authority < 1.0:   # brake the excess at the rate gains[13]: qdd = -rate excess
         tau -= gains[13] * (U @ (D * (U.T @ excess)))   # M excess

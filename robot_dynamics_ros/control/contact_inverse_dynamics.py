@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .. import fast
 from ..algorithms.backends import compiled, njit
+from ..algorithms.cholesky import cholesky_factor, cholesky_solve
 from ..algorithms.point_acceleration import point_motion, point_motion_kernel
 from ..algorithms.point_kinematics import PointKinematics, body_poses
 from ..fast import bias_torques, crba
@@ -435,28 +436,12 @@ def unconstrained_optimum(P, objective, A, b, torque_rows, L, y):
         for row in range(col + 1):
             L[col, row] = P[e]
             e += 1
-    for j in range(n):     # P = L L^T
-        pivot = L[j, j]
-        for a in range(j):
-            pivot -= L[j, a] * L[j, a]
-        if not pivot > 0.0:
-            return False
-        L[j, j] = np.sqrt(pivot)
-        for i in range(j + 1, n):
-            total = L[i, j]
-            for a in range(j):
-                total -= L[i, a] * L[j, a]
-            L[i, j] = total / L[j, j]
-    for i in range(n):     # L z = -objective, then L^T y = z
-        total = -objective[i]
-        for a in range(i):
-            total -= L[i, a] * y[a]
-        y[i] = total / L[i, i]
-    for i in range(n - 1, -1, -1):
-        total = y[i]
-        for a in range(i + 1, n):
-            total -= L[a, i] * y[a]
-        y[i] = total / L[i, i]
+    rows = np.arange(n)
+    if not cholesky_factor(L, rows, L, n, 0.0, 0.0):   # P = L L^T, in place
+        return False
+    for i in range(n):     # y = -P^-1 objective
+        y[i] = -objective[i]
+    cholesky_solve(L, n, y, rows)
     s = np.empty(height)
     for row in range(height):
         s[row] = b[row]

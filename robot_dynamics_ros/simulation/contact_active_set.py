@@ -37,11 +37,13 @@ The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky
 checked (``certified``) and a refused pattern revised (``revise_roles``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
 a singular A_FF takes the least-norm solution in Python (``pattern_solve``: the SVD's least squares), or compiled
 (``closest_held_rows``, in the one-call step of ``contact_step``: a pivoted Cholesky that gives the same solution
-where a check shows the SVD's rank, ``least_norm_semidefinite``, else the SVD's).
+where a check shows the SVD's rank, ``algorithms/least_norm``, else the SVD's).
 """
 import numpy as np
 
 from ..algorithms.backends import njit
+from ..algorithms.cholesky import cholesky_factor, cholesky_solve
+from ..algorithms.least_norm import least_norm_semidefinite
 from .roles import APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK  # noqa: F401 (one set: roles.py)
 
 VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
@@ -118,30 +120,6 @@ def fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles
 
 
 @njit()
-def cholesky_column(M, index, L, j, n):
-    """Column j of a Cholesky factor below its diagonal (L[j, j] set): L[i, j] = (M[index[i], index[j]] -
-    sum_k<j L[i, k] L[j, k]) / L[j, j] for i = j+1 .. n-1; four rows at a time, four independent sums, each in its
-    order (the same bits as one row at a time)."""
-    i = j + 1
-    while i + 3 < n:
-        e, f, g, h = M[index[i], index[j]], M[index[i + 1], index[j]], M[index[i + 2], index[j]], \
-            M[index[i + 3], index[j]]
-        for k in range(j):
-            t = L[j, k]
-            e -= L[i, k] * t
-            f -= L[i + 1, k] * t
-            g -= L[i + 2, k] * t
-            h -= L[i + 3, k] * t
-        L[i, j], L[i + 1, j], L[i + 2, j], L[i + 3, j] = e / L[j, j], f / L[j, j], g / L[j, j], h / L[j, j]
-        i += 4
-    for i in range(i, n):
-        e = M[index[i], index[j]]
-        for k in range(j):
-            e -= L[i, k] * L[j, k]
-        L[i, j] = e / L[j, j]
-
-
-@njit()
 def more_held_than_freedoms(free, m, nv):
     """Whether more of the m rows are held than the nv freedoms: then A_FF = G_F M^-1 G_F^T (rank <= nv) is
     singular, whatever its Cholesky's pivots show in rounding (a last pivot just above PIVOT_RATIO of the largest
@@ -169,28 +147,9 @@ def held_rows(A, c, m, lam, free, L, F):
             if not free[s]:
                 rhs -= A[r, s] * lam[s]
         lam[r] = rhs
-    largest, smallest = 0.0, np.inf
-    for j in range(n):                        # A_FF = L L^T, column by column
-        d = A[F[j], F[j]]
-        for k in range(j):
-            d -= L[j, k] * L[j, k]
-        if not d > 0.0:
-            return -1
-        largest, smallest = max(largest, d), min(smallest, d)
-        if smallest < PIVOT_RATIO * largest:  # (the largest only grows, the smallest only falls: the full check's
-            return -1                         # answer, reached without the remaining columns)
-        L[j, j] = np.sqrt(d)
-        cholesky_column(A, F, L, j, n)
-    for i in range(n):                        # L z = rhs
-        z = lam[F[i]]
-        for k in range(i):
-            z -= L[i, k] * lam[F[k]]
-        lam[F[i]] = z / L[i, i]
-    for i in range(n - 1, -1, -1):            # L^T lam_F = z
-        z = lam[F[i]]
-        for k in range(i + 1, n):
-            z -= L[k, i] * lam[F[k]]
-        lam[F[i]] = z / L[i, i]
+    if not cholesky_factor(A, F, L, n, 0.0, PIVOT_RATIO):   # A_FF = L L^T
+        return -1
+    cholesky_solve(L, n, lam, F)
     return n
 
 
@@ -218,137 +177,10 @@ def closest_held_rows(A, c, m, lam, free, previous, L, F, rhs):
             held += L[a, b] * previous[F[b]]
         rhs[a] = -(c[r] + fixed) - held
     step = np.empty(n)
-    if not least_norm_semidefinite(L[:n, :n], rhs[:n], step):
+    if not least_norm_semidefinite(L[:n, :n], rhs[:n], step, PIVOT_RATIO):
         step = np.linalg.lstsq(L[:n, :n], rhs[:n], PIVOT_RATIO)[0]
     for a in range(n):
         lam[F[a]] = previous[F[a]] + step[a]
-
-
-RANK_MARGIN = 2.0    # the rank check's factor on either side of the SVD's cut (PIVOT_RATIO of the largest value)
-
-
-@njit()
-def least_norm_semidefinite(H, b, x):
-    """x = H^+ b, the least-norm least-squares solution of H x = b for H symmetric positive semidefinite (n x n) with
-    its singular values below PIVOT_RATIO of the largest taken as zero, as np.linalg.lstsq(H, b, PIVOT_RATIO) gives
-    it; True, or False (x unwritten) where the check below cannot show that rank r is the SVD's.
-
-    Pivoted Cholesky (the largest remaining diagonal first): P^T H P = [L1; L2] [L1; L2]^T + [0 0; 0 S], L1 r x r
-    lower triangular, S the Schur complement of the rows not taken (the pivots stop where trace(S) drops to
-    PIVOT_RATIO / RANK_MARGIN of H's largest diagonal entry). The SVD's rank is r where
-        sigma_r(H) >= lambda_min(H11) >= 1 / ||L1^-1||_F^2 >= RANK_MARGIN PIVOT_RATIO trace(H)   (Cauchy interlacing;
-                                                                         trace(H) >= sigma_1(H))
-        sigma_r+1(H) <= ||S||_2 <= trace(S) <= PIVOT_RATIO max_i H_ii / RANK_MARGIN              (Weyl; max_i H_ii <=
-                                                                         sigma_1(H))
-    Then with K = P [L1; L2] (n x r, full column rank), H = K K^T to within S, and
-        x = (K K^T)^+ b = K (K^T K)^-1 (K^T K)^-1 K^T b,
-    by the Cholesky factor of K^T K = R R^T. It differs from the SVD's by rounding times sigma_1 / sigma_r. (The
-    SVD's own rounding, ~n eps sigma_1, is far inside RANK_MARGIN; a singular value near the cut, as a held set
-    passing through a singular posture has, is refused and left to the SVD.)"""
-    n = H.shape[0]
-    perm = np.arange(n)
-    K = np.zeros((n, n))
-    d = np.empty(n)                              # the remaining (Schur complement's) diagonal, by original row
-    trace, largest = 0.0, 0.0
-    for i in range(n):
-        d[i] = H[i, i]
-        trace += d[i]
-        largest = max(largest, d[i])
-    if not largest > 0.0:
-        return False
-    cut = PIVOT_RATIO * largest / RANK_MARGIN
-    r = 0
-    for j in range(n):                           # column j of K: the largest remaining diagonal as pivot
-        q, schur = j, 0.0                        # (schur = trace(S), as computed: |.|, rounding may leave d < 0)
-        for k in range(j, n):
-            schur += abs(d[perm[k]])
-            if d[perm[k]] > d[perm[q]]:
-                q = k
-        if schur <= cut:
-            break
-        if not d[perm[q]] > 0.0:                 # no positive pivot left, yet S not negligible: not semidefinite
-            return False
-        perm[j], perm[q] = perm[q], perm[j]
-        for k in range(j):
-            K[j, k], K[q, k] = K[q, k], K[j, k]
-        K[j, j] = np.sqrt(d[perm[j]])
-        cholesky_column(H, perm, K, j, n)
-        for i in range(j + 1, n):
-            d[perm[i]] -= K[i, j] * K[i, j]
-        r = j + 1
-    if r == 0:
-        return False
-    inverse = np.zeros((r, r))                   # ||L1^-1||_F^2, column by column of L1^-1 (forward substitution)
-    frobenius = 0.0
-    for j in range(0, r, 2):                     # two columns at a time (each sum, and the norm's, in its order)
-        if j + 1 == r:
-            for i in range(j, r):
-                e = 1.0 if i == j else 0.0
-                for k in range(j, i):
-                    e -= K[i, k] * inverse[k, j]
-                inverse[i, j] = e / K[i, i]
-                frobenius += inverse[i, j] * inverse[i, j]
-            break
-        inverse[j, j] = 1.0 / K[j, j]
-        for i in range(j + 1, r):
-            e, f = 0.0 - K[i, j] * inverse[j, j], 1.0 if i == j + 1 else 0.0
-            for k in range(j + 1, i):
-                e -= K[i, k] * inverse[k, j]
-                f -= K[i, k] * inverse[k, j + 1]
-            inverse[i, j], inverse[i, j + 1] = e / K[i, i], f / K[i, i]
-        for c in range(j, j + 2):
-            for i in range(c, r):
-                frobenius += inverse[i, c] * inverse[i, c]
-    if 1.0 / frobenius < RANK_MARGIN * PIVOT_RATIO * trace:
-        return False
-    R = np.zeros((r, r))                         # K^T K (lower part), row by row of K: each entry summed in k's
-    for k in range(n):                           # order, from the first nonzero term (K[k, i] = 0 for i > k)
-        for i in range(min(k + 1, r)):
-            a = K[k, i]
-            for col in range(i + 1):
-                R[i, col] += a * K[k, col]
-    for j in range(r):                           # = R R^T, in place
-        e = R[j, j]
-        for k in range(j):
-            e -= R[j, k] * R[j, k]
-        if not e > 0.0:
-            return False
-        R[j, j] = np.sqrt(e)
-        for i in range(j + 1, r, 2):             # two rows at a time (each sum in its order)
-            if i + 1 < r:
-                e, f = R[i, j], R[i + 1, j]
-                for k in range(j):
-                    e -= R[i, k] * R[j, k]
-                    f -= R[i + 1, k] * R[j, k]
-                R[i, j], R[i + 1, j] = e / R[j, j], f / R[j, j]
-            else:
-                e = R[i, j]
-                for k in range(j):
-                    e -= R[i, k] * R[j, k]
-                R[i, j] = e / R[j, j]
-    z = np.empty(r)                              # z = K^T b
-    for j in range(r):
-        e = 0.0
-        for k in range(j, n):
-            e += K[k, j] * b[perm[k]]
-        z[j] = e
-    for _ in range(2):                           # z = (K^T K)^-1 z, twice: R R^T solves
-        for i in range(r):
-            e = z[i]
-            for k in range(i):
-                e -= R[i, k] * z[k]
-            z[i] = e / R[i, i]
-        for i in range(r - 1, -1, -1):
-            e = z[i]
-            for k in range(i + 1, r):
-                e -= R[k, i] * z[k]
-            z[i] = e / R[i, i]
-    for k in range(n):                           # x = K z, back in H's order (K[k, j] = 0 for j > k: a sum
-        value = 0.0                              # from +0 that skips zero terms is the same)
-        for j in range(min(k + 1, r)):
-            value += K[k, j] * z[j]
-        x[perm[k]] = value
-    return True
 
 
 @njit()

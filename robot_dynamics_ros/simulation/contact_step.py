@@ -6,9 +6,9 @@ point over certified patterns, the roles kept for the next step and the free-roo
 the same stage kernels, in the same order, in one call, over buffers allocated once (``ContactStep``), so that a
 standing or walking robot's step costs one call instead of some sixty NumPy and kernel calls. One stage differs in
 how, not what: the free acceleration M^-1 (tau - h) takes the bias h from RNEA (qdd = 0) and M^-1 from Saha's
-sweeps on the step's U D U^T (``delassus.inverse_mass_rows``), which the Delassus stage needs anyway, where ABA
-would compute the articulated-body inertias (U D U^T's pivots) a second time; the two agree to rounding. Written as loops,
-as ``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
+sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the Delassus stage needs anyway, where ABA
+would compute the articulated-body inertias (U D U^T's pivots) a second time; the two agree to rounding. Written as
+loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
 
 It takes the step only where that path needs nothing else. Anything else, it returns a reason to fall back, having
 changed no state (only scratch buffers): the quaternion is off unit norm, the free velocity or the result is not
@@ -23,6 +23,7 @@ back, the Python path runs the step from the same state, as it does without this
 import numpy as np
 
 from ..algorithms.backends import njit
+from ..algorithms.inverse_mass import inverse_mass_rows
 from ..algorithms.packing import packed, spatial_gravity
 from ..algorithms.point_kinematics import body_poses, world_columns
 from ..algorithms.rnea import rnea_kernel
@@ -32,7 +33,7 @@ from ..model.configuration import QUATERNION_TOLERANCE
 from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE, bounded_step, remember_joint_impulses, warm_start
 from .contact_active_set import remember_roles
 from .contact_rows import broken_stops, candidate_rows, joint_row_sets, joint_rows, point_heights
-from .delassus import delassus, inverse_mass_rows
+from .delassus import delassus
 from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
 from .pattern_fixed_point import pattern_fixed_point

@@ -53,7 +53,6 @@ from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sparse
-from scipy.linalg import solve_triangular
 
 from .. import spatial
 from ..algorithms.point_kinematics import PointKinematics
@@ -392,8 +391,9 @@ class GroundContact:
         else:   # the same projection on the rows J_n G: dq = M^-1 J_n^T (J_n M^-1 J_n^T)^+ (-phi), least norm
             deep = np.flatnonzero(phi < -PENETRATION_TOLERANCE)
             J_n = self.jacobians(R, p, x, deep)[2::3]
-            Y = _inverse_mass_times(U, D, J_n.T)
-            dq = Y @ np.linalg.lstsq(J_n @ Y, -phi[deep], rcond=None)[0]
+            Y, A = np.empty((len(D), len(deep))), np.empty((len(deep), len(deep)))
+            k.delassus(U, D, np.ascontiguousarray(J_n), len(deep), Y, A)   # Y = M^-1 J_n^T, A = J_n Y
+            dq = Y @ np.linalg.lstsq(A, -phi[deep], rcond=None)[0]
         if free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
             result = np.empty(model.nq)
             k.integrate_free_root(np.ascontiguousarray(model.idx_q, dtype=np.int64),
@@ -415,11 +415,3 @@ def _csc(data, indices, indptr, shape):
     matrix = sparse.csc_matrix(shape)
     matrix.data, matrix.indices, matrix.indptr = data, indices, indptr
     return matrix
-
-
-def _inverse_mass_times(U, D, B):
-    """M^-1 B with M = U diag(D) U^T (U unit upper triangular): U^-T D^-1 U^-1 B (Saha eq. 15's three sweeps as
-    triangular solves). U in Fortran order: SciPy copies a C-ordered one for each solve, which took milliseconds."""
-    U = np.asfortranarray(U)
-    Z = solve_triangular(U, B, unit_diagonal=True, check_finite=False)
-    return solve_triangular(U, Z / D[:, None], trans='T', unit_diagonal=True, check_finite=False)
