@@ -47,7 +47,7 @@ class TrajectoryWorker:
     """Serialized JointTrajectory messages read and turned into a reference on a thread of their own, so that the
     executor's callbacks never wait behind a big one. ``build(names, times, fields)`` runs there and returns the
     reference, or raises ValueError (warned about: rejected). The newest is handed over as ``incoming``,
-    (reference, stamp ns), under ``handover``; ``submit`` supersedes the trajectories queued, ``drop`` (a model
+    (reference, stamp ns), under ``handover``, with ``incoming_number``, the count of ``received`` it was submitted at; ``submit`` supersedes the trajectories queued, ``drop`` (a model
     switch) also the one being built."""
 
     def __init__(self, node, throttle, build):
@@ -56,6 +56,7 @@ class TrajectoryWorker:
         self.handover = threading.Lock()
         self.received = 0
         self.incoming = None
+        self.incoming_number = 0
 
     def submit(self, raw):
         self.received += 1
@@ -90,7 +91,7 @@ class TrajectoryWorker:
         with self.handover:
             current = number == self.received
             if current:
-                self.incoming = (reference, stamp)
+                self.incoming, self.incoming_number = (reference, stamp), number
         if current:
             self._node.get_logger().info(f"following a trajectory of {len(times)} points, {reference.duration:.2f} s "
                                          "(from the next update)")

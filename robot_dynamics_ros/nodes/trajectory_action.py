@@ -53,14 +53,14 @@ def exceeded(limits, position_error, velocity_error, joint_names):
 class Goal:
     """An accepted goal being executed: its tolerances, its trajectory's hand-over to the controller, its outcome."""
 
-    def __init__(self, handle, joint_names, submitted, before):
+    def __init__(self, handle, joint_names, submitted):
         request = handle.request
         self.handle = handle
         self.path = tolerances(request.path_tolerance, joint_names, 'path_tolerance')
         self.goal = tolerances(request.goal_tolerance, joint_names, 'goal_tolerance')
         self.goal_time = stamp_seconds(request.goal_time_tolerance)
         self.times = np.array([stamp_seconds(point.time_from_start) for point in request.trajectory.points])
-        self.submitted, self.before = submitted, before   # the worker's count and hand-over before it
+        self.submitted = submitted   # the worker's count of trajectories received, with this goal's
         self.accepted_at = time.monotonic()
         self.started = False
         self.outcome = Future()   # (event: 'succeed', 'abort' or 'canceled', Result)
@@ -103,9 +103,8 @@ class TrajectoryActionServer:
         """Preempt the running goal, hand the trajectory to the controller (the topic's path), execute."""
         self._end('abort', Result.INVALID_GOAL, "preempted by a new goal")
         node = self.node
-        before = node.trajectories.incoming
         node._on_trajectory(serialize_message(handle.request.trajectory))
-        self.active = Goal(handle, list(node.model.joint_names), node.trajectories.received, before)
+        self.active = Goal(handle, list(node.model.joint_names), node.trajectories.received)
         self.outcomes[bytes(handle.goal_id.uuid)] = self.active.outcome
         handle.execute()
 
@@ -144,7 +143,11 @@ class TrajectoryActionServer:
         if worker.received != goal.submitted:
             return self._end('abort', Result.INVALID_GOAL, "superseded by another trajectory or robot model")
         if not goal.started:
-            goal.started = node.applied is worker.incoming and node.applied is not goal.before
+            # started once the controller follows this goal's own hand-over: not an earlier trajectory that the
+            # worker handed over while this goal was being accepted (a preempted goal's)
+            with worker.handover:
+                incoming, number = worker.incoming, worker.incoming_number
+            goal.started = node.applied is incoming and number == goal.submitted
             if not goal.started:
                 if time.monotonic() - goal.accepted_at > START_TIMEOUT:
                     self._end('abort', Result.INVALID_GOAL, "the trajectory did not reach the controller")
