@@ -16,6 +16,7 @@ start-up and at every ``ros2 param set``.
 """
 import math
 import os
+from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,7 +67,7 @@ def finite(name, value):
 def numbers(name, value):
     """A finite number or a list of finite numbers, not booleans (robot_dynamics_ros::numbers): a gain given once or
     per joint (their count needs the model)."""
-    values = value if isinstance(value, (list, tuple)) else [value]
+    values = list(value) if isinstance(value, (list, tuple, array)) else [value]   # rclpy: array('d') for doubles
     if isinstance(value, bool) or any(isinstance(v, bool) for v in values):
         raise ConfigurationError(f"parameter {name!r} must be a number or a list of numbers, not a boolean: "
                                  f"got {value!r}")
