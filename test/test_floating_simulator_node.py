@@ -62,9 +62,7 @@ def test_a_box_rests_is_pushed_slides_and_resets(ros_domain, start):
     assert x() == pytest.approx(a * 0.1**2 / 2 + (a * 0.1)**2 / (2 * MU * G), rel=0.01)
 
     reset = node.create_client(Trigger, '/simulator/reset')
-    assert reset.wait_for_service(timeout_sec=10.0)
-    future = reset.call_async(Trigger.Request())
-    assert probe.spin_until(future.done, 10.0) and future.result().success
+    assert probe.call(reset, Trigger.Request(), 10.0).success
     count = len(received['odom'])
     assert probe.spin_until(lambda: len(received['odom']) > count + 5, 10.0)
     assert abs(x()) < 1e-9 and received['odom'][-1].pose.pose.position.z == pytest.approx(HALF_HEIGHT, abs=1e-6)

@@ -75,17 +75,7 @@ def run_loop(probe, start, depth, slow_states=0, pause_at_time=0.0, freeze_at=No
     pause = probe.node.create_client(SetBool, '/simulator/pause')
 
     def set_paused(paused):
-        """Asked again when unanswered: on the second run discovery may still list the first run's simulator, and a
-        request sent before the new one's service is matched is lost (seen once in CI: no answer in 30 s)."""
-        assert pause.wait_for_service(timeout_sec=STARTUP)
-        deadline = time.monotonic() + STARTUP
-        while time.monotonic() < deadline:
-            future = pause.call_async(SetBool.Request(data=paused))
-            if probe.spin_until(future.done, 5.0):
-                assert future.result().success
-                return
-            pause.remove_pending_request(future)
-        raise AssertionError(f"no answer from /simulator/pause within {STARTUP} s")
+        assert probe.call(pause, SetBool.Request(data=paused), STARTUP).success
 
     set_paused(True)
     controller = start('computed_torque_controller', **node_args(('state_timeout', LOCKSTEP_STATE_TIMEOUT)))

@@ -103,11 +103,7 @@ def test_simulator_pause_and_reset_services(ros_domain, start):
         return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
     def call(service_type, name, request):
-        client = probe.node.create_client(service_type, name)
-        assert client.wait_for_service(timeout_sec=STARTUP), f"no service {name}\n{sim.log()}"
-        future = client.call_async(request)
-        assert probe.spin_until(future.done, STARTUP)
-        return future.result()
+        return probe.call(probe.node.create_client(service_type, name), request, STARTUP, sim.log)
 
     assert probe.spin_until(lambda: states and stamp(states[-1]) > 0.3, TIME_LIMIT), sim.log()
     moved = np.max(np.abs(np.array(states[-1].position) - START))

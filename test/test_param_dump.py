@@ -15,10 +15,7 @@ STARTUP = 60.0
 
 
 def call(probe, client, request):
-    assert client.wait_for_service(timeout_sec=STARTUP)
-    future = client.call_async(request)
-    assert probe.spin_until(future.done, STARTUP)
-    return future.result()
+    return probe.call(client, request, STARTUP)
 
 
 @pytest.mark.parametrize('node_name', ['simulator', 'computed_torque_controller', 'trajectory_publisher'])

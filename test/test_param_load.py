@@ -19,10 +19,7 @@ STARTUP = 60.0
 
 
 def call(probe, node, client, request):
-    assert client.wait_for_service(timeout_sec=STARTUP), node.log()
-    future = client.call_async(request)
-    assert probe.spin_until(future.done, STARTUP), node.log()
-    return future.result()
+    return probe.call(client, request, STARTUP, node.log)
 
 
 def parameters(probe, node):

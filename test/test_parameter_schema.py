@@ -183,10 +183,8 @@ def test_ros2_param_set_outside_a_schemas_range_is_refused_and_inside_taken(ros_
     assert not parameters.set('joint_state_rate', 500.0).successful
 
     client = probe.node.create_client(DescribeParameters, 'cartesian_controller/describe_parameters')
-    assert client.wait_for_service(timeout_sec=STARTUP)
-    future = client.call_async(DescribeParameters.Request(names=['max_force', 'joint_state_rate']))
-    assert probe.spin_until(future.done, STARTUP)
-    max_force, rate = future.result().descriptors
+    max_force, rate = probe.call(client, DescribeParameters.Request(names=['max_force', 'joint_state_rate']),
+                                 STARTUP).descriptors
     assert (max_force.floating_point_range[0].from_value, max_force.floating_point_range[0].to_value) == (0.0, math.inf)
     assert not max_force.read_only and rate.read_only and rate.additional_constraints == '> 0.0'
     assert controller.stop(signal.SIGINT) == 0

@@ -37,10 +37,7 @@ def test_paused_simulator_publishes_no_joint_states(ros_domain, start, sync):
 
     def call(client, request):
         """The wall time (ns, the clock the simulator stamps with) at which the answer arrived."""
-        assert client.wait_for_service(timeout_sec=STARTUP), sim.log()
-        future = client.call_async(request)
-        assert probe.spin_until(future.done, STARTUP), sim.log()
-        assert future.result().success
+        assert probe.call(client, request, STARTUP, sim.log).success
         return time.time_ns()
 
     assert probe.spin_until(lambda: len(states) > RESUMED, STARTUP), sim.log()

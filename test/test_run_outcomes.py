@@ -10,7 +10,7 @@ import pytest
 
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.cli import main
-from robot_dynamics_ros.commands import bringup, legged_bringup
+from robot_dynamics_ros.commands import bringup, legged_bringup, monitor
 from robot_dynamics_ros.commands.node_runs import (BEYOND_BOUND, FELL, INCOMPLETE, NODE_FAILED, RESUME_AFTER,
                                                    JointStateIntake, Run, StartupWait, finish, longest_silence,
                                                    run_failures, wall_cap)
@@ -248,3 +248,36 @@ def test_start_up_says_which_node_exited(tmp_path):
     wait = StartupWait(FakeRecorder(), {'simulator': FakeProcess(1)}, str(tmp_path), timeout=60.0)
     reason = wait.until(lambda: False, 'the first joint state')
     assert reason == 'the simulator node exited before the first joint state'
+
+
+class UnansweredFirstCall:
+    """A pause service whose answer to the first request is lost, as Fast DDS loses it before matching."""
+
+    def __init__(self):
+        self.requests, self.withdrawn = [], []
+
+    def service_is_ready(self):
+        return True
+
+    def call_async(self, request):
+        future = SimpleNamespace(done=lambda: len(self.requests) > 1, request=request)
+        self.requests.append(future)
+        return future
+
+    def remove_pending_request(self, future):
+        self.withdrawn.append(future)
+
+
+def test_a_pause_request_left_unanswered_is_sent_again(monkeypatch):
+    now = [100.0]
+    monkeypatch.setattr(monitor.time, 'monotonic', lambda: now[0])
+    node = object.__new__(monitor.InProcessNode)   # its pause logic, without rclpy
+    node.pause_client, node.pause_call, node.pause_sent = UnansweredFirstCall(), None, 0.0
+    assert not node.request_pause(True)
+    now[0] += monitor.PAUSE_RESEND_AFTER / 2
+    assert not node.request_pause(True)
+    assert len(node.pause_client.requests) == 1, "sent again before PAUSE_RESEND_AFTER"
+    now[0] += monitor.PAUSE_RESEND_AFTER
+    assert node.request_pause(True)
+    first, second = node.pause_client.requests
+    assert node.pause_client.withdrawn == [first] and second.request.data is True

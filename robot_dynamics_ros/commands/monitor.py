@@ -13,6 +13,8 @@ from ..nodes.messages import answered_state
 from ..nodes.node_loop import EventsExecutor
 from .node_runs import JointStateIntake
 
+PAUSE_RESEND_AFTER = 2.0   # s without an answer before the pause request is sent again
+
 
 class InProcessNode:
     """An rclpy node in the command's own process, spun by the command while it waits."""
@@ -26,13 +28,21 @@ class InProcessNode:
         self.executor.add_node(self.node)
         self.pause_client = self.node.create_client(SetBool, 'simulator/pause')
         self.pause_call = None
+        self.pause_sent = 0.0   # time.monotonic() of the request in flight
 
     def request_pause(self, paused):
-        """Ask the simulator to pause (or resume); call until it returns True: the call was answered."""
+        """Ask the simulator to pause (or resume); call until it returns True: the call was answered. A request
+        unanswered for PAUSE_RESEND_AFTER s is sent again: Fast DDS drops the answer to a first call when the
+        simulator has not yet matched this node's response reader (it waits 100 ms), as on a busy machine."""
+        if self.pause_call is not None and not self.pause_call.done() \
+                and time.monotonic() - self.pause_sent > PAUSE_RESEND_AFTER:
+            self.pause_client.remove_pending_request(self.pause_call)
+            self.pause_call = None
         if self.pause_call is None:
             if not self.pause_client.service_is_ready():
                 return False
             self.pause_call = self.pause_client.call_async(SetBool.Request(data=paused))
+            self.pause_sent = time.monotonic()
         if not self.pause_call.done():
             return False
         self.pause_call = None
