@@ -110,9 +110,9 @@ class ModelFunctions:
             _run(model, 'rnea', (q, qd, qdd, out), gravity, f_ext)
             return out
 
-        def crba(q, out=None, _generated=generated.get('crba'), _empty=np.empty):
+        def crba(q, out=None, _generated=generated.get('crba'), _empty=np.empty, _shape=(n, n)):
             if out is None:
-                out = _empty((n, n))
+                out = _empty(_shape)
             if _generated is not None:
                 try:
                     _generated(q, out)
@@ -134,6 +134,21 @@ class ModelFunctions:
             _run(model, 'aba', (q, qd, tau, out), gravity, f_ext)
             return out
         self.rnea, self.crba, self.aba = rnea, crba, aba
+        _warm_up(generated, model)
+
+
+def _warm_up(generated, model):
+    """Call the generated RNEA, CRBA and ABA once at the neutral state: a process's first call of compiled code has
+    numba's dispatcher resolve its argument types (30-100 us for CRBA's 2-D output), which would otherwise fall on
+    the first real call, a node's first update."""
+    q, zero, n = model.neutral(), np.zeros(model.nv), model.nv
+    calls = {'rnea': (q, zero, zero, np.empty(n)), 'crba': (q, np.empty((n, n))), 'aba': (q, zero, zero, np.empty(n))}
+    for name, arguments in calls.items():
+        if name in generated:
+            try:
+                generated[name](*arguments)
+            except ZeroDivisionError:   # a singular model's ABA: its first real call names the joint
+                pass
 
 
 class CoupledFunctions:
