@@ -145,9 +145,9 @@ class ControllerBase(GuardedNode, LifecycleNode):
         inactive. Returns whether they were published."""
         return self.active and self.answers.publish(self.state_ns, values)
 
-    def _publish_compute_time(self, started):
-        """~/compute_time_us: microseconds since ``started`` (time.perf_counter)."""
-        self.compute_time_msg.data = (time.perf_counter() - started) * 1e6
+    def _publish_compute_time(self, compute_us):
+        """~/compute_time_us: the update's microseconds, from the state's intake to the efforts, without their send."""
+        self.compute_time_msg.data = float(compute_us)
         self.compute_time_pub.publish(self.compute_time_msg)
 
     # --- stale joint states ------------------------------------------------------------------------------------

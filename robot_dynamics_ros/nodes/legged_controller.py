@@ -335,6 +335,7 @@ class LeggedControllerNode(ControllerBase):
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             self.problem = f"no command: {e}"
             return
+        compute_us = (time.perf_counter() - started) * 1e6   # inputs, reference and law, as the other controllers
         if not self._publish_efforts(tau[self.index]):
             return
         self.commands += 1
@@ -343,7 +344,7 @@ class LeggedControllerNode(ControllerBase):
             self.started = True
             self.get_logger().info(f"standing: {len(self.controller.contacts)} feet in contact, base at height "
                                    f"{q[2]:.3f} m, mode {self.controller.mode}")
-        self._publish_compute_time(started)
+        self._publish_compute_time(compute_us)
 
     def _diagnostic_status(self):
         """/diagnostics: commands per second over the last period, and the counts since the start."""
