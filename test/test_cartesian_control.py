@@ -43,34 +43,44 @@ def close(ours, theirs):
     return np.max(np.abs(ours - theirs)) <= TOLERANCE * max(1.0, np.max(np.abs(theirs)))
 
 
+def pinocchio_oracle(robot):
+    """(our model, Pinocchio's oracle of it, the id of our default end effector's frame in Pinocchio's model)."""
+    pytest.importorskip('pinocchio')
+    from oracle import PinocchioOracle
+    model = load(robot)
+    oracle = PinocchioOracle(os.path.join(REAL, robot + '.urdf'), model)
+    return model, oracle, oracle.pin_model.getFrameId(default_end_effector(model))
+
+
+def pinocchio_frame(oracle, frame, q, qd):
+    """Pinocchio at our state (q, qd): the frame's placement, its LOCAL_WORLD_ALIGNED Jacobian and classical
+    acceleration with qdd = 0 (Jdot qd), both in our row order [angular; linear], M^-1 and h(q, qd)."""
+    import pinocchio as pin
+    pm, pd, v = oracle.pin_model, oracle.data, oracle.v_index
+    pq, pv = oracle.q(q), np.zeros(pm.nv)
+    pv[v] = qd
+    pin.forwardKinematics(pm, pd, pq, pv, np.zeros(pm.nv))
+    pin.updateFramePlacements(pm, pd)
+    rows = [3, 4, 5, 0, 1, 2]   # Pinocchio's [linear; angular] -> our [angular; linear]
+    J = pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL_WORLD_ALIGNED)[rows][:, v]
+    classical = pin.getFrameClassicalAcceleration(pm, pd, frame, pin.LOCAL_WORLD_ALIGNED)
+    h = pin.rnea(pm, pd, pq, pv, np.zeros(pm.nv))[v]
+    return pd.oMf[frame], J, np.concatenate([classical.angular, classical.linear]), oracle.minv(q), h
+
+
 @pytest.mark.parametrize('robot', ARMS)
 def test_law_matches_pinocchio_at_random_states(robot):
     """Pose, Jacobian, Jdot qd, Lambda and the operational-space efforts from Pinocchio's quantities (frame
     placement, LOCAL_WORLD_ALIGNED Jacobian and classical acceleration, M^-1, RNEA) at random states."""
-    pin = pytest.importorskip('pinocchio')
-    from oracle import PinocchioOracle
-    model = load(robot)
-    oracle = PinocchioOracle(os.path.join(REAL, robot + '.urdf'), model)
-    pm, pd = oracle.pin_model, oracle.data
-    link = default_end_effector(model)
-    frame = pm.getFrameId(link)
+    model, oracle, frame = pinocchio_oracle(robot)
     gains = dict(stiffness=[30.0, 40.0, 50.0, 400.0, 500.0, 600.0], damping_ratio=0.8, nullspace_stiffness=7.0)
-    controller = CartesianController(model, link, 'operational_space', **gains)
-    v, rows = oracle.v_index, [3, 4, 5, 0, 1, 2]   # Pinocchio's [linear; angular] -> our [angular; linear]
+    controller = CartesianController(model, default_end_effector(model), 'operational_space', **gains)
     rng = np.random.default_rng(3)
     checked = 0
     for _ in range(20):
         q, qd = model.random_configuration(rng), rng.normal(size=model.nv)
-        pq, pv = oracle.q(q), np.zeros(pm.nv)
-        pv[v] = qd
-        pin.forwardKinematics(pm, pd, pq, pv, np.zeros(pm.nv))
-        pin.updateFramePlacements(pm, pd)
-        placement = pd.oMf[frame]
-        J = pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL_WORLD_ALIGNED)[rows][:, v]
-        classical = pin.getFrameClassicalAcceleration(pm, pd, frame, pin.LOCAL_WORLD_ALIGNED)
-        Jdot_qd = np.concatenate([classical.angular, classical.linear])
-        Lambda = np.linalg.inv(J @ oracle.minv(q) @ J.T)
-        h = pin.rnea(pm, pd, pq, pv, np.zeros(pm.nv))[v]
+        placement, J, Jdot_qd, M_inverse, h = pinocchio_frame(oracle, frame, q, qd)
+        Lambda = np.linalg.inv(J @ M_inverse @ J.T)
         ee = controller.ee
         ee.update(q, qd)
         assert close(ee.R, placement.rotation) and close(ee.p, placement.translation)
@@ -87,7 +97,6 @@ def test_law_matches_pinocchio_at_random_states(robot):
         e = np.concatenate([rotation_vector(R_ref @ placement.rotation.T), p_ref - placement.translation])
         K = np.array(gains['stiffness'])
         force = Lambda @ (K * e + 2 * 0.8 * np.sqrt(K) * (velocity_ref - J @ qd) - Jdot_qd)
-        M_inverse = oracle.minv(q)
         M = np.linalg.inv(M_inverse)
         tau0 = 7.0 * (controller.posture - q) - 2 * 0.8 * np.sqrt(7.0 * np.diag(M)) * qd
         expected = J.T @ force + h + tau0 - J.T @ Lambda @ J @ M_inverse @ tau0
@@ -101,31 +110,16 @@ def test_braked_law_with_nullspace_matches_pinocchio(robot):
     """The terms that use M (the nullspace damping's diag M, the brake's M (qd - clip(qd))), computed from U D U^T,
     against Pinocchio's M: joint speeds past the guard fade the task and nullspace terms by the authority
     1 - max_k |excess_k| / ((JOINT_SPEED_FADE - 1) limit_k) and brake with c M excess, c = JOINT_SPEED_BRAKING / T."""
-    pin = pytest.importorskip('pinocchio')
-    from oracle import PinocchioOracle
-    model = load(robot)
-    oracle = PinocchioOracle(os.path.join(REAL, robot + '.urdf'), model)
-    pm, pd = oracle.pin_model, oracle.data
-    link = default_end_effector(model)
-    frame = pm.getFrameId(link)
+    model, oracle, frame = pinocchio_oracle(robot)
     limit, period, K, kn = np.full(model.nv, 0.8), 1e-3, np.array([30.0, 40.0, 50.0, 400.0, 500.0, 600.0]), 7.0
-    controller = CartesianController(model, link, 'operational_space', stiffness=K, damping_ratio=0.8,
-                                     nullspace_stiffness=kn, joint_speed_limit=limit, period=period)
-    v, rows = oracle.v_index, [3, 4, 5, 0, 1, 2]
+    controller = CartesianController(model, default_end_effector(model), 'operational_space', stiffness=K,
+                                     damping_ratio=0.8, nullspace_stiffness=kn, joint_speed_limit=limit, period=period)
     rng = np.random.default_rng(5)
     checked = 0
     for _ in range(20):
         q, qd = model.random_configuration(rng), rng.uniform(-1.0, 1.0, size=model.nv)   # some past the guard
-        pq, pv = oracle.q(q), np.zeros(pm.nv)
-        pv[v] = qd
-        pin.forwardKinematics(pm, pd, pq, pv, np.zeros(pm.nv))
-        pin.updateFramePlacements(pm, pd)
-        placement = pd.oMf[frame]
-        J = pin.computeFrameJacobian(pm, pd, pq, frame, pin.LOCAL_WORLD_ALIGNED)[rows][:, v]
-        classical = pin.getFrameClassicalAcceleration(pm, pd, frame, pin.LOCAL_WORLD_ALIGNED)
-        M_inverse = oracle.minv(q)
+        placement, J, Jdot_qd, M_inverse, h = pinocchio_frame(oracle, frame, q, qd)
         M, Lambda = np.linalg.inv(M_inverse), np.linalg.inv(J @ M_inverse @ J.T)
-        h = pin.rnea(pm, pd, pq, pv, np.zeros(pm.nv))[v]
         R_ref = rotation_matrix(np.array([0.1, -0.05, 0.02])) @ placement.rotation
         p_ref = placement.translation + [0.02, -0.01, 0.015]
         tau = controller.update(q, qd, R_ref, p_ref, np.zeros(6))
@@ -134,8 +128,7 @@ def test_braked_law_with_nullspace_matches_pinocchio(robot):
         excess = qd - np.clip(qd, -limit, limit)
         authority = max(0.0, 1.0 - np.max(np.abs(excess) / ((JOINT_SPEED_FADE - 1.0) * limit)))
         e = np.concatenate([rotation_vector(R_ref @ placement.rotation.T), p_ref - placement.translation])
-        force = Lambda @ (K * e + 2 * 0.8 * np.sqrt(K) * (-J @ qd)
-                          - np.concatenate([classical.angular, classical.linear]))
+        force = Lambda @ (K * e + 2 * 0.8 * np.sqrt(K) * (-J @ qd) - Jdot_qd)
         tau0 = kn * (controller.posture - q) - 2 * 0.8 * np.sqrt(kn * np.diag(M)) * qd
         expected = authority * (J.T @ force + tau0 - J.T @ Lambda @ J @ M_inverse @ tau0) + h \
             - JOINT_SPEED_BRAKING / period * (M @ excess)
