@@ -268,12 +268,13 @@ def ros_domain(request):
 
 @pytest.fixture
 def start(ros_domain, tmp_path):
-    """start(name, params=(), extra_args=()) -> NodeProcess; every one still running is killed at the end."""
+    """start(name, params=(), extra_args=(), extra_env=None) -> NodeProcess; every one still running is killed at
+    the end."""
     env, _ = ros_domain
     started = []
 
-    def start_process(name, params=(), extra_args=()):
-        node = NodeProcess(name, env, str(tmp_path), params, extra_args)
+    def start_process(name, params=(), extra_args=(), extra_env=None):
+        node = NodeProcess(name, dict(env, **(extra_env or {})), str(tmp_path), params, extra_args)
         started.append(node)
         return node
 

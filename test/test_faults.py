@@ -48,7 +48,9 @@ def test_a_killed_controller_leaves_the_arm_braked_and_a_new_one_drives_it(ros_d
     print(f'arm moved {np.degrees(moved):.4f} deg in the {TIMEOUT + 2.0:g} s after the controller was killed')
     assert moved < ONE_DEGREE
     assert np.all(np.array(states[-1].effort) == 0.0)   # braked: the motors are off
-    controller = start('computed_torque_controller', **node_args())
+    # The new controller talks over UDP: after a kill -9, Fast DDS 2.14 (Jazzy) may deliver nothing over shared memory
+    # to a process that reuses the dead one's port (eProsima/Fast-DDS#5053, #5469; seen once in CI: no state in 30 s).
+    controller = start('computed_torque_controller', extra_env={'FASTDDS_BUILTIN_TRANSPORTS': 'UDPv4'}, **node_args())
     received = len(states)
     assert probe.spin_until(lambda: len(states) > received and np.any(np.array(states[-1].effort) != 0.0),
                             STARTUP), sim.log() + controller.log()
