@@ -184,10 +184,6 @@ class Probe:
 
     def close(self):
         self.executor.shutdown()
-        # The executor's last wait, a suspended generator, holds every entity's handle in use (an ActionClient's
-        # destroy() waits for that); collected now, while the node lives, not by release() after it is gone (once in
-        # 18 runs test_trajectory_action died by SIGSEGV in destroy_node after ActionClient.destroy()).
-        gc.collect()
         self.node.destroy_node()
         release(self.context)
 
