@@ -244,6 +244,8 @@ class SimulatorNode(GuardedNode):
     def _advance(self, steps):
         if self.failure:
             return
+        if self.steps == 0:   # the step rate counts from the first step, not from a wait or pause before it
+            self.wall_start = self.pacing.anchor[0]
         for _ in range(steps):
             if 0 < self.pause_at_time <= self.sim.t + 0.5 * self.sim.dt:
                 self.sim.paused, self.pause_at_time = True, 0.0   # once: ~/pause resumes
@@ -408,8 +410,6 @@ class SimulatorNode(GuardedNode):
             self.get_logger().info("first command received; simulation time starts")
             self.waiting = False
             self._anchor()
-            if self.steps == 0:   # the step rate counts from the first step
-                self.wall_start = self.pacing.anchor[0]
         if self.sync == 'lockstep' and not self.sim.paused and not self.answered:
             self.answered = True
             self._lockstep_step()
