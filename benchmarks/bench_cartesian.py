@@ -1,7 +1,7 @@
 """Per-update microseconds of the Cartesian controller (``control.cartesian.CartesianController.update``, one compiled
 call: kinematics, M, U D U^T, h, Lambda and the law) for both laws on the public arms of test/urdf/real, and the
-node's whole joint-state update without ROS (mapping the joint state, sampling the target, the law): what the
-issue bounds at 100 us. Wall time: the minimum over repeats of timeit loops (the least disturbed run on a shared
+node's whole joint-state update without ROS (``CartesianStep``, as the node runs it with numba: mapping the joint
+state's array('d') fields, sampling the target between two targets, the law): what the issue bounds at 100 us. Wall time: the minimum over repeats of timeit loops (the least disturbed run on a shared
 machine), the median beside it; for the node update also the median and p99 of single updates timed one by one
 (what the node's ~/compute_time_us reports), and the CPU time of this thread per update (time.thread_time: what
 the code costs, without the time other processes on a loaded machine take from it).
@@ -13,6 +13,7 @@ its single updates, which a loaded machine disturbs least) and its thread CPU ti
 No oracle times this law.
 """
 import argparse
+from array import array
 import os
 import time
 import timeit
@@ -21,9 +22,10 @@ import warnings
 import numpy as np
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control.cartesian import (LAWS, CartesianController, CartesianTarget, default_end_effector,
-                                                  dexterous_posture)
+from robot_dynamics_ros.control.cartesian import (LAWS, CartesianController, CartesianStep, CartesianTarget,
+                                                  default_end_effector, dexterous_posture)
 from robot_dynamics_ros.control.joint_states import JointStateMapper, plausibility_bounds
+from robot_dynamics_ros.spatial import matrix_to_quaternion
 
 import readme_rows
 
@@ -62,18 +64,20 @@ def run():
         q = dexterous_posture(model, link)
         qd = np.full(model.nv, 0.1)
         mapper = JointStateMapper(model.joint_names, bounds=plausibility_bounds(model))
-        names, positions, velocities = list(model.joint_names), q.tolist(), qd.tolist()
+        names, positions, velocities = list(model.joint_names), array('d', q), array('d', qd)   # as rclpy gives them
         for law in LAWS:
             controller = CartesianController(model, link, law, nullspace_stiffness=10.0, posture=q,
                                              friction_compensation=True)
             controller.ee.update(q, qd)
-            target = CartesianTarget(controller.ee.R.copy(), controller.ee.p + 0.01, 0.0)
-            R, p, v = target.sample(0.0)
+            target = CartesianTarget(controller.ee.R.copy(), controller.ee.p, 0.0)
+            target.set(controller.ee.p + 0.01, matrix_to_quaternion(controller.ee.R), 0.01)
+            R, p, v = (a.copy() for a in target.sample(0.005))
             controller.update(q, qd, R, p, v)   # loads (once: compiles) the kernel
+            step = CartesianStep(mapper, controller)
 
             def node_update():
-                q_, qd_ = mapper.map(names, positions, velocities)
-                controller.update(q_, qd_, *target.sample(0.005))
+                step(names, positions, velocities, target, 0.005)
+            node_update()
             law_us = microseconds(lambda: controller.update(q, qd, R, p, v))
             node_us = microseconds(node_update)
             single = single_updates(node_update)

@@ -27,7 +27,7 @@ joint map G: J = J_tree G, Jdot qd = Jdot_tree qd_tree (G is constant), M = G^T 
 ``dense_udut``: the reduced M is no tree's), h = G^T h_tree.
 """
 import math
-from collections import deque
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -41,10 +41,14 @@ from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep, uppe
 from ..algorithms.packing import packed
 from ..algorithms.point_kinematics import body_poses
 from ..algorithms.udut import udut_kernel
-from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
+from ..fast.control_kernel import (FRICTION_SMOOTHING_VELOCITY, JOINT_ROWS, LOWER, MAX_SPEED, UPPER, coupling_arrays,
+                                   kernel_vector, map_joint_state, reduced_rnea)
 from ..model.model import PRISMATIC, REVOLUTE, Model
+from .joint_states import JointStateMapper
 
 LAWS = ('impedance', 'operational_space')
+NO_WRENCH = np.zeros(6)
+NO_WRENCH.flags.writeable = False
 SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reach) below which Lambda is damped
 QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is refused, not normalised
 MAX_TARGET_GAP = 0.5           # s; consecutive targets further apart are steps: no reference velocity from them
@@ -228,10 +232,6 @@ class EndEffector:
             self.Jdot_qd[rows] = R_base.T @ self.Jdot_qd[rows]
 
 
-REST = np.zeros(6)
-REST.flags.writeable = False
-
-
 @njit(cache=True)
 def segment_velocity(R0, p0, R1, p1, gap, velocity):
     """velocity = [R0 log(R0^T R1); p1 - p0] / gap (root axes): the constant velocity from (R0, p0) to (R1, p1)."""
@@ -253,6 +253,30 @@ def advance(R0, p0, velocity, dt, R, p):
         p[k] = p0[k] + velocity[3 + k] * dt
 
 
+@njit(cache=True)
+def sample_target(t, stamps, poses, ring, R, p, velocity):
+    """CartesianTarget.sample on its ring buffer: stamps, poses (rows R | p) and ring [first, count]; the targets
+    done are dropped from the ring, the reference written into R, p and velocity [angular; linear]."""
+    size = len(stamps)
+    first, count = ring[0], ring[1]
+    while count > 2 and stamps[(first + 1) % size] <= t:   # targets before the segment around t (or the last) are done
+        first, count = (first + 1) % size, count - 1
+    ring[0], ring[1] = first, count
+    second = (first + 1) % size
+    velocity[:] = 0.0
+    held = first
+    if count > 1 and t >= stamps[first]:
+        gap, dt = stamps[second] - stamps[first], t - stamps[first]
+        if gap <= MAX_TARGET_GAP and dt <= gap + MAX_TARGET_GAP:
+            segment_velocity(poses[first, :3], poses[first, 3], poses[second, :3], poses[second, 3], gap, velocity)
+            advance(poses[first, :3], poses[first, 3], velocity, dt, R, p)
+            return
+        if dt >= gap:
+            held = second
+    R[:, :] = poses[held, :3]
+    p[:] = poses[held, 3]
+
+
 class CartesianTarget:
     """The target poses of the controller, each to be reached at its stamp, and the reference between them.
 
@@ -262,21 +286,27 @@ class CartesianTarget:
     are at most MAX_TARGET_GAP apart (the position linearly, the rotation on SO(3), the velocity their difference
     over the gap), so a stream stamped ahead of time (as the demo's) rides out late messages; after the last target
     it extrapolates with the last segment's velocity up to MAX_TARGET_GAP (a stream stamped now), then holds the
-    last target at rest. Before the first target, or across a longer gap, the earlier target is held.
+    last target at rest. Before the first target, or across a longer gap, the earlier target is held. The targets
+    are a ring buffer of arrays (``sample_target``, which the compiled ``CartesianStep`` runs too).
     """
 
     def __init__(self, R: ArrayLike, p: ArrayLike, stamp: float = 0.0) -> None:
-        self.points = deque([(float(stamp), np.array(R, dtype=float), np.array(p, dtype=float))], maxlen=TARGET_BUFFER)
-        self._segment = None   # the target ending the segment whose velocity _velocity is
-        self._R, self._p, self._velocity = np.eye(3), np.zeros(3), np.zeros(6)
+        self.stamps, self.poses = np.zeros(TARGET_BUFFER), np.zeros((TARGET_BUFFER, 4, 3))   # poses: rows R | p
+        self.ring = np.zeros(2, dtype=np.int64)   # [first, count]
+        self._append(float(stamp), np.asarray(R, dtype=float), np.asarray(p, dtype=float))
+        self.R_ref, self.p_ref, self.velocity_ref = np.eye(3), np.zeros(3), np.zeros(6)   # what sample writes
+        self._sample = compiled(sample_target) if fast.BACKEND == 'numba' else sample_target
+
+    def _last(self) -> int:
+        return (self.ring[0] + self.ring[1] - 1) % TARGET_BUFFER
 
     @property
     def R(self) -> NDArray:
-        return self.points[-1][1]
+        return self.poses[self._last(), :3]
 
     @property
     def p(self) -> NDArray:
-        return self.points[-1][2]
+        return self.poses[self._last(), 3]
 
     @staticmethod
     def checked(position: ArrayLike, quaternion: ArrayLike) -> tuple[NDArray, NDArray]:
@@ -291,27 +321,23 @@ class CartesianTarget:
 
     def set(self, position: ArrayLike, quaternion: ArrayLike, stamp: float) -> None:
         R, p = self.checked(position, quaternion)
-        if stamp <= self.points[-1][0]:
-            self.points.clear()
-        self.points.append((float(stamp), R, p))
+        if stamp <= self.stamps[self._last()]:
+            self.ring[:] = 0
+        self._append(float(stamp), R, p)
+
+    def _append(self, stamp, R, p):
+        first, count = self.ring
+        if count == TARGET_BUFFER:   # full: the oldest goes
+            first, count = (first + 1) % TARGET_BUFFER, count - 1
+        k = (first + count) % TARGET_BUFFER
+        self.stamps[k], self.poses[k, :3], self.poses[k, 3] = stamp, R, p
+        self.ring[:] = first, count + 1
 
     def sample(self, t: float) -> tuple[NDArray, NDArray, NDArray]:
         """(R_ref, p_ref, velocity_ref [angular; linear]) at time t; arrays of this object, valid until the next
-        call. A segment's velocity is computed once, when sampling enters it."""
-        points = self.points
-        while len(points) > 2 and points[1][0] <= t:   # targets before the segment around t (or the last) are done
-            points.popleft()
-        if len(points) == 1 or t < points[0][0]:
-            return points[0][1], points[0][2], REST
-        (s0, R0, p0), (s1, R1, p1) = points[0], points[1]
-        gap, dt = s1 - s0, t - s0
-        if gap > MAX_TARGET_GAP or dt > gap + MAX_TARGET_GAP:
-            return (R0, p0, REST) if dt < gap else (R1, p1, REST)
-        if self._segment is not points[1]:
-            self._segment = points[1]
-            segment_velocity(R0, p0, R1, p1, gap, self._velocity)
-        advance(R0, p0, self._velocity, dt, self._R, self._p)
-        return self._R, self._p, self._velocity
+        call."""
+        self._sample(float(t), self.stamps, self.poses, self.ring, self.R_ref, self.p_ref, self.velocity_ref)
+        return self.R_ref, self.p_ref, self.velocity_ref
 
 
 @njit(cache=True)
@@ -549,7 +575,8 @@ class CartesianController:
             raise ValueError(f"period must be positive and finite, got {period}")
         self.zeta, self.nullspace_stiffness = float(damping_ratio), float(nullspace_stiffness)
         self.max_force, self.max_torque = float(max_force), float(max_torque)
-        self.posture = model.neutral() if posture is None else np.asarray(posture, dtype=float).reshape(model.nv)
+        self._posture = (model.neutral() if posture is None else
+                         np.array(posture, dtype=float).reshape(model.nv))   # written in place: the kernel holds it
         self._law = LAWS.index(law)
         self.joint_speed_limit = np.full(model.nv, np.inf) if joint_speed_limit is None else np.abs(
             np.asarray(joint_speed_limit, dtype=float).reshape(model.nv))
@@ -568,6 +595,20 @@ class CartesianController:
         self.singular = False
         self.error = np.zeros(6)   # e = [rotation vector; position] of the last update
         self._kernel = compiled(cartesian_law) if fast.BACKEND == 'numba' else cartesian_law
+        ee = self.ee   # cartesian_law's arguments before (q, qd) and after them
+        self.law_constants = (*self._model_arrays, *ee._constants, self._law, self._gains, self._posture,
+                              self.effort_limit, self.joint_speed_limit, *self._friction, ee.row_scale)
+        self.law_outputs = (self._references, ee.R, ee.p, ee.J, ee.Jdot_qd, ee.frames, ee.tree_J, self._work,
+                            self.error, self.tau)
+
+    @property
+    def posture(self) -> NDArray:
+        """The nullspace posture (model order); setting it copies the values in."""
+        return self._posture
+
+    @posture.setter
+    def posture(self, values: ArrayLike) -> None:
+        self._posture[:] = values
 
     def task_inertia(self, q: NDArray) -> tuple[NDArray, bool]:
         """(Lambda, damped) at q (``task_inertia``, as the law computes it)."""
@@ -589,11 +630,66 @@ class CartesianController:
         r[6] = 0.0 if wrench is None else wrench
         if not np.all(np.isfinite(r[6])):
             raise ValueError(f"feed-forward wrench is not finite: {r[6].tolist()}")
-        self.singular = self._kernel(*self._model_arrays, *ee._constants, self._law, self._gains, self.posture,
-                                     self.effort_limit, self.joint_speed_limit, self._friction[0], self._friction[1],
-                                     ee.row_scale, q, qd, r, ee.R, ee.p, ee.J, ee.Jdot_qd, ee.frames, ee.tree_J,
-                                     self._work, self.error, self.tau)
+        self.singular = self._kernel(*self.law_constants, q, qd, *self.law_outputs)
         return self.tau.copy()
+
+
+@njit(cache=True)
+def cartesian_step(positions, velocities, n_names, source, allow_missing_velocity, J, t, stamps, poses, ring,
+                   R_ref, p_ref, velocity_ref, wrench, P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type,
+                   parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R, base_p, law, gains, posture,
+                   effort_limit, speed_limit, damping, friction, row_scale, q, qd, refs, R, p, Jac, Jdot_qd, frames,
+                   J_tree, work, error, tau):
+    """``CartesianStep``: map the joint state (``map_joint_state``, bounds in J's rows), sample the target
+    (``sample_target``) and run ``cartesian_law`` with the feed-forward wrench; returns -1 where the NumPy path raises
+    ValueError (a joint state it rejects, a wrench that is not finite), else whether Lambda was damped (0 or 1)."""
+    if not map_joint_state(positions, velocities, n_names, source, allow_missing_velocity, J, q, qd):
+        return -1
+    for k in range(6):
+        if not np.isfinite(wrench[k]):
+            return -1
+    sample_target(t, stamps, poses, ring, R_ref, p_ref, velocity_ref)
+    refs[0, :3], refs[1, :3], refs[2:5, :3] = p_ref, 0.0, R_ref   # the rows ``CartesianController.update`` fills
+    refs[0, 3:], refs[1, 3:] = velocity_ref[:3], velocity_ref[3:]
+    refs[5], refs[6] = 0.0, wrench
+    return int(cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, parent, idx_q, axis, E_T, r,
+                             ancestors, R_tip, p_tip, body, base_R, base_p, law, gains, posture, effort_limit,
+                             speed_limit, damping, friction, row_scale, q, qd, refs, R, p, Jac, Jdot_qd, frames,
+                             J_tree, work, error, tau))
+
+
+class CartesianStep:
+    """A Cartesian controller update in one compiled call (numba; as the computed-torque ``ControlStep``): the q, qd
+    of ``mapper.map``, the reference of ``target.sample(t)`` and ``controller.update`` on them with the wrench, on the
+    controller's and the target's own arrays. Calling it returns tau (the controller's array, overwritten by the next
+    call; ``controller.singular`` set) or None where the NumPy path raises ValueError, whose message the caller then
+    gets by running it. Build a new one when the mapper or controller changes."""
+
+    def __init__(self, mapper: JointStateMapper, controller: CartesianController) -> None:
+        n = controller.model.nv
+        self.mapper, self.controller = mapper, controller
+        self._bounds = np.zeros((JOINT_ROWS, n))
+        lower, upper, speed = mapper.bounds or (np.full(n, -np.inf), np.full(n, np.inf), np.full(n, np.inf))
+        self._bounds[LOWER], self._bounds[UPPER], self._bounds[MAX_SPEED] = lower, upper, speed
+        self._allow_missing_velocity = bool(mapper.allow_missing_velocity)
+        self.q, self.qd = np.zeros(n), np.zeros(n)
+        self._law = (*controller.law_constants, self.q, self.qd, *controller.law_outputs)
+        self._kernel = compiled(cartesian_step)   # imports numba: only with the 'fast' extra
+
+    def __call__(self, names: Sequence[str], positions: ArrayLike, velocities: ArrayLike | None,
+                 target: CartesianTarget, t: float, wrench: NDArray | None = None) -> NDArray | None:
+        try:
+            source = self.mapper.source(names)
+        except ValueError:
+            return None
+        status = self._kernel(kernel_vector(positions), kernel_vector(velocities if velocities is not None else []),
+                              len(names), source, self._allow_missing_velocity, self._bounds, float(t), target.stamps,
+                              target.poses, target.ring, target.R_ref, target.p_ref, target.velocity_ref,
+                              NO_WRENCH if wrench is None else wrench, *self._law)
+        if status < 0:
+            return None
+        self.controller.singular = bool(status)
+        return self.controller.tau
 
 
 # ``speed_limits``' task speeds, as fractions of what the slowest joint at its velocity limit gives the frame: turning

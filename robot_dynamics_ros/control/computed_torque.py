@@ -1,7 +1,6 @@
 """The computed-torque law (with its PD-plus-gravity and gravity-compensation modes), its gain check, and
 ``ControlStep``, the compiled update from a joint state to an effort command (no ROS import)."""
 import functools
-from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -181,14 +180,6 @@ class ComputedTorqueController:
         return np.clip(tau, -limit, limit), q_ref, qd_ref, qdd_ref
 
 
-def _kernel_vector(values):
-    """values for the compiled kernel: rclpy's float64[] fields (array('d')) as they are (numba reads the buffer),
-    anything else as a contiguous float64 vector (as JointStateMapper.map reads it)."""
-    if isinstance(values, array) and values.typecode == 'd':
-        return values
-    return np.ascontiguousarray(values, dtype=float).reshape(-1)
-
-
 class ControlStep:
     """A controller update in one compiled call (numba; ``fast/control_kernel.py``): the q, qd of
     ``mapper.map``, the reference of ``reference.sample(t)`` and what ``controller.update`` returns (governed
@@ -234,8 +225,8 @@ class ControlStep:
         except ValueError:
             return False
         coefficients = self._no_segments if reference._coefficients is None else reference._coefficients
-        positions = _kernel_vector(positions)
-        velocities = _kernel_vector(velocities if velocities is not None else [])
+        positions = kernel.kernel_vector(positions)
+        velocities = kernel.kernel_vector(velocities if velocities is not None else [])
         return self._kernel(positions, velocities, len(names), source, self._allow_missing_velocity, float(t),
                             float(now), reference.times, reference.positions, coefficients, self._segment,
                             *self._mode, *self._model, self._order, self._results)

@@ -10,6 +10,7 @@ ValueError (a joint state of the wrong length, without velocities, non-finite or
 reference); the caller then runs the NumPy path, which raises with its message.
 """
 import math
+from array import array
 
 import numpy as np
 
@@ -80,6 +81,14 @@ def reduced_rnea(P, W, a0, f_ext, G, Gq, q_offset, T, q, qd, qdd, tau):
         for i in range(nv):
             total += G[i, j] * tau_tree[i]
         tau[j] = total
+
+
+def kernel_vector(values):
+    """values for the compiled kernel: rclpy's float64[] fields (array('d')) as they are (numba reads the buffer),
+    anything else as a contiguous float64 vector (as JointStateMapper.map reads it)."""
+    if isinstance(values, array) and values.typecode == 'd':
+        return values
+    return np.ascontiguousarray(values, dtype=float).reshape(-1)
 
 
 @njit(cache=True)

@@ -21,20 +21,24 @@ computed-torque controller rejects them. No joint state for ``state_timeout``: o
 With `mimic` true (the simulator's parameter) the model couples each URDF <mimic> joint to its master: the law runs on
 the independent joints (Jacobian, Lambda and M^-1 on them), the mimic joints' entries in joint states are skipped,
 and the commands are for the independent joints (`joints`), as the simulator with mimic true takes them.
+With numba (the `fast` extra) each joint state is mapped, the target sampled and the law run in one compiled call
+(control.cartesian.CartesianStep); the first state, and any the step refuses, take the NumPy path, which gives the
+same efforts and rejects bad input with its message.
 """
 import sys
 import time
+from array import array
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 
-from .. import spatial
-from ..control.cartesian import (TARGET_BUFFER, CartesianController, CartesianTarget, check_gains,
+from .. import fast, spatial
+from ..control.cartesian import (TARGET_BUFFER, CartesianController, CartesianStep, CartesianTarget, check_gains,
                                  default_end_effector, speed_limits)
 from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
-from .messages import stamp_seconds
+from .messages import stamp_nanoseconds, stamp_seconds
 from .model_source import joint_order
 from .node_loop import Throttle, run
 from .node_parameters import as_vector, default_as_none
@@ -63,7 +67,10 @@ class CartesianControllerNode(ControllerBase):
         self._load_model()
 
     def _use(self, settings, gains):
-        self.controller = self._make_controller(settings, self.controller.posture)
+        controller = self._make_controller(settings, self.controller.posture)
+        if self.step is not None:
+            self.step = CartesianStep(self.mapper, controller)
+        self.controller = controller
 
     def _make_controller(self, settings, posture):
         """A controller with these settings, or ConfigurationError: also for gains that make the loop unstable at
@@ -108,6 +115,7 @@ class CartesianControllerNode(ControllerBase):
         self.controller, self.index, self.posture_given = controller, index, posture is not None
         self.mapper = JointStateMapper(model.joint_names, ignore_unknown=p['ignore_unknown_joints'],
                                        bounds=plausibility_bounds(model), followers=coupled_mimic_joints(model))
+        self.step = self._make_step(controller, warm)
         self.target = None       # CartesianTarget, from the first joint state on
         self.wrench = None       # feed-forward [torque; force] from ~/target_wrench
         self.state_time = self.state_ns = self.last_state = None   # state_time: s, as state_ns
@@ -118,6 +126,16 @@ class CartesianControllerNode(ControllerBase):
         self.get_logger().info(f"dynamics: {choose_code(model)}")
         self.get_logger().info(f"{self.settings['law']} control of {self.end_effector!r} in {self.base!r} frame, "
                                f"{model.name!r} ({model.nv} DOF)")
+
+    def _make_step(self, controller, target):
+        """CartesianStep for the controller with numba (loaded, once compiled, for rclpy's array('d') fields), else
+        None."""
+        if fast.BACKEND != 'numba':
+            return None
+        step = CartesianStep(self.mapper, controller)
+        q = array('d', self.model.neutral().tobytes())
+        step(list(self.model.joint_names), q, array('d', bytes(len(q) * 8)), target, 0.005)
+        return step
 
     def _create_interfaces(self):
         self._create_controller_interfaces(self._on_joint_state)
@@ -157,26 +175,40 @@ class CartesianControllerNode(ControllerBase):
             return
         self.wrench = wrench if np.any(wrench) else None
 
+    def _update(self, msg, state_time):
+        """Efforts (model order) for a joint state at state_time, or None for a state rejected. The first state sets
+        the target (the frame's pose then) and the nullspace posture (that state, unless given): the NumPy path, as is
+        any state the compiled step refuses (it rejects it with its message)."""
+        controller = self.controller
+        if self.step is not None and self.target is not None and self.active:
+            tau = self.step(msg.name, msg.position, msg.velocity, self.target, state_time, self.wrench)
+            if tau is not None:
+                self.state_ns = stamp_nanoseconds(msg.header.stamp)
+                self.state_time = state_time
+                return tau
+        state = self._map_joint_state(msg)
+        if state is None:
+            return None
+        q, qd = state
+        self.state_time = state_time
+        if self.target is None:   # hold the first pose; the nullspace posture is this state unless given
+            if not self.posture_given:
+                controller.posture = q
+            controller.ee.update(q, qd)
+            self.target = CartesianTarget(controller.ee.R.copy(), controller.ee.p.copy(), state_time)
+        return controller.update(q, qd, *self.target.sample(state_time), None, self.wrench)
+
     def _on_joint_state(self, msg):
         started = time.perf_counter()
         stamp = msg.header.stamp
-        state = self._map_joint_state(msg)
-        if state is None:
-            return
-        q, qd = state
-        self.state_time = stamp_seconds(stamp)
-        controller = self.controller
-        if self.target is None:   # hold the first pose; the nullspace posture is this state unless given
-            if not self.posture_given:
-                controller.posture = q.copy()
-            controller.ee.update(q, qd)
-            self.target = CartesianTarget(controller.ee.R.copy(), controller.ee.p.copy(), self.state_time)
-        R_ref, p_ref, velocity_ref = self.target.sample(self.state_time)
         try:
-            tau = controller.update(q, qd, R_ref, p_ref, velocity_ref, None, self.wrench)
+            tau = self._update(msg, stamp_seconds(stamp))
         except (ValueError, ArithmeticError, np.linalg.LinAlgError) as e:
             self.throttle.warn(Throttle.reason(e), f"no command: {e}")
             return
+        if tau is None:   # rejected
+            return
+        controller = self.controller
         if controller.singular:
             self.throttle.warn('singular', "near a singular posture: the task inertia is damped")
         compute_us = (time.perf_counter() - started) * 1e6   # mapping, target and law, as the computed-torque node
@@ -185,8 +217,7 @@ class CartesianControllerNode(ControllerBase):
             return
         self.commands += 1
         self._publish_pose(stamp, controller)
-        self.compute_time_msg.data = compute_us
-        self.compute_time_pub.publish(self.compute_time_msg)
+        self._publish_compute_time(compute_us)
 
     def _publish_pose(self, stamp, controller):
         pose = self.pose_msg
