@@ -335,6 +335,26 @@ def test_the_one_call_step_equals_the_staged_step_step_by_step(robot):
 
 
 
+
+def test_the_one_call_step_takes_the_stops_a_limp_robot_falls_onto():
+    """A1 without effort from its stance: its legs fold onto their joint stops as the trunk and knees come down
+    (0.6 s). A stop the solution breaks enters the problem and it is solved again (constraint generation), in the
+    one call as in the staged path: every step is the one call's (it had left each such step to the staged path:
+    2,742 of a 3 s fall's 3,000), the same step as the staged path's, to rounding."""
+    pytest.importorskip('numba')
+    urdf, stance = a1()
+    one_call, staged = staged_and_one_call(urdf, stance, command_timeout=None)
+    start_height = one_call.q[2]
+    for k in range(600):
+        for sim in (one_call, staged):
+            sim.set_command(np.zeros(sim.model.nv))
+            sim.step()
+        assert_same_step(one_call, staged, k)
+        synchronise(one_call, staged)
+    assert one_call.q[2] < 0.5 * start_height   # down on its trunk and knees
+    assert one_call.contact_step.fallbacks == {} and one_call.contact_step.steps == 600
+
+
 @pytest.mark.parametrize('stages', ['python', 'numba'])
 def test_the_one_call_steps_free_acceleration_is_abas(stages):
     """The one call's free acceleration M^-1 (tau - h) (RNEA's bias at qdd = 0, M^-1 by the sweeps on the step's

@@ -12,8 +12,9 @@ loops, as ``algorithms/``, so the plain-Python reference runs it and numba compi
 
 It takes the step only where that path needs nothing else. Anything else, it returns a reason to fall back, having
 changed no state (only scratch buffers): the quaternion is off unit norm, the free velocity or the result is not
-finite, no point is near the ground (the joints' pivoting solver), the rows outgrow the buffers, or the velocity
-breaks a stop that is not a row (constraint generation). A point below the ground is removed first, as the
+finite, no point is near the ground (the joints' pivoting solver) or the rows outgrow the buffers. A stop the
+solution breaks enters as a row and the problem is solved again (constraint generation, as the Python path does:
+at most one round per stop). A point below the ground is removed first, as the
 Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of ``bounded_solve``
 take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints' friction, drives
 or brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here compiled:
@@ -45,9 +46,9 @@ from .penetration import LIFT_DEPTH, lowest, projection
 COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
 # Why the kernel left a step to the Python path (it returns the fixed point's iterations or the sweeps, > 0, when
 # it took it).
-QUATERNION, NOT_FINITE, NO_CANDIDATES, CAPACITY, BROKEN_STOP, SINGULAR = range(-1, -7, -1)
+QUATERNION, NOT_FINITE, NO_CANDIDATES, CAPACITY, SINGULAR = range(-1, -6, -1)
 REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite', NO_CANDIDATES: 'no point near the ground',
-           CAPACITY: 'rows outgrow the buffers', BROKEN_STOP: 'a stop broken', SINGULAR: 'zero pivot'}
+           CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
 # Rows of the per-joint float array ``joints`` (nv columns each): the simulator's constants, the step's inputs,
 # then its scratch.
 LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
@@ -136,6 +137,7 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
         for i in range(phi.shape[0]):
             n_deep += phi[i] < -penetration
         if n_deep > lam_capacity:
+            joint_ints[COUNTS, 0] = n_deep
             return CAPACITY
         world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
         dq = joints[V_AFTER]
@@ -150,53 +152,58 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
     if nc == 0:
         return NO_CANDIDATES
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (GroundContact._solve_rows)
-    sets = joint_ints[SETS:SETS + 4]
+    sets, found = joint_ints[SETS:SETS + 4], joint_ints[FOUND:FOUND + 4]
     n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, sets)
     bilateral, boxed = sets[0, :n_bilateral], sets[1, :n_boxed]
-    lower_rows, upper_rows = sets[2, :n_lower], sets[3, :n_upper]
-    m = joint_rows(bilateral, boxed, lower_rows, upper_rows, 3 * nc, G)
-    joint_ints[COUNTS, 0], joint_ints[COUNTS, 1] = m, nc
-    if m > lam_capacity:
-        return CAPACITY
-    delassus(U, D, G, m, Y, A)                      # Y = M^-1 G^T, A = G M^-1 G^T
-    box_roles, stop_roles = joint_ints[BOX_ROLES, :n_boxed], joint_ints[STOP_ROLES, :n_lower + n_upper]
-    s = 0                                           # beta of the joint rows: -v_lo, -center, -v_lo, v_hi
-    for j in bilateral:
-        beta[s] = -v_lo[j]
-        s += 1
-    for b in range(n_boxed):
-        beta[s] = -center[boxed[b]]
-        box_bound[b] = bound[boxed[b]]
-        box_roles[b] = box_role[boxed[b]]
-        s += 1
-    for k in range(n_lower):
-        beta[s] = -v_lo[lower_rows[k]]
-        stop_roles[k] = lower_role[lower_rows[k]]
-        s += 1
-    for k in range(n_upper):
-        beta[s] = v_hi[upper_rows[k]]
-        stop_roles[n_lower + k] = upper_role[upper_rows[k]]
-        s += 1
     for i in range(nc):                             # De Saxce's shift extrapolated from the last two steps
         point = which[i]
         trial[i] = max(2.0 * shift[1, point] - shift[0, point], 0.0)
         gap[i] = max(phi[point], 0.0) / dt
-        contact_roles[i] = contact_role[point]
-    iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
-                                     contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c, v,
-                                     max_iterations, tolerance, True, previous, rhs)
+    total_iterations = 0
     joint_ints[COUNTS, 2] = 0
-    if iterations == 0:                             # no certified pattern: the bounded sweeps from the last impulses
-        warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
-        sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
-                              contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c, v,
-                              max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
-                              swept_shift)
-        iterations = joint_ints[COUNTS, 2] = abs(sweeps)
-    n_lower_broken, n_upper_broken = broken_stops(v, v_lo, v_hi, lower_rows, upper_rows,
-                                                  joint_ints[FOUND:FOUND + 4])
-    if n_lower_broken or n_upper_broken:
-        return restore(lam, saved, BROKEN_STOP)
+    while True:                                     # constraint generation: a stop the solution breaks enters
+        lower_rows, upper_rows = sets[2, :n_lower], sets[3, :n_upper]
+        m = joint_rows(bilateral, boxed, lower_rows, upper_rows, 3 * nc, G)
+        joint_ints[COUNTS, 0], joint_ints[COUNTS, 1] = m, nc
+        if m > lam_capacity:
+            return restore(lam, saved, CAPACITY)
+        delassus(U, D, G, m, Y, A)                  # Y = M^-1 G^T, A = G M^-1 G^T
+        box_roles, stop_roles = joint_ints[BOX_ROLES, :n_boxed], joint_ints[STOP_ROLES, :n_lower + n_upper]
+        s = 0                                       # beta of the joint rows: -v_lo, -center, -v_lo, v_hi
+        for j in bilateral:
+            beta[s] = -v_lo[j]
+            s += 1
+        for b in range(n_boxed):
+            beta[s] = -center[boxed[b]]
+            box_bound[b] = bound[boxed[b]]
+            box_roles[b] = box_role[boxed[b]]
+            s += 1
+        for k in range(n_lower):
+            beta[s] = -v_lo[lower_rows[k]]
+            stop_roles[k] = lower_role[lower_rows[k]]
+            s += 1
+        for k in range(n_upper):
+            beta[s] = v_hi[upper_rows[k]]
+            stop_roles[n_lower + k] = upper_role[upper_rows[k]]
+            s += 1
+        for i in range(nc):
+            contact_roles[i] = contact_role[which[i]]
+        iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+                                         contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c,
+                                         v, max_iterations, tolerance, True, previous, rhs)
+        if iterations == 0:                         # no certified pattern: the bounded sweeps from the last impulses
+            warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
+            sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+                                  contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c, v,
+                                  max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
+                                  swept_shift)
+            iterations = joint_ints[COUNTS, 2] = abs(sweeps)
+        total_iterations += iterations
+        n_lower_broken, n_upper_broken = broken_stops(v, v_lo, v_hi, lower_rows, upper_rows, found)
+        if not (n_lower_broken or n_upper_broken):
+            break
+        n_lower = merge_sorted(sets[2], n_lower, found[2], n_lower_broken)
+        n_upper = merge_sorted(sets[3], n_upper, found[3], n_upper_broken)
     # v within the joints' bounds, the generalized impulse G^T lam, the free-root integration (Simulator._integrate)
     for j in range(nv):
         v_after[j] = min(max(v[j], v_lo[j]), v_hi[j])
@@ -225,7 +232,22 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
     remember_joint_impulses(lam, nc, bilateral, boxed, lower_rows, upper_rows, joint_impulse)
     for j in range(nv):
         applied[j] = tau[j]
-    return iterations
+    return total_iterations
+
+
+@njit()
+def merge_sorted(rows, n, added, n_added):
+    """rows[:n] and added[:n_added], both ascending and disjoint, merged into rows[:n + n_added] in ascending
+    order (as ``np.union1d`` gives the staged path's stops); returns n + n_added."""
+    i, k = n - 1, n_added - 1
+    for out in range(n + n_added - 1, -1, -1):
+        if k < 0 or (i >= 0 and rows[i] > added[k]):
+            rows[out] = rows[i]
+            i -= 1
+        else:
+            rows[out] = added[k]
+            k -= 1
+    return n + n_added
 
 
 @njit()
@@ -293,6 +315,27 @@ class ContactStep:
         """(m, nc): the rows of the last step the kernel reached its rows in, and its contact candidates."""
         return int(self.joint_ints[COUNTS, 0]), int(self.joint_ints[COUNTS, 1])
 
+    def _run(self, d, step_inputs):
+        """The kernel on the step data ``d`` (its buffers taken again where they were replaced) and the step's inputs;
+        returns its status."""
+        if d is not self.data or d.lam is not self.lam:
+            self.data, self.lam = d, d.lam
+            lam = d.lam
+            self.saved, self.previous, self.rhs = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
+            self.buffers = (d.R, d.p, d.x, d.phi, d.C_ang, d.C_lin, d.which, d.G, d.bodies, d.v, d.impulses,
+                            d.shift, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.Y, d.A, d.L, d.c, lam, d.y,
+                            d.free, d.F, self.saved, self.previous, self.rhs, d.swept, d.swept_shift,
+                            d.joint_impulse)
+        arguments = (*self.constants, *self.buffers, *step_inputs)
+        try:
+            if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
+                with np.errstate(divide='raise'):
+                    return self.kernel(*arguments)
+            return self.kernel(*arguments)
+        except (ZeroDivisionError, FloatingPointError):   # a zero pivot: the Python path names the joint
+            d.lam[:] = self.saved
+            return SINGULAR
+
     def step(self, sim):
         """True when the step is taken (the simulator's state, forces and efforts written); False with nothing
         changed but scratch buffers, for the Python path to take it."""
@@ -313,29 +356,15 @@ class ContactStep:
             mode = COMMAND
         joints[EXTERNAL] = sim._external_effort(q)
         a0 = self.pack.default_base_acceleration if sim.gravity is None else spatial_gravity(sim.gravity)
-        d = contact.data
-        if d is not self.data or d.lam is not self.lam:
-            self.data, self.lam = d, d.lam
-            lam = d.lam
-            self.saved, self.previous, self.rhs = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
-            self.buffers = (d.R, d.p, d.x, d.phi, d.C_ang, d.C_lin, d.which, d.G, d.bodies, d.v, d.impulses,
-                            d.shift, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.Y, d.A, d.L, d.c, lam, d.y,
-                            d.free, d.F, self.saved, self.previous, self.rhs, d.swept, d.swept_shift,
-                            d.joint_impulse)
         q_new, qd_new, forces = np.empty(model.nq), np.empty(nv), np.empty((contact.count, 3))
         constraint_effort, applied = np.empty(nv), np.empty(nv)
         ground = contact.ground
-        arguments = (*self.constants, *self.buffers, a0, float(ground.height), float(ground.friction), dt, mode, q, qd,
-                     q_new, qd_new, forces, constraint_effort, applied, self.q_start)
-        try:
-            if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
-                with np.errstate(divide='raise'):
-                    status = self.kernel(*arguments)
-            else:
-                status = self.kernel(*arguments)
-        except (ZeroDivisionError, FloatingPointError):   # a zero pivot: the Python path names the joint
-            d.lam[:] = self.saved
-            status = SINGULAR
+        step_inputs = (a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new, qd_new, forces,
+                       constraint_effort, applied, self.q_start)
+        status = self._run(contact.data, step_inputs)
+        if status == CAPACITY:   # room for the rows, as the staged path makes it (once: the buffers double), and again
+            contact.data.reserve(int(self.joint_ints[COUNTS, 0]))
+            status = self._run(contact.data, step_inputs)
         if status <= 0:
             self.fallbacks[REASONS[status]] = self.fallbacks.get(REASONS[status], 0) + 1
             return False
