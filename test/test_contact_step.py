@@ -269,7 +269,7 @@ def synchronise(one_call, staged):
     one_call.q, one_call.qd = staged.q.copy(), staged.qd.copy()
     ours, theirs = one_call.contact.data, staged.contact.data
     ours.reserve(theirs.capacity)
-    for name in ('contact_role', 'box_role', 'lower_role', 'upper_role', 'shift', 'lam'):
+    for name in ('contact_role', 'box_role', 'lower_role', 'upper_role', 'shift', 'lam', 'impulses', 'joint_impulse'):
         getattr(ours, name)[...] = getattr(theirs, name)
 
 

@@ -89,10 +89,13 @@ def body_velocities(moves, C_ang, C_lin, w, bodies):
 
 
 @njit()
-def joint_row_sets(v_lo, v_hi, bound, w, sets):
+def joint_row_sets(v_lo, v_hi, bound, w, last_impulse, sets):
     """The joints with a row in the step, by kind, in the rows of ``sets`` (4 x nv): braked (v_lo = v_hi: bilateral);
-    where v_lo < v_hi, boxed (impulse bound > 0), on a finite lower stop the free velocity w reaches (w <= v_lo), on a
-    finite upper one (w >= v_hi). Returns the four counts."""
+    where v_lo < v_hi, boxed (impulse bound > 0), on a finite lower stop the free velocity w reaches (w <= v_lo) or
+    that pushed in the last step (``last_impulse``: ``bounded_solve.remember_joint_impulses``' rows), on a finite
+    upper one likewise (w >= v_hi). A stop that pushed last step is likely to push again (a leg folded onto it, a
+    knee at its limit under load); as a row from the start it spares the solve found breaking it a second round, and
+    where it does not push its impulse is zero: the same solution. Returns the four counts."""
     n_bilateral = n_boxed = n_lower = n_upper = 0
     for j in range(w.shape[0]):
         if v_lo[j] == v_hi[j]:
@@ -103,10 +106,10 @@ def joint_row_sets(v_lo, v_hi, bound, w, sets):
         if bound[j] > 0.0:
             sets[1, n_boxed] = j
             n_boxed += 1
-        if np.isfinite(v_lo[j]) and w[j] <= v_lo[j]:
+        if np.isfinite(v_lo[j]) and (w[j] <= v_lo[j] or last_impulse[2, j] > 0.0):
             sets[2, n_lower] = j
             n_lower += 1
-        if np.isfinite(v_hi[j]) and w[j] >= v_hi[j]:
+        if np.isfinite(v_hi[j]) and (w[j] >= v_hi[j] or last_impulse[3, j] > 0.0):
             sets[3, n_upper] = j
             n_upper += 1
     return n_bilateral, n_boxed, n_lower, n_upper

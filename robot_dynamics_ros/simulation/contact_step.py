@@ -153,7 +153,7 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
         return NO_CANDIDATES
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (GroundContact._solve_rows)
     sets, found = joint_ints[SETS:SETS + 4], joint_ints[FOUND:FOUND + 4]
-    n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, sets)
+    n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, joint_impulse, sets)
     bilateral, boxed = sets[0, :n_bilateral], sets[1, :n_boxed]
     for i in range(nc):                             # De Saxce's shift extrapolated from the last two steps
         point = which[i]

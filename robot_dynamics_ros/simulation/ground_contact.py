@@ -217,7 +217,7 @@ class GroundContact:
         d, k = self.data, self.kernels
         v_lo, v_hi, b, center = joints
         nc, mu = len(which), float(self.ground.friction)
-        n_bilateral, n_boxed, n_lo, n_hi = k.joint_row_sets(v_lo, v_hi, b, w, d.sets)
+        n_bilateral, n_boxed, n_lo, n_hi = k.joint_row_sets(v_lo, v_hi, b, w, d.joint_impulse, d.sets)
         bilateral, boxed = d.sets[0, :n_bilateral].copy(), d.sets[1, :n_boxed].copy()
         lo, hi = d.sets[2, :n_lo].copy(), d.sets[3, :n_hi].copy()
         bound = b[boxed]
