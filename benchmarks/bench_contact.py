@@ -6,7 +6,11 @@ TALOS: half_sitting), after 1 s of settling:
 - stand: the stance held;
 - trot: trotting in place, diagonal leg pairs (front left with hind right, front right with hind left) flexing thigh
   and knee by up to TROT_AMPLITUDE rad at TROT_FREQUENCY Hz in turn, so that feet leave and touch the ground four
-  times a second (issue 39); TALOS, whose legs are not named by quadrant, stands in both.
+  times a second (issue 39); TALOS, whose legs are not named by quadrant, stands in both;
+- drop: released with its feet DROP_HEIGHT up under the stance's PD, timed from the release (no settling): the fall,
+  the impact of every foot at once and the standing after;
+- tip: no effort from the stance, timed from the start: the legs fold onto their stops and the robot comes down on
+  its trunk and knees.
 
 MuJoCo loads the same URDF with its own importer (visual meshes dropped, the URDF's primitive collisions kept, a free
 joint on the root, a ground plane with the same friction, its default contact and solver settings) and follows the
@@ -19,7 +23,7 @@ whose contact solve took the bounded sweeps (``simulation/bounded_solve.py``) ra
 by reason; 'IP' the interior-point (Clarabel) solves of the whole run. 'upright' is the base's z axis against the
 world's, at the end (cos of the tilt), for both.
 
-    python benchmarks/bench_contact.py [steps] [robot ...] [--scenario stand|trot] [--runs N] [--store]
+    python benchmarks/bench_contact.py [steps] [robot ...] [--scenario stand|trot|drop|tip] [--runs N] [--store]
 
 It ends with the README row (``readme_rows.py``): per robot the median over the runs of our median step and of its
 ratio to MuJoCo's in the same run (default 5 runs).
@@ -55,6 +59,9 @@ from robot_dynamics_ros.simulation.simulator import Simulator  # noqa: E402
 import readme_rows  # noqa: E402
 
 DT, MU, SETTLE = 1e-3, 0.8, 1.0
+DROP_HEIGHT = 0.3   # m
+SCENARIOS = {'stand': 'standing in the SRDF stance', 'trot': 'trotting in place',
+             'drop': f'dropped from {DROP_HEIGHT:g} m', 'tip': 'tipping onto trunk and knees without effort'}
 TROT_AMPLITUDE, TROT_FREQUENCY = 0.5, 2.0   # rad, Hz
 # the legs by their names' first two letters: True for one diagonal pair, False for the other
 DIAGONAL = {'FL': True, 'RR': True, 'LF': True, 'RH': True, 'FR': False, 'RL': False, 'RF': False, 'LH': False}
@@ -124,7 +131,16 @@ def trot_reference(joint_names, stance, t):
 
 
 def targets(scenario, joint_names, stance, t):
-    return stance if scenario == 'stand' else trot_reference(joint_names, stance, t)
+    return trot_reference(joint_names, stance, t) if scenario == 'trot' else stance
+
+
+def settling(scenario):
+    """Steps run before the timed ones: SETTLE s standing and trotting, none where the scenario is the start."""
+    return int(round(SETTLE / DT)) if scenario in ('stand', 'trot') else 0
+
+
+def scenario_gains(scenario, kp, kd):
+    return (0.0 * kp, 0.0 * kd) if scenario == 'tip' else (kp, kd)
 
 
 def upright(quaternion_xyzw):
@@ -134,11 +150,16 @@ def upright(quaternion_xyzw):
 
 
 def ours(name, scenario, steps):
-    """(per-step us, simulator, steps the bounded sweeps took, fall-backs by reason) of Simulator.step, each timed
-    alone, after SETTLE s."""
+    """(per-step us, simulator, its state at the start, steps the bounded sweeps took, fall-backs by reason) of
+    Simulator.step, each timed alone, after ``settling``."""
     urdf, model, points, stance, kp, kd = load(name)
-    sim = Simulator(model, DT, ground=Ground(0.0, MU), contact_points=points, initial_positions=stance)
-    settle, times = int(round(SETTLE / DT)), np.empty(steps)
+    kp, kd = scenario_gains(scenario, kp, kd)
+    sim = Simulator(model, DT, ground=Ground(0.0, MU), contact_points=points, initial_positions=stance,
+                    command_timeout=None)
+    if scenario == 'drop':
+        sim.q[2] += DROP_HEIGHT
+    initial = sim.q.copy()
+    settle, times = settling(scenario), np.empty(steps)
     for k in range(settle + steps):
         target = targets(scenario, model.joint_names, stance, sim.t)
         sim.set_command(np.concatenate([np.zeros(6), kp * (target - sim.q[7:]) - kd * sim.qd[6:]]))
@@ -150,7 +171,7 @@ def ours(name, scenario, steps):
             times[k - settle] = time.perf_counter() - start
     left = {reason: count - fallbacks.get(reason, 0) for reason, count in sim.contact_step.fallbacks.items()
             if count > fallbacks.get(reason, 0)}
-    return 1e6 * times, sim, sim.contact.solves.get('bounded', 0) - bounded, left
+    return 1e6 * times, sim, initial, sim.contact.solves.get('bounded', 0) - bounded, left
 
 
 def mujoco_model(urdf, mu, mesh_collisions=False):
@@ -194,17 +215,18 @@ def mujoco_model(urdf, mu, mesh_collisions=False):
     return spec.compile()
 
 
-def theirs(name, scenario, sim, steps):
-    """(per-step us of mj_step, MjData) after SETTLE s, from our initial state, under the same PD and reference."""
+def theirs(name, scenario, start, steps):
+    """(per-step us of mj_step, MjData) after ``settling``, from our state at the start, under the same PD and reference."""
     urdf, model, _, stance, kp, kd = load(name)
+    kp, kd = scenario_gains(scenario, kp, kd)
     mj_model = mujoco_model(urdf, MU, mesh_collisions=name in MESH_ROBOTS)
     data = mujoco.MjData(mj_model)
     joints = [mj_model.joint(j).name for j in range(1, mj_model.njnt)]
     order = np.array([model.joint_names.index(j) for j in joints])   # MuJoCo's joint k is our joint order[k]
-    q0 = sim.initial_positions
+    q0 = start
     data.qpos[:7] = np.concatenate([q0[:3], np.roll(q0[3:7], 1)])
     data.qpos[7:] = q0[7:][order]
-    settle, times = int(round(SETTLE / DT)), np.empty(steps)
+    settle, times = settling(scenario), np.empty(steps)
     for k in range(settle + steps):
         target = targets(scenario, model.joint_names, stance, data.time)[order]
         data.qfrc_applied[6:] = kp[order] * (target - data.qpos[7:]) - kd[order] * data.qvel[6:]
@@ -235,19 +257,19 @@ def main(*arguments):
         elif argument in ROBOTS:
             names.append(argument)
         else:
-            sys.exit(f'usage: bench_contact.py [STEPS] [--scenario stand|trot] [--runs N] [--store] [ROBOT ...] with '
+            sys.exit(f'usage: bench_contact.py [STEPS] [--scenario {"|".join(SCENARIOS)}] [--runs N] [--store] [ROBOT ...] with '
                      f'ROBOT one of {", ".join(ROBOTS)}; got {argument!r}')
-    if scenario not in ('stand', 'trot'):
-        sys.exit(f'bench_contact: unknown scenario {scenario!r}; expected stand or trot')
-    print(f'scenario {scenario}, {steps} steps after {SETTLE:g} s, median of {runs} run(s); us per step')
+    if scenario not in SCENARIOS:
+        sys.exit(f'bench_contact: unknown scenario {scenario!r}; expected one of {", ".join(SCENARIOS)}')
+    print(f'scenario {scenario}, {steps} steps after {settling(scenario) * DT:g} s, median of {runs} run(s); us per step')
     print(f'{"robot":<10}{"ours med/p99/max":>22}{"MuJoCo med/p99/max":>22}{"ratio med/p99":>15}{"bounded":>9}'
           f'{"IP":>6}{"upright":>15}  left (reasons)')
     figures = []
     for name in names or ROBOTS:
         rows = []
         for _ in range(runs):
-            ours_us, sim, bounded, left = ours(name, scenario, steps)
-            theirs_us, data = theirs(name, scenario, sim, steps)
+            ours_us, sim, start, bounded, left = ours(name, scenario, steps)
+            theirs_us, data = theirs(name, scenario, start, steps)
             rows.append((*statistics(ours_us), *statistics(theirs_us), bounded, sim.contact.solves['interior point'],
                          upright(sim.q[3:7]), upright(np.roll(data.qpos[3:7], -1)), left))
         row = rows[np.argsort([r[0] for r in rows])[len(rows) // 2]]   # the run of median 'ours'
@@ -258,7 +280,7 @@ def main(*arguments):
         figures.append(f'{LABELS.get(name, name)} {np.median([r[0] for r in rows]):.0f} us '
                        f'({np.median([r[0] / r[3] for r in rows]):.2g}x)')
     print('targets (issue 39): trot median within 2x, p99 within 3x of MuJoCo, no step over 1 ms; stand within 2x')
-    what = {'stand': 'standing in the SRDF stance', 'trot': 'trotting in place'}[scenario]
+    what = SCENARIOS[scenario]
     readme_rows.report('bench_contact.py', [readme_rows.row(
         'bench_contact.py', f"simulator step with ground contact, {what}, against MuJoCo's `mj_step` in the same run "
         f'(median step; medians of {runs} runs)', ', '.join(figures))], runs, store, load)

@@ -10,11 +10,13 @@ sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the Delassus s
 would compute the articulated-body inertias (U D U^T's pivots) a second time; the two agree to rounding. Written as
 loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
 
-It takes the step only where that path needs nothing else. Anything else, it returns a reason to fall back, having
-changed no state (only scratch buffers): the quaternion is off unit norm, the free velocity or the result is not
-finite, no point is near the ground (the joints' pivoting solver) or the rows outgrow the buffers. A stop the
-solution breaks enters as a row and the problem is solved again (constraint generation, as the Python path does:
-at most one round per stop). A point below the ground is removed first, as the
+It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the
+quaternion is off unit norm, the free velocity or the result is not finite, a zero pivot, or rows that outgrow the
+buffers (``ContactStep`` then grows them and runs it again). In the air (no point near the ground) the joints' rows
+alone make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds, here by
+the same fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is
+solved again (constraint generation, as the Python path does: at most one round per stop). A point below the
+ground is removed first, as the
 Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of ``bounded_solve``
 take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints' friction, drives
 or brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here compiled:
@@ -46,8 +48,8 @@ from .penetration import LIFT_DEPTH, lowest, projection
 COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
 # Why the kernel left a step to the Python path (it returns the fixed point's iterations or the sweeps, > 0, when
 # it took it).
-QUATERNION, NOT_FINITE, NO_CANDIDATES, CAPACITY, SINGULAR = range(-1, -6, -1)
-REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite', NO_CANDIDATES: 'no point near the ground',
+QUATERNION, NOT_FINITE, CAPACITY, SINGULAR = range(-1, -5, -1)
+REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
            CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
 # Rows of the per-joint float array ``joints`` (nv columns each): the simulator's constants, the step's inputs,
 # then its scratch.
@@ -148,9 +150,7 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
         body_poses(parent, joint_type, idx_q, axis, E_T, r, q_start, R, p)
         point_heights(body, centre, radius, height, R, p, x, phi)
     world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies)
-    if nc == 0:
-        return NO_CANDIDATES
+    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies)   # 0 in the air
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (GroundContact._solve_rows)
     sets, found = joint_ints[SETS:SETS + 4], joint_ints[FOUND:FOUND + 4]
     n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, joint_impulse, sets)
