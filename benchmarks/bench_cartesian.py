@@ -22,8 +22,9 @@ import warnings
 import numpy as np
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control.cartesian import (LAWS, CartesianController, CartesianStep, CartesianTarget,
+from robot_dynamics_ros.control.cartesian import (LAWS, CartesianController, CartesianTarget,
                                                   default_end_effector, dexterous_posture)
+from robot_dynamics_ros.control.cartesian_step import CartesianStep
 from robot_dynamics_ros.control.joint_states import JointStateMapper, plausibility_bounds
 from robot_dynamics_ros.spatial import matrix_to_quaternion
 

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros import load_urdf
-from robot_dynamics_ros.control.cartesian import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianStep,
-                                                  CartesianTarget, default_end_effector, dexterous_posture,
+from robot_dynamics_ros.control.cartesian import (LAWS, MAX_TARGET_GAP, CartesianController, CartesianTarget,
+                                                  default_end_effector, dexterous_posture,
                                                   rotation_matrix)
+from robot_dynamics_ros.control.cartesian_step import CartesianStep
 from robot_dynamics_ros.control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from robot_dynamics_ros.spatial import matrix_to_quaternion
 

@@ -27,7 +27,6 @@ joint map G: J = J_tree G, Jdot qd = Jdot_tree qd_tree (G is constant), M = G^T 
 ``dense_udut``: the reduced M is no tree's), h = G^T h_tree.
 """
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -41,14 +40,10 @@ from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep, uppe
 from ..algorithms.packing import packed
 from ..algorithms.point_kinematics import body_poses
 from ..algorithms.udut import udut_kernel
-from ..fast.control_kernel import (FRICTION_SMOOTHING_VELOCITY, JOINT_ROWS, LOWER, MAX_SPEED, UPPER, coupling_arrays,
-                                   kernel_vector, map_joint_state, reduced_rnea)
+from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
 from ..model.model import PRISMATIC, REVOLUTE, Model
-from .joint_states import JointStateMapper
 
 LAWS = ('impedance', 'operational_space')
-NO_WRENCH = np.zeros(6)
-NO_WRENCH.flags.writeable = False
 SINGULAR_THRESHOLD = 0.01      # least singular value of J (linear rows per reach) below which Lambda is damped
 QUATERNION_TOLERANCE = 1e-3    # | |q| - 1 | above this: a target orientation is refused, not normalised
 MAX_TARGET_GAP = 0.5           # s; consecutive targets further apart are steps: no reference velocity from them
@@ -287,7 +282,7 @@ class CartesianTarget:
     over the gap), so a stream stamped ahead of time (as the demo's) rides out late messages; after the last target
     it extrapolates with the last segment's velocity up to MAX_TARGET_GAP (a stream stamped now), then holds the
     last target at rest. Before the first target, or across a longer gap, the earlier target is held. The targets
-    are a ring buffer of arrays (``sample_target``, which the compiled ``CartesianStep`` runs too).
+    are a ring buffer of arrays (``sample_target``, which the compiled ``cartesian_step.CartesianStep`` runs too).
     """
 
     def __init__(self, R: ArrayLike, p: ArrayLike, stamp: float = 0.0) -> None:
@@ -632,64 +627,6 @@ class CartesianController:
             raise ValueError(f"feed-forward wrench is not finite: {r[6].tolist()}")
         self.singular = self._kernel(*self.law_constants, q, qd, *self.law_outputs)
         return self.tau.copy()
-
-
-@njit(cache=True)
-def cartesian_step(positions, velocities, n_names, source, allow_missing_velocity, J, t, stamps, poses, ring,
-                   R_ref, p_ref, velocity_ref, wrench, P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type,
-                   parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R, base_p, law, gains, posture,
-                   effort_limit, speed_limit, damping, friction, row_scale, q, qd, refs, R, p, Jac, Jdot_qd, frames,
-                   J_tree, work, error, tau):
-    """``CartesianStep``: map the joint state (``map_joint_state``, bounds in J's rows), sample the target
-    (``sample_target``) and run ``cartesian_law`` with the feed-forward wrench; returns -1 where the NumPy path raises
-    ValueError (a joint state it rejects, a wrench that is not finite), else whether Lambda was damped (0 or 1)."""
-    if not map_joint_state(positions, velocities, n_names, source, allow_missing_velocity, J, q, qd):
-        return -1
-    for k in range(6):
-        if not np.isfinite(wrench[k]):
-            return -1
-    sample_target(t, stamps, poses, ring, R_ref, p_ref, velocity_ref)
-    refs[0, :3], refs[1, :3], refs[2:5, :3] = p_ref, 0.0, R_ref   # the rows ``CartesianController.update`` fills
-    refs[0, 3:], refs[1, 3:] = velocity_ref[:3], velocity_ref[3:]
-    refs[5], refs[6] = 0.0, wrench
-    return int(cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, parent, idx_q, axis, E_T, r,
-                             ancestors, R_tip, p_tip, body, base_R, base_p, law, gains, posture, effort_limit,
-                             speed_limit, damping, friction, row_scale, q, qd, refs, R, p, Jac, Jdot_qd, frames,
-                             J_tree, work, error, tau))
-
-
-class CartesianStep:
-    """A Cartesian controller update in one compiled call (numba; as the computed-torque ``ControlStep``): the q, qd
-    of ``mapper.map``, the reference of ``target.sample(t)`` and ``controller.update`` on them with the wrench, on the
-    controller's and the target's own arrays. Calling it returns tau (the controller's array, overwritten by the next
-    call; ``controller.singular`` set) or None where the NumPy path raises ValueError, whose message the caller then
-    gets by running it. Build a new one when the mapper or controller changes."""
-
-    def __init__(self, mapper: JointStateMapper, controller: CartesianController) -> None:
-        n = controller.model.nv
-        self.mapper, self.controller = mapper, controller
-        self._bounds = np.zeros((JOINT_ROWS, n))
-        lower, upper, speed = mapper.bounds or (np.full(n, -np.inf), np.full(n, np.inf), np.full(n, np.inf))
-        self._bounds[LOWER], self._bounds[UPPER], self._bounds[MAX_SPEED] = lower, upper, speed
-        self._allow_missing_velocity = bool(mapper.allow_missing_velocity)
-        self.q, self.qd = np.zeros(n), np.zeros(n)
-        self._law = (*controller.law_constants, self.q, self.qd, *controller.law_outputs)
-        self._kernel = compiled(cartesian_step)   # imports numba: only with the 'fast' extra
-
-    def __call__(self, names: Sequence[str], positions: ArrayLike, velocities: ArrayLike | None,
-                 target: CartesianTarget, t: float, wrench: NDArray | None = None) -> NDArray | None:
-        try:
-            source = self.mapper.source(names)
-        except ValueError:
-            return None
-        status = self._kernel(kernel_vector(positions), kernel_vector(velocities if velocities is not None else []),
-                              len(names), source, self._allow_missing_velocity, self._bounds, float(t), target.stamps,
-                              target.poses, target.ring, target.R_ref, target.p_ref, target.velocity_ref,
-                              NO_WRENCH if wrench is None else wrench, *self._law)
-        if status < 0:
-            return None
-        self.controller.singular = bool(status)
-        return self.controller.tau
 
 
 # ``speed_limits``' task speeds, as fractions of what the slowest joint at its velocity limit gives the frame: turning

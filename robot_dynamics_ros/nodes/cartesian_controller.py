@@ -22,7 +22,7 @@ With `mimic` true (the simulator's parameter) the model couples each URDF <mimic
 the independent joints (Jacobian, Lambda and M^-1 on them), the mimic joints' entries in joint states are skipped,
 and the commands are for the independent joints (`joints`), as the simulator with mimic true takes them.
 With numba (the `fast` extra) each joint state is mapped, the target sampled and the law run in one compiled call
-(control.cartesian.CartesianStep); the first state, and any the step refuses, take the NumPy path, which gives the
+(control.cartesian_step.CartesianStep); the first state, and any the step refuses, take the NumPy path, which gives the
 same efforts and rejects bad input with its message.
 """
 import sys
@@ -33,8 +33,9 @@ import numpy as np
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 
 from .. import fast, spatial
-from ..control.cartesian import (TARGET_BUFFER, CartesianController, CartesianStep, CartesianTarget, check_gains,
+from ..control.cartesian import (TARGET_BUFFER, CartesianController, CartesianTarget, check_gains,
                                  default_end_effector, speed_limits)
+from ..control.cartesian_step import CartesianStep
 from ..control.joint_states import JointStateMapper, coupled_mimic_joints, plausibility_bounds
 from ..fast import choose_code
 from ..model.joints import all_finite
