@@ -63,13 +63,13 @@ def test_paused_simulator_publishes_no_joint_states(ros_domain, start, sync):
     assert 'Traceback' not in sim.log()
 
 
-WAITED, RAN = 3.0, 2.0   # s wall: paused with the first command in, then stepping
+WAITED, RAN = 4.0, 4.0   # s wall: paused with the first command in, then stepping
 
 
 def test_the_step_rate_counts_from_the_first_step(ros_domain, start):
     """As bringup starts it: the simulator paused (~/pause) gets its first command and stays paused WAITED s, then
     steps RAN s: its exit line's step rate is the steps over the time it stepped. Counted from the first command, as
-    it was, the rate is at most RAN / (WAITED + RAN) = 0.4 of the true one (bringup printed 769 steps/s for a
+    it was, the rate is at most RAN / (WAITED + RAN) = 0.5 of the true one (bringup printed 769 steps/s for a
     simulator keeping 1,000)."""
     _, probe = ros_domain
     states = []
@@ -93,5 +93,6 @@ def test_the_step_rate_counts_from_the_first_step(ros_domain, start):
     steps, rate = int(match.group(1)), int(match.group(2))
     print(f"{steps} steps, reported {rate} steps/s; {steps / (stopped - resumed):.0f} steps/s from the resume on")
     assert steps > 0
-    # stepping began after the resume was asked and ended at most a wake-up period (0.1 s) after the SIGINT
-    assert rate >= 0.9 * steps / (stopped - resumed), sim.log()
+    # stepping began after the resume was asked and ended after the SIGINT: the rate over the test's own span is at
+    # most the true one, and 0.75 of it leaves a loaded machine 1.3 s to stop the node (0.5: counted from the pause)
+    assert rate >= 0.75 * steps / (stopped - resumed), sim.log()
