@@ -48,9 +48,8 @@ def pd_step(sim, stance, kp=100.0, kd=2.0):
 def resting(sim):
     """Whether the robot stands on its feet: four or more contact points carry load and every loaded point sticks
     (its role in the last step, which the next step starts from): a pattern of held rows that the one-call step
-    certifies, whatever the joints still do under the PD. (A sliding point is no certifiable pattern: the bounded
-    sweeps or the interior-point solver take it.) A condition from the contact physics, in place of a count of
-    steps tuned to one trajectory's settling."""
+    certifies, whatever the joints still do under the PD. A condition from the contact physics, in place of a count
+    of steps tuned to one trajectory's settling."""
     loaded = sim.contact_forces[:, 2] > 0
     roles = sim.contact.data.contact_role[:len(loaded)]
     return bool(np.sum(loaded) >= 4 and np.all(roles[loaded] == STICK))

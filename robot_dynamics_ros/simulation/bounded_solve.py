@@ -27,18 +27,19 @@ Bounded: at most MAX_SWEEPS sweeps, stopping when the conditions hold within SWE
 Every iterate is admissible (inside every cone and box), so a step cut short still has admissible impulses. No
 set-up: the Delassus matrix the step forms is all it reads. The sweeps' roles are then tried as a pattern
 (``pattern_fixed_point``, with its revisions): where the optimality conditions certify it, its exact solution is
-taken (a sliding contact is no certifiable pattern: the sweeps' solution stands). Written as loops, as
+taken (a sliding contact on the sweeps' slip direction, ``sliding``). Written as loops, as
 ``algorithms/``, so the plain-Python reference runs it and numba compiles it.
 """
 import numpy as np
 
 from ..algorithms.backends import njit
-from .contact_active_set import GUESS_TOLERANCE, IMPULSE_TOLERANCE
+from .contact_active_set import GUESS_TOLERANCE, IMPULSE_TOLERANCE, LEAST_SQUARES_TOLERANCE, contact_role_of
 from .pattern_fixed_point import pattern_fixed_point
-from .roles import APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK
+from .roles import AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE
+from .sliding import slip_of
 
 MAX_SWEEPS = 200          # the bound on a step's sweeps
-SWEEP_TOLERANCE = 1e-7    # m/s or rad/s: the conditions hold within this (``residual``): converged
+SWEEP_TOLERANCE = LEAST_SQUARES_TOLERANCE   # m/s or rad/s: the conditions hold within this (``residual``): converged
 BLOCK_STEPS = 8           # projected gradient steps on a contact's block where its minimiser leaves the cone
 
 
@@ -209,21 +210,16 @@ def residual(A, y, lam, m, nc, n_bilateral, bound, mu):
 
 
 @njit()
-def pattern_of(lam, m, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles):
+def pattern_of(lam, m, nc, n_bilateral, bound, mu, shift, contact_roles, box_roles, stop_roles):
     """The roles of the rows' impulses lam (``contact_active_set``'s pattern; ``remember_roles``'s tolerance): a
-    contact apart, sticking inside its cone or sliding on it, a box inside or at an end, a stop pushing or idle."""
+    contact apart, sticking or sliding (``contact_role_of``, with its shift), a box inside or at an end, a stop
+    pushing or idle."""
     largest = 0.0
     for r in range(m):
         largest = max(largest, abs(lam[r]))
     tolerance = IMPULSE_TOLERANCE + GUESS_TOLERANCE * largest
     for i in range(nc):
-        normal = lam[3 * i + 2]
-        if normal <= tolerance:
-            contact_roles[i] = APART
-        elif mu == 0.0 or np.hypot(lam[3 * i], lam[3 * i + 1]) < mu * normal - tolerance:
-            contact_roles[i] = STICK
-        else:
-            contact_roles[i] = SLIDE
+        contact_roles[i] = contact_role_of(lam, i, mu, shift[i], tolerance)
     start_box = 3 * nc + n_bilateral
     for b in range(bound.shape[0]):
         value = lam[start_box + b]
@@ -235,13 +231,13 @@ def pattern_of(lam, m, nc, n_bilateral, bound, mu, contact_roles, box_roles, sto
 
 @njit()
 def bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles, box_roles,
-                 stop_roles, shift, lam, free, y, L, F, c, v, max_sweeps, sweep_tolerance, max_iterations, tolerance,
-                 previous, rhs, swept, swept_shift):
+                 stop_roles, shift, slip, lam, free, y, L, F, c, v, max_sweeps, sweep_tolerance, max_iterations,
+                 tolerance, previous, rhs, swept, swept_shift):
     """The step's solve by ``projected_gauss_seidel`` from the impulses in lam, then its pattern certified where it
     can be: c = G w + beta, lam, v = w + Y lam and the shift s_i = mu |u_t,i| of the contact velocities u = G v
     (written into ``shift``, the warm start of the next step's patterns). The sweeps' roles (``pattern_of``) are
     tried as a pattern (``pattern_fixed_point``, with its revisions, from the sweeps' shift): where it is certified,
-    its exact solution replaces the sweeps' (a sliding contact is no certifiable pattern: the sweeps' stands).
+    its exact solution replaces the sweeps' (a sliding contact from the sweeps' slip direction, ``sliding``).
     Returns the sweeps taken, negated where the pattern took the step. ``swept``, ``swept_shift``: buffers of m and
     nc."""
     nv = w.shape[0]
@@ -264,10 +260,13 @@ def bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, boun
         swept[r] = lam[r]
     for i in range(nc):
         swept_shift[i] = shift[i]
-    pattern_of(lam, m, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles)
+    pattern_of(lam, m, nc, n_bilateral, bound, mu, shift, contact_roles, box_roles, stop_roles)
+    for i in range(nc):
+        if contact_roles[i] == SLIDE:
+            slip_of(lam[3 * i], lam[3 * i + 1], lam[3 * i + 2], shift[i] / mu, mu, slip, i)
     if pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
-                           box_roles, stop_roles, shift, lam, free, y, L, F, c, v, max_iterations, tolerance, True,
-                           previous, rhs) == 0:
+                           box_roles, stop_roles, shift, slip, lam, free, y, L, F, c, v, max_iterations, tolerance,
+                           True, previous, rhs) == 0:
         for r in range(m):                               # not certified: the sweeps' solution
             lam[r] = swept[r]
         for i in range(nc):

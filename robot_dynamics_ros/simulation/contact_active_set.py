@@ -22,8 +22,9 @@ primal-dual active-set step, Hintermueller, Ito and Kunisch, SIAM J. Optim. 13(3
 its bound is fixed at it, a fixed row whose velocity pulls it off its bound is held, a held contact that pulls is
 apart and an apart one that approaches is held; the revised pattern is solved and checked again, at most
 PATTERN_REVISIONS times. The certificate alone decides: a pattern is taken only where the conditions hold. A sliding
-contact (lam on the cone's surface: a non-linear condition), or a pattern the revisions do not certify, is left to
-the interior-point solver. (The revisions matter where the feet and the joints' friction all hold: more held rows
+contact (lam on the cone's surface: a non-linear condition) is solved and checked at its slip direction, which the
+step's fixed point iterates (``sliding``; ``pattern_solve`` alone refuses it); a pattern the revisions do not certify
+is left to the bounded sweeps. (The revisions matter where the feet and the joints' friction all hold: more held rows
 than freedoms, least-norm impulses that leave a box, and an interior-point answer whose boxes near their bounds read
 as inside.)
 
@@ -45,8 +46,14 @@ from ..algorithms.backends import njit
 from ..algorithms.cholesky import cholesky_factor, cholesky_solve
 from ..algorithms.least_norm import least_norm_semidefinite
 from .roles import APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK  # noqa: F401 (one set: roles.py)
+from .sliding import slip_of, sliding_certified
 
 VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
+# m/s or rad/s: the same where the held rows took the least-squares solve (more held rows than freedoms: their
+# velocities cannot all be held where the rows' offsets, the gaps phi / dt and the shifts, are not consistent to
+# the last digit, as a robot lying on many points has them); the bounded sweeps' tolerance, so that a pattern so
+# certified is never further from the conditions than the sweeps it replaces
+LEAST_SQUARES_TOLERANCE = 1e-7
 IMPULSE_TOLERANCE = 1e-12    # N s or N m s, plus 1e-9 of the largest impulse: a condition on lam holds within this
 GUESS_TOLERANCE = 1e-6      # of the largest impulse: a solution this close to a bound is taken to be on it
 PIVOT_RATIO = 1e-12          # smallest / largest pivot (or singular value) of A_FF below this: singular
@@ -75,37 +82,45 @@ def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_rol
     ``certified``, ``revise_roles``). The role arrays are revised in place. ``freedoms``: the columns of G (nv),
     where A = G M^-1 G^T (``more_held_than_freedoms``)."""
     previous = lam[:m].copy()   # the last solve's impulses (of this step's fixed point, or of the last step)
+    slip = np.zeros((nc, 3))    # (a sliding contact is refused here: it needs the fixed point's slip direction)
     for revision in range(PATTERN_REVISIONS + 1):
-        if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
+        if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, False, slip):
             return False   # a sliding contact: not certifiable here
         singular = freedoms is not None and more_held_than_freedoms(free, m, freedoms)
         n_free = -1 if singular else k.held_rows(A, c, m, lam, free, L, F)
+        tolerance = VELOCITY_TOLERANCE if n_free >= 0 else LEAST_SQUARES_TOLERANCE
         if n_free < 0:   # A_FF singular: of the solutions, the one closest to the previous impulses
             F_ = np.flatnonzero(free[:m])
             X = np.flatnonzero(~free[:m])
             A_FF = A[np.ix_(F_, F_)]
             rhs = -(c[F_] + A[np.ix_(F_, X)] @ lam[X])
             lam[F_] = previous[F_] + np.linalg.lstsq(A_FF, rhs - A_FF @ previous[F_], rcond=PIVOT_RATIO)[0]
-        if k.certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, box_roles, y):
+        if k.certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, contact_roles, box_roles, slip, y,
+                       tolerance):
             return True
         if revision == PATTERN_REVISIONS or not k.revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu,
-                                                               contact_roles, box_roles, stop_roles, y):
+                                                               contact_roles, box_roles, stop_roles, slip, y,
+                                                               tolerance):
             return False
     return False
 
 
 @njit()
-def fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
+def fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, sliding, slip):
     """lam on the rows the pattern fixes (apart contacts: 0; boxes at an end: +-b; idle stops: 0; on a frictionless
-    ground the tangential rows of touching contacts: 0), free = the rows it holds at y = 0. False for a sliding
-    contact (lam on the cone's surface: not a linear condition)."""
+    ground the tangential rows of touching contacts: 0), free = the rows it holds at y = 0; a sliding contact holds
+    its lam_n in its normal row and, where its slope k (``slip``) is finite, its lam_p in its x row (``sliding``).
+    False for a sliding contact where ``sliding`` is False (lam on the cone's surface: not a linear condition
+    without a slip direction)."""
     for i in range(nc):
         role = contact_roles[i]
-        if role == SLIDE and mu > 0.0:
+        if role == SLIDE and mu > 0.0 and not sliding:
             return False
         for a in range(3):
             lam[3 * i + a] = 0.0
             free[3 * i + a] = role != APART and (a == 2 or mu > 0.0)
+        if role == SLIDE and mu > 0.0:
+            free[3 * i], free[3 * i + 1] = slip[i, 2] < np.inf, False
     start_box = 3 * nc + n_bilateral
     for r in range(3 * nc, start_box):
         lam[r], free[r] = 0.0, True
@@ -197,49 +212,63 @@ def velocities(A, c, m, lam, y):
 
 
 @njit()
-def certified(A, c, m, lam, free, nc, start_box, bound, mu, box_roles, y):
-    """The KKT conditions of the module's docstring, within the tolerances; y = A lam + c on the way."""
+def certified(A, c, m, lam, free, nc, start_box, bound, mu, contact_roles, box_roles, slip, y, velocity_tolerance):
+    """The KKT conditions of the module's docstring, within the tolerances (a sliding contact's at its slip
+    direction: ``sliding``; velocity_tolerance: VELOCITY_TOLERANCE, or LEAST_SQUARES_TOLERANCE where the held rows
+    took the least-squares solve); y = A lam + c on the way."""
     impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * velocities(A, c, m, lam, y)
-    for r in range(m):
-        if free[r] and abs(y[r]) > VELOCITY_TOLERANCE:
-            return False
     for i in range(nc):
         n = 3 * i + 2
-        if free[n]:    # touching: lam in the cone
+        if contact_roles[i] == SLIDE and mu > 0.0:
+            if not sliding_certified(i, lam, y, mu, slip, impulse_tolerance, velocity_tolerance):
+                return False
+        elif free[n]:  # touching: y = 0, lam in the cone
+            if abs(y[n]) > velocity_tolerance or (mu > 0.0 and max(abs(y[n - 2]), abs(y[n - 1])) > velocity_tolerance):
+                return False
             if np.hypot(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance or lam[n] < -impulse_tolerance:
                 return False
-        elif mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + VELOCITY_TOLERANCE:   # apart: y in the dual cone
+        elif mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + velocity_tolerance:   # apart: y in the dual cone
+            return False
+    for r in range(3 * nc, m):
+        if free[r] and abs(y[r]) > velocity_tolerance:
             return False
     start_stop = start_box + bound.shape[0]
     for b in range(bound.shape[0]):
         r, role = start_box + b, box_roles[b]
         if role == INSIDE and abs(lam[r]) > bound[b] + impulse_tolerance:
             return False
-        if (role == AT_UPPER and y[r] > VELOCITY_TOLERANCE) or (role == AT_LOWER and y[r] < -VELOCITY_TOLERANCE):
+        if (role == AT_UPPER and y[r] > velocity_tolerance) or (role == AT_LOWER and y[r] < -velocity_tolerance):
             return False
     for r in range(start_stop, m):
-        if (free[r] and lam[r] < -impulse_tolerance) or (not free[r] and y[r] < -VELOCITY_TOLERANCE):
+        if (free[r] and lam[r] < -impulse_tolerance) or (not free[r] and y[r] < -velocity_tolerance):
             return False
     return True
 
 
 @njit()
-def revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, y):
+def revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, slip, y,
+                 velocity_tolerance):
     """The roles of a refused solution lam revised where the conditions fail (a primal-dual active-set step): a held
     contact whose normal impulse pulls is apart, an apart one whose velocity leaves the dual cone is held; a box
     broken at +b (-b) is fixed there, one fixed at an end whose velocity pulls it inside is inside; a pushing stop that
-    pulls is idle, an idle one that is crossed pushes. A held contact outside its cone slides (fix_pattern then
-    refuses it). True when some role changed."""
+    pulls is idle, an idle one that is crossed pushes. A held contact outside its cone slides, against its impulse
+    (``sliding``: d = -lam_t / |lam_t|, k = inf); a sliding one whose normal impulse pulls is apart, one that slides
+    back against d sticks. True when some role changed."""
     impulse_tolerance = IMPULSE_TOLERANCE + 1e-9 * velocities(A, c, m, lam, y)
     changed = False
     for i in range(nc):
         n, role = 3 * i + 2, contact_roles[i]
-        if role == APART and mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + VELOCITY_TOLERANCE:
+        if role == APART and mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + velocity_tolerance:
             contact_roles[i] = STICK
         elif role == STICK and lam[n] < -impulse_tolerance:
             contact_roles[i] = APART
         elif role == STICK and np.hypot(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance:
             contact_roles[i] = SLIDE
+            slip_of(lam[n - 2], lam[n - 1], lam[n], 0.0, mu, slip, i)
+        elif role == SLIDE and lam[n] < -impulse_tolerance:
+            contact_roles[i] = APART
+        elif role == SLIDE and slip[i, 0] * y[n - 2] + slip[i, 1] * y[n - 1] < -velocity_tolerance:
+            contact_roles[i] = STICK
         changed = changed or contact_roles[i] != role
     start_box = 3 * nc + n_bilateral
     for b in range(bound.shape[0]):
@@ -248,7 +277,7 @@ def revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_ro
             box_roles[b] = AT_UPPER
         elif role == INSIDE and lam[r] < -bound[b] - impulse_tolerance:
             box_roles[b] = AT_LOWER
-        elif (role == AT_UPPER and y[r] > VELOCITY_TOLERANCE) or (role == AT_LOWER and y[r] < -VELOCITY_TOLERANCE):
+        elif (role == AT_UPPER and y[r] > velocity_tolerance) or (role == AT_LOWER and y[r] < -velocity_tolerance):
             box_roles[b] = INSIDE
         changed = changed or box_roles[b] != role
     start_stop = start_box + bound.shape[0]
@@ -256,33 +285,41 @@ def revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_ro
         r, role = start_stop + s, stop_roles[s]
         if role == PUSHING and lam[r] < -impulse_tolerance:
             stop_roles[s] = IDLE
-        elif role == IDLE and y[r] < -VELOCITY_TOLERANCE:
+        elif role == IDLE and y[r] < -velocity_tolerance:
             stop_roles[s] = PUSHING
         changed = changed or stop_roles[s] != role
     return changed
 
 
 @njit()
-def remember_roles(lam, m, which, nc, n_bilateral, boxed, bound, lower, upper, mu, contact_role, box_role, lower_role,
-                   upper_role):
+def contact_role_of(lam, i, mu, shift, impulse_tolerance):
+    """Candidate i's role in a solution lam with De Saxce's shift s = mu |u_t| (``remember_roles``): apart, sliding
+    (on the cone's surface, and slipping: s above LEAST_SQUARES_TOLERANCE; at rest on the surface it is guessed to
+    stick), or sticking. On a frictionless ground a touching contact is STICK (its tangential impulses are zero)."""
+    normal = lam[3 * i + 2]
+    if normal <= impulse_tolerance:
+        return APART
+    if mu == 0.0 or np.hypot(lam[3 * i], lam[3 * i + 1]) < mu * normal - impulse_tolerance or \
+            shift <= mu * LEAST_SQUARES_TOLERANCE:
+        return STICK
+    return SLIDE
+
+
+@njit()
+def remember_roles(lam, m, which, nc, n_bilateral, boxed, bound, lower, upper, mu, shift, contact_role, box_role,
+                   lower_role, upper_role):
     """The roles of a solution lam (the pattern to try first on the next step), written into the warm start by point
-    and joint: every point apart but the candidates ``which`` (apart, sticking inside the cone, or sliding on it), the
-    boxed joints' roles, the stops in the problem (``lower``, ``upper``) pushing or idle, the others pushing. The
-    interior-point solver stops within ~1e-8 of a bound: a guess takes GUESS_TOLERANCE (the check stays strict). On a
-    frictionless ground a touching contact is STICK (its tangential impulses are zero: linear)."""
+    and joint: every point apart but the candidates ``which`` (``contact_role_of``, with each point's shift
+    ``shift``), the boxed joints' roles, the stops in the problem (``lower``, ``upper``) pushing or idle, the others
+    pushing. The interior-point solver stops within ~1e-8 of a bound: a guess takes GUESS_TOLERANCE (the check stays
+    strict)."""
     largest = 0.0
     for r in range(m):
         largest = max(largest, abs(lam[r]))
     impulse_tolerance = IMPULSE_TOLERANCE + GUESS_TOLERANCE * largest
     contact_role[:] = APART
     for i in range(nc):
-        normal = lam[3 * i + 2]
-        if normal <= impulse_tolerance:
-            contact_role[which[i]] = APART
-        elif mu == 0.0 or np.hypot(lam[3 * i], lam[3 * i + 1]) < mu * normal - impulse_tolerance:
-            contact_role[which[i]] = STICK
-        else:
-            contact_role[which[i]] = SLIDE
+        contact_role[which[i]] = contact_role_of(lam, i, mu, shift[which[i]], impulse_tolerance)
     start_box = 3 * nc + n_bilateral
     for b in range(boxed.shape[0]):
         value = lam[start_box + b]

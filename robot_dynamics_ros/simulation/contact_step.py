@@ -41,6 +41,7 @@ from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
 from .pattern_fixed_point import pattern_fixed_point
 from .penetration import LIFT_DEPTH, lowest, projection
+from .sliding import guess_slip
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
@@ -70,8 +71,8 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
                  centre, radius, idx_v, q_of_v, lower, upper, joints, joint_ints, U, trial, gap, contact_roles, beta,
                  margin, penetration, max_iterations, tolerance, max_sweeps, sweep_tolerance, R, p, x, phi, C_ang,
                  C_lin, which, G, bodies, v, impulses, shift, contact_role, box_role, lower_role, upper_role, Y, A, L,
-                 c, lam, y, free, F, saved, previous, rhs, swept, swept_shift, joint_impulse, a0, height, mu, dt, mode,
-                 q, qd, q_new, qd_new, forces, constraint_effort, applied, q_start):
+                 c, lam, y, free, F, saved, previous, rhs, swept, swept_shift, joint_impulse, slip, a0, height, mu, dt,
+                 mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, q_start):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
@@ -188,13 +189,14 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
             s += 1
         for i in range(nc):
             contact_roles[i] = contact_role[which[i]]
+        guess_slip(impulses, which, nc, trial, mu, contact_roles, slip)
         iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
-                                         contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c,
-                                         v, max_iterations, tolerance, True, previous, rhs)
+                                         contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L,
+                                         F, c, v, max_iterations, tolerance, True, previous, rhs)
         if iterations == 0:                         # no certified pattern: the bounded sweeps from the last impulses
             warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
             sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
-                                  contact_roles[:nc], box_roles, stop_roles, trial[:nc], lam, free, y, L, F, c, v,
+                                  contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L, F, c, v,
                                   max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
                                   swept_shift)
             iterations = joint_ints[COUNTS, 2] = abs(sweeps)
@@ -228,7 +230,7 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
         for a in range(3):
             forces[i, a] = impulses[i, a] / dt
     remember_roles(lam, m, which[:nc], nc, n_bilateral, boxed, box_bound[:n_boxed], lower_rows, upper_rows, mu,
-                   contact_role, box_role, lower_role, upper_role)
+                   shift[1], contact_role, box_role, lower_role, upper_role)
     remember_joint_impulses(lam, nc, bilateral, boxed, lower_rows, upper_rows, joint_impulse)
     for j in range(nv):
         applied[j] = tau[j]
@@ -325,7 +327,7 @@ class ContactStep:
             self.buffers = (d.R, d.p, d.x, d.phi, d.C_ang, d.C_lin, d.which, d.G, d.bodies, d.v, d.impulses,
                             d.shift, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.Y, d.A, d.L, d.c, lam, d.y,
                             d.free, d.F, self.saved, self.previous, self.rhs, d.swept, d.swept_shift,
-                            d.joint_impulse)
+                            d.joint_impulse, d.slip)
         arguments = (*self.constants, *self.buffers, *step_inputs)
         try:
             if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)

@@ -38,7 +38,8 @@ Python (``step_data.stage_kernels``).
 
 Solvers: the last step's pattern (which contacts stick, which are apart; which joints slide, which stops push) is
 tried first with one Cholesky solve, and taken where the optimality conditions certify it (``contact_active_set``);
-where no pattern is certified (a foot touching down or lifting off, a sliding contact), projected Gauss-Seidel with
+a sliding contact is certified on its slip direction (``sliding``); where no pattern is certified (a foot touching
+down or lifting off), projected Gauss-Seidel with
 De Saxce's correction over the same Delassus matrix, warm-started from the last step's impulses and bounded in its
 sweeps, then its pattern certified where it can be (``bounded_solve``): no solver set-up inside a step, and a cost
 bounded whatever the pattern does. The true Coulomb cone throughout (a friction pyramid of 8 sides would
@@ -234,8 +235,9 @@ class GroundContact:
             roles = (d.contact_role[which], d.box_role[boxed], stop_roles)   # copies: revised in place
             rows = (A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu, *roles)
             previous, trial = d.lam[:m].copy(), shift.copy()
-            iterations = self.try_pattern and k.pattern_fixed_point(*rows, trial, d.lam, d.free, d.y, d.L, d.F, d.c,
-                                                                    d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE,
+            k.guess_slip(d.impulses, which, nc, trial, mu, roles[0], d.slip)
+            iterations = self.try_pattern and k.pattern_fixed_point(*rows, trial, d.slip, d.lam, d.free, d.y, d.L, d.F,
+                                                                    d.c, d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE,
                                                                     True, d.previous, d.rhs)
             if iterations:   # every iteration certified, compiled
                 self.solves['pattern'] += iterations
@@ -244,7 +246,7 @@ class GroundContact:
                 trial = shift.copy()
                 k.warm_start(d.impulses, d.joint_impulse, which, nc, bilateral, boxed, lo, hi, d.lam)
                 sweeps = k.bounded_step(A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu,
-                                        *roles, trial, d.lam, d.free, d.y, d.L, d.F, d.c, d.v, MAX_SWEEPS,
+                                        *roles, trial, d.slip, d.lam, d.free, d.y, d.L, d.F, d.c, d.v, MAX_SWEEPS,
                                         SWEEP_TOLERANCE, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE, d.previous, d.rhs,
                                         d.swept, d.swept_shift)
                 self.solves['bounded'] += 1
@@ -264,8 +266,8 @@ class GroundContact:
         d.impulses[which] = lam[:3 * nc].reshape(-1, 3)
         # the roles of this step's solution, by point and joint: the pattern the next step tries first
         # (``contact_active_set``); points not in the problem are apart, stops not in it will push when they enter
-        k.remember_roles(d.lam, m, which, nc, len(bilateral), boxed, bound, lo, hi, mu, d.contact_role, d.box_role,
-                         d.lower_role, d.upper_role)
+        k.remember_roles(d.lam, m, which, nc, len(bilateral), boxed, bound, lo, hi, mu, d.shift[1], d.contact_role,
+                         d.box_role, d.lower_role, d.upper_role)
         k.remember_joint_impulses(d.lam, nc, bilateral, boxed, lo, hi, d.joint_impulse)
         return np.clip(v, v_lo, v_hi), G[:m].T @ lam
 

@@ -11,19 +11,24 @@ the one-call step (``contact_step``) takes the least-squares solve here too.
 import numpy as np
 
 from ..algorithms.backends import njit
-from .contact_active_set import PATTERN_REVISIONS, certified, closest_held_rows, fix_pattern, held_rows, \
-    more_held_than_freedoms, revise_roles
+from .contact_active_set import LEAST_SQUARES_TOLERANCE, PATTERN_REVISIONS, VELOCITY_TOLERANCE, certified, \
+    closest_held_rows, fix_pattern, held_rows, more_held_than_freedoms, revise_roles
+from .roles import SLIDE, STICK
+from .sliding import any_sliding, closest_sliding_held_rows, onto_cones, sliding_held_rows, update_slip
 
 
 @njit()
 def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
-                        box_roles, stop_roles, shift, lam, free, y, L, F, c, v, max_iterations, tolerance, least_squares,
-                        previous, rhs):
+                        box_roles, stop_roles, shift, slip, lam, free, y, L, F, c, v, max_iterations, tolerance,
+                        least_squares, previous, rhs):
     """The fixed point over certified patterns from the shift ``shift`` (written back): the iterations it took, with
     lam and v written, or 0 where an iteration's pattern was refused, or singular without ``least_squares`` (lam and
     v are then not a solution). With ``least_squares``, a singular pattern takes the impulses closest to the last
-    solve's (``closest_held_rows``, ``previous`` and ``rhs``: buffers of m). Not converged within max_iterations:
-    the last iterate (Anitescu's relaxation with a lagged shift)."""
+    solve's (``closest_held_rows``, ``previous`` and ``rhs``: buffers of m). A sliding contact is solved on its
+    slip direction (``sliding``; ``slip``: (d, k) per candidate, from the last step or a revision), iterated with
+    the shift until its slip across d is within the tolerance too. Not converged within max_iterations: the last
+    iterate (Anitescu's relaxation with a lagged shift), or 0 where a contact slides (its impulse may leave the
+    cone by the linearisation)."""
     nv = w.shape[0]
     for iteration in range(max_iterations):
         if least_squares:
@@ -38,19 +43,30 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
             c[3 * i + 2] += gap_velocity[i] + shift[i]
         taken = False
         for revision in range(PATTERN_REVISIONS + 1):
-            if not fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free):
-                return 0
-            if more_held_than_freedoms(free, m, nv) or held_rows(A, c, m, lam, free, L, F) < 0:
+            fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, True, slip)
+            velocity_tolerance = VELOCITY_TOLERANCE
+            if mu > 0.0 and any_sliding(contact_roles):
+                if more_held_than_freedoms(free, m, nv) or \
+                        sliding_held_rows(A, c, m, lam, free, L, F, nc, contact_roles, slip, mu, rhs) < 0:
+                    if not least_squares:
+                        return 0
+                    closest_sliding_held_rows(A, c, m, lam, free, previous, L, F, nc, contact_roles, slip, mu, rhs)
+                    velocity_tolerance = LEAST_SQUARES_TOLERANCE
+            elif more_held_than_freedoms(free, m, nv) or held_rows(A, c, m, lam, free, L, F) < 0:
                 if not least_squares:
                     return 0
                 closest_held_rows(A, c, m, lam, free, previous, L, F, rhs)
-            if certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, box_roles, y):
+                velocity_tolerance = LEAST_SQUARES_TOLERANCE
+            if certified(A, c, m, lam, free, nc, 3 * nc + n_bilateral, bound, mu, contact_roles, box_roles, slip, y,
+                         velocity_tolerance):
                 taken = True
                 break
-            if not revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, y):
+            if not revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, slip,
+                                y, velocity_tolerance):
                 return 0
         if not taken:
             return 0
+        onto_cones(lam, nc, mu, contact_roles)
         for j in range(nv):                             # v = w + Y lam
             value = w[j]
             for r in range(m):
@@ -62,9 +78,11 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
             for j in range(nv):
                 ux += G[3 * i, j] * v[j]
                 uy += G[3 * i + 1, j] * v[j]
-            new_shift = mu * np.hypot(ux, uy)
+            new_shift = mu * np.hypot(ux, uy) if contact_roles[i] != STICK else 0.0   # (held: u_t = 0)
             converged = converged and abs(new_shift - shift[i]) <= tolerance
             shift[i] = new_shift
+            if contact_roles[i] == SLIDE and mu > 0.0:
+                converged = update_slip(i, ux, uy, lam, mu, slip, tolerance) and converged
         if converged:
             return iteration + 1
-    return max_iterations
+    return 0 if mu > 0.0 and any_sliding(contact_roles) else max_iterations

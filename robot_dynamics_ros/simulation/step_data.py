@@ -20,7 +20,7 @@ import numpy as np
 from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
 from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, \
-    pattern_fixed_point, penetration
+    pattern_fixed_point, penetration, sliding
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
@@ -29,6 +29,7 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
+          sliding: ('guess_slip',),
           bounded_solve: ('warm_start', 'bounded_step', 'remember_joint_impulses'),
           penetration: ('projection',),
           integrate_step: ('integrate_free_root',),
@@ -72,6 +73,7 @@ class StepData:
         self.lower_role, self.upper_role = np.full(nv, PUSHING), np.full(nv, PUSHING)
         self.shift = np.zeros((2, count))
         self.swept_shift = np.zeros(count)
+        self.slip = np.zeros((count, 3))         # a sliding candidate's slip direction and slope (sliding)
         self.joint_impulse = np.zeros((4, nv))   # the joint rows' impulses by kind and joint (bounded_solve)
         self.reset()
 
