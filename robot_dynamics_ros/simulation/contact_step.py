@@ -3,8 +3,9 @@
 ``Simulator.step`` with a ground runs its stages one by one from Python (``ground_contact``): the free velocity by
 ABA, the joints' rows, the contact points' kinematics and candidate rows, M = U D U^T, the Delassus matrix, the fixed
 point over certified patterns, the roles kept for the next step and the free-root integration. ``contact_step`` runs
-the same stage kernels, in the same order, in one call, over buffers allocated once (``ContactStep``), so that a
-standing or walking robot's step costs one call instead of some sixty NumPy and kernel calls. One stage differs in
+the same stage kernels, in the same order, in one call, over the same step data (``step_data.StepData``, allocated
+once, passed as its five arenas), so that a standing or walking robot's step costs one call instead of some sixty
+NumPy and kernel calls. One stage differs in
 how, not what: the free acceleration M^-1 (tau - h) takes the bias h from RNEA (qdd = 0) and M^-1 from Saha's
 sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the Delassus stage needs anyway, where ABA
 would compute the articulated-body inertias (U D U^T's pivots) a second time; the two agree to rounding. Written as
@@ -42,6 +43,9 @@ from .joint_friction import SLIDING
 from .pattern_fixed_point import pattern_fixed_point
 from .penetration import LIFT_DEPTH, lowest, projection
 from .sliding import guess_slip
+from .step_layout import BIAS, BOUND, BOX_BOUND, BOX_ROLES, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, EFFORT_LIMIT, \
+    EXTERNAL, FOUND, FREE_VELOCITY, FRICTION, LOWER_V, PIVOTS, QDD, SETS, SPEED, STOP_ROLES, TAU, TAU_TOTAL, UPPER_V, \
+    V_AFTER, V_HI, V_LO, model_buffers, row_buffers
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
@@ -52,36 +56,24 @@ COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
 QUATERNION, NOT_FINITE, CAPACITY, SINGULAR = range(-1, -5, -1)
 REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
            CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
-# Rows of the per-joint float array ``joints`` (nv columns each): the simulator's constants, the step's inputs,
-# then its scratch.
-LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
-COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs (TAU..CENTER: GIVEN)
-TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER, BIAS = range(13, 20)  # scratch
-JOINT_ROWS = 20
-# Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
-# ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
-# step's counts: its rows m, contact candidates nc (``ContactStep.rows``) and the bounded solve's sweeps (0: a
-# certified pattern took the step).
-SETS, FOUND, BOX_ROLES, STOP_ROLES, COUNTS = 0, 4, 8, 9, 10
-JOINT_INT_ROWS = 11
-
-
 @njit()
 def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body,
-                 centre, radius, idx_v, q_of_v, lower, upper, joints, joint_ints, U, trial, gap, contact_roles, beta,
-                 margin, penetration, max_iterations, tolerance, max_sweeps, sweep_tolerance, R, p, x, phi, C_ang,
-                 C_lin, which, G, bodies, v, impulses, shift, contact_role, box_role, lower_role, upper_role, Y, A, L,
-                 c, lam, y, free, F, saved, previous, rhs, swept, swept_shift, joint_impulse, slip, a0, height, mu, dt,
-                 mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, q_start):
+                 centre, radius, idx_v, q_of_v, lower, upper, margin, penetration, max_iterations, tolerance,
+                 max_sweeps, sweep_tolerance, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt, mode, q,
+                 qd, q_new, qd_new, forces, constraint_effort, applied):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
     path with the warm start (roles, shifts, lam) unchanged. Where no certified pattern is found, the bounded sweeps
     (``bounded_solve``) take the step, from the last step's impulses. P, work, f_ext, a0: the packed model (RNEA,
-    U D U^T); parent .. moves: the point kinematics; body, centre, radius: the contact points; R .. joint_impulse:
-    the step's data (``step_data.StepData``) and the impulses' scratch; q_start: q out of the ground; the rest as
-    ``ContactStep``."""
+    U D U^T); parent .. moves: the point kinematics; body, centre, radius: the contact points; floats .. row_flags:
+    the step's data (``step_data.StepData``'s arenas, viewed as ``step_layout`` lays them out: its ``joints`` and
+    ``joint_ints`` as ``step_layout`` names their rows); the rest as ``ContactStep``."""
     nv = qd.shape[0]
+    (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, U, joints, trial, gap,
+     beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints) = \
+        model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
+    Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
     lam_capacity = lam.shape[0]
     for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
         saved[k] = lam[k]
@@ -279,8 +271,8 @@ class ContactStep:
     """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
     MAX_FIXED_POINT and FIXED_POINT_TOLERANCE; ``bounded_solve``'s MAX_SWEEPS and SWEEP_TOLERANCE follow): its
-    constants (the simulator's at construction) and buffers, allocated once; ``step`` takes a step or leaves it to
-    the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
+    constants (the simulator's at construction; its data are the ground contact's ``StepData``); ``step`` takes a
+    step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
 
     def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact
@@ -288,28 +280,21 @@ class ContactStep:
         nv = model.nv
         self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model)
         integer = np.int64
-        self.joints = np.zeros((JOINT_ROWS, nv))
+        d = contact.data
+        self.joints, self.joint_ints = d.joints, d.joint_ints
         self.joints[LOWER_V], self.joints[UPPER_V], self.joints[SPEED] = sim._lower_v, sim._upper_v, \
             sim.velocity_limit
         self.joints[EFFORT_LIMIT], self.joints[DAMPING], self.joints[FRICTION] = model.effort_limit, sim.damping, \
             sim.friction
-        self.joint_ints = np.zeros((JOINT_INT_ROWS, nv), dtype=integer)
-        self.U = np.zeros((nv, nv))
-        self.trial, self.gap = np.zeros(count), np.zeros(count)
-        self.contact_roles = np.zeros(count, dtype=integer)
-        self.beta = np.zeros(3 * nv)
-        self.saved = self.previous = self.rhs = np.zeros(0)   # of the impulses' length (StepData's capacity)
         self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
         self.sliding.flags.writeable = False
-        self.q_start = np.zeros(model.nq)   # q, lifted out of the ground where a point is below it
         self.constants = (self.pack.table, np.zeros_like(self.pack.data.work), np.zeros((nv, 6)), *contact._tree,
                           *contact._columns, np.ascontiguousarray(kin.moves), contact.body,
                           np.ascontiguousarray(contact.centre), np.ascontiguousarray(contact.radius),
                           np.ascontiguousarray(model.idx_v, dtype=integer),
                           np.ascontiguousarray(sim._q_of_v, dtype=integer), np.array(model.lower, dtype=float),
-                          np.array(model.upper, dtype=float), self.joints, self.joint_ints, self.U, self.trial, self.gap,
-                          self.contact_roles, self.beta, *settings, MAX_SWEEPS, SWEEP_TOLERANCE)
-        self.data = self.lam = self.buffers = None   # the step's data and its buffers, taken again if StepData grows
+                          np.array(model.upper, dtype=float), *settings, MAX_SWEEPS, SWEEP_TOLERANCE)
+        assert d.sizes == (len(contact._tree[0]), count, nv, model.nq, len(contact._columns[0]))
         self.steps, self.fallbacks = 0, {}
 
     @property
@@ -318,24 +303,15 @@ class ContactStep:
         return int(self.joint_ints[COUNTS, 0]), int(self.joint_ints[COUNTS, 1])
 
     def _run(self, d, step_inputs):
-        """The kernel on the step data ``d`` (its buffers taken again where they were replaced) and the step's inputs;
-        returns its status."""
-        if d is not self.data or d.lam is not self.lam:
-            self.data, self.lam = d, d.lam
-            lam = d.lam
-            self.saved, self.previous, self.rhs = np.zeros_like(lam), np.zeros_like(lam), np.zeros_like(lam)
-            self.buffers = (d.R, d.p, d.x, d.phi, d.C_ang, d.C_lin, d.which, d.G, d.bodies, d.v, d.impulses,
-                            d.shift, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.Y, d.A, d.L, d.c, lam, d.y,
-                            d.free, d.F, self.saved, self.previous, self.rhs, d.swept, d.swept_shift,
-                            d.joint_impulse, d.slip)
-        arguments = (*self.constants, *self.buffers, *step_inputs)
+        """The kernel on the step data ``d`` and the step's inputs; returns its status."""
+        arguments = (*self.constants, *d.arenas, *step_inputs)
         try:
             if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
                 with np.errstate(divide='raise'):
                     return self.kernel(*arguments)
             return self.kernel(*arguments)
         except (ZeroDivisionError, FloatingPointError):   # a zero pivot: the Python path names the joint
-            d.lam[:] = self.saved
+            d.lam[:] = d.saved
             return SINGULAR
 
     def step(self, sim):
@@ -362,7 +338,7 @@ class ContactStep:
         constraint_effort, applied = np.empty(nv), np.empty(nv)
         ground = contact.ground
         step_inputs = (a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new, qd_new, forces,
-                       constraint_effort, applied, self.q_start)
+                       constraint_effort, applied)
         status = self._run(contact.data, step_inputs)
         if status == CAPACITY:   # room for the rows, as the staged path makes it (once: the buffers double), and again
             contact.data.reserve(int(self.joint_ints[COUNTS, 0]))

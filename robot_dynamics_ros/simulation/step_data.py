@@ -2,7 +2,7 @@
 
 As MuJoCo's mjData next to mjModel: ``StepData`` holds every buffer the contact step writes (body poses, the world
 columns of the motion subspace, point positions and heights, the candidates, the row set G of contacts and joints,
-U and D of M = U D U^T, Y = M^-1 G^T, the Delassus matrix A = G Y, the right-hand side c, impulses lam, the held
+Y = M^-1 G^T, the Delassus matrix A = G Y, the right-hand side c, impulses lam, the held
 rows and their Cholesky factor) and the warm start carried from step to step (each contact's and joint row's role,
 De Saxce's shift of the last two steps); ``reset`` clears the warm start. The row buffers are sized for every point
 and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
@@ -21,6 +21,7 @@ from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
 from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, \
     pattern_fixed_point, penetration, sliding
+from .step_layout import model_buffers, model_sizes, row_buffers, row_floats
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
@@ -51,41 +52,37 @@ def stage_kernels(backend=None):
 
 
 class StepData:
-    """The buffers of one simulator's contact step (see the module's docstring); ``reset`` clears the warm start."""
+    """The buffers of one simulator's contact step (see the module's docstring); ``reset`` clears the warm start.
+    They live in five arrays (``arenas``: the model-sized floats and ints, the row-sized floats, ints and flags),
+    which the one-call step takes as five arguments and views as ``model_buffers`` and ``row_buffers`` do."""
 
     def __init__(self, model, count):
         nb, nv = model.nb, model.nv
-        self.R, self.p = np.zeros((nb, 3, 3)), np.zeros((nb, 3))        # body poses (kinematics)
         tree_nv = model.tree.nv   # (the tree's columns: with coupled mimic joints, more than nv)
-        self.C_ang, self.C_lin = np.zeros((3, tree_nv)), np.zeros((3, tree_nv))   # world columns of S
-        self.x, self.phi = np.zeros((count, 3)), np.zeros(count)          # contact points, heights
-        self.which = np.zeros(count, dtype=np.int64)                      # candidates
-        self.bodies = np.zeros((nb, 5))                                   # body velocities (candidate_rows)
+        self.sizes = (nb, count, nv, model.nq, tree_nv)
         self.rows = 3 * count + 3 * nv                                     # at most: 3 per point, 3 per joint
-        self.G = np.zeros((self.rows, nv))                                # the row set: contacts, then joints
-        self.impulses = np.zeros((count, 3))                              # each point's world impulse
-        self.v = np.zeros(nv)                                             # the velocity after the step
+        float_sizes, int_sizes = model_sizes(*self.sizes)
+        self.floats, self.ints = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=np.int64)
+        (self.R, self.p, self.C_ang, self.C_lin, self.x, self.phi, self.bodies, self.G, self.impulses, self.v,
+         self.shift, self.swept_shift, self.joint_impulse, self.slip, self.U, self.joints, self.trial, self.gap,
+         self.beta, self.q_start, self.which, self.contact_role, self.box_role, self.lower_role, self.upper_role,
+         self.contact_roles, self.joint_ints) = model_buffers(self.floats, self.ints, *self.sizes)
         self.sets = np.zeros((4, nv), dtype=np.int64)                    # joints with rows, by kind
         self._size(min(self.rows, 64))
-        # the warm start: roles of the last step (contact_active_set) and De Saxce's shift of the last two steps
-        self.contact_role = np.full(count, APART)
-        self.box_role = np.full(nv, INSIDE)
-        self.lower_role, self.upper_role = np.full(nv, PUSHING), np.full(nv, PUSHING)
-        self.shift = np.zeros((2, count))
-        self.swept_shift = np.zeros(count)
-        self.slip = np.zeros((count, 3))         # a sliding candidate's slip direction and slope (sliding)
-        self.joint_impulse = np.zeros((4, nv))   # the joint rows' impulses by kind and joint (bounded_solve)
         self.reset()
 
     def _size(self, m):
-        """The m x m buffers (and those of length m) for up to m rows."""
-        nv = self.G.shape[1]
+        """The row-sized arenas and their buffers for up to m rows."""
+        nv = self.sizes[2]
         self.capacity = m
-        self.Y, self.A, self.L = np.zeros((nv, m)), np.zeros((m, m)), np.zeros((m, m))
-        self.c, self.lam, self.y = np.zeros(m), np.zeros(m), np.zeros(m)
-        self.free, self.F = np.zeros(m, dtype=np.bool_), np.zeros(m, dtype=np.int64)
-        self.previous, self.rhs = np.zeros(m), np.zeros(m)   # the singular patterns' least squares
-        self.swept = np.zeros(m)                               # the bounded sweeps' impulses (bounded_solve)
+        self.row_floats = np.zeros(row_floats(nv, m))
+        self.row_ints, self.row_flags = np.zeros(m, dtype=np.int64), np.zeros(m, dtype=np.bool_)
+        (self.Y, self.A, self.L, self.c, self.lam, self.y, self.previous, self.rhs, self.swept, self.saved, self.F,
+         self.free) = row_buffers(self.row_floats, self.row_ints, self.row_flags, nv)
+
+    @property
+    def arenas(self):
+        return self.floats, self.ints, self.row_floats, self.row_ints, self.row_flags
 
     def reserve(self, m):
         """Room for m rows (the m x m buffers doubled until they hold them)."""

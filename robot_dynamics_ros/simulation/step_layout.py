@@ -1,0 +1,90 @@
+"""The layout of one simulator's step data (``step_data.StepData``) in five arrays, its arenas (no ROS import).
+
+The one-call step (``contact_step``) takes the arenas as five arguments, not some thirty buffers (numba unboxes each
+argument of a call: ~60 ns apiece), and views its buffers in them as ``StepData`` does, by these two functions: one
+layout, read by both.
+"""
+import numpy as np
+
+from ..algorithms.backends import njit
+
+# Rows of the per-joint float array ``joints`` of the one-call step (nv columns each): the simulator's constants,
+# the step's inputs, then its scratch.
+LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
+COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs (TAU..CENTER: GIVEN)
+TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER, BIAS = range(13, 20)  # scratch
+JOINT_ROWS = 20
+# Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
+# ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
+# step's counts: its rows m, contact candidates nc (``ContactStep.rows``) and the bounded solve's sweeps (0: a
+# certified pattern took the step).
+SETS, FOUND, BOX_ROLES, STOP_ROLES, COUNTS = 0, 4, 8, 9, 10
+JOINT_INT_ROWS = 11
+
+
+@njit()
+def model_sizes(nb, count, nv, nq, tree_nv):
+    """The sizes of ``model_buffers``' float views and int views, in their order."""
+    return ((9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count, count, 5 * nb, (3 * count + 3 * nv) * nv, 3 * count,
+             nv, 2 * count, count, 4 * nv, 3 * count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv, nq),
+            (count, count, nv, nv, nv, count, JOINT_INT_ROWS * nv))
+
+
+@njit()
+def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
+    """The step's buffers sized by the model, as views of its two arenas (floats, ints), in this order: body poses
+    R, p; world columns C_ang, C_lin; points x, heights phi; body velocities; the row set G (3 per point, 3 per
+    joint); each point's impulse; the velocity v; the shifts of the last two steps; the sweeps' shifts; the joint
+    rows' impulses; the sliding candidates' slip; the one-call step's U of M = U D U^T, its per-joint ``joints``
+    (D among them), the candidates' trial shifts and gap velocities, the joint rows' offsets beta, q lifted out of
+    the ground; then the candidates ``which``, the roles of the points, boxes and stops, the candidates' roles and
+    the per-joint ``joint_ints`` (``model_sizes``)."""
+    sizes, int_sizes = model_sizes(nb, count, nv, nq, tree_nv)
+    ends, int_ends = np.cumsum(np.array(sizes)), np.cumsum(np.array(int_sizes))
+    R = floats[:ends[0]].reshape((nb, 3, 3))
+    p = floats[ends[0]:ends[1]].reshape((nb, 3))
+    C_ang = floats[ends[1]:ends[2]].reshape((3, tree_nv))
+    C_lin = floats[ends[2]:ends[3]].reshape((3, tree_nv))
+    x = floats[ends[3]:ends[4]].reshape((count, 3))
+    phi = floats[ends[4]:ends[5]]
+    bodies = floats[ends[5]:ends[6]].reshape((nb, 5))
+    G = floats[ends[6]:ends[7]].reshape((3 * count + 3 * nv, nv))
+    impulses = floats[ends[7]:ends[8]].reshape((count, 3))
+    v = floats[ends[8]:ends[9]]
+    shift = floats[ends[9]:ends[10]].reshape((2, count))
+    swept_shift = floats[ends[10]:ends[11]]
+    joint_impulse = floats[ends[11]:ends[12]].reshape((4, nv))
+    slip = floats[ends[12]:ends[13]].reshape((count, 3))
+    U = floats[ends[13]:ends[14]].reshape((nv, nv))
+    joints = floats[ends[14]:ends[15]].reshape((JOINT_ROWS, nv))
+    trial, gap, beta, q_start = floats[ends[15]:ends[16]], floats[ends[16]:ends[17]], floats[ends[17]:ends[18]], \
+        floats[ends[18]:ends[19]]
+    which, contact_role = ints[:int_ends[0]], ints[int_ends[0]:int_ends[1]]
+    box_role, lower_role = ints[int_ends[1]:int_ends[2]], ints[int_ends[2]:int_ends[3]]
+    upper_role, contact_roles = ints[int_ends[3]:int_ends[4]], ints[int_ends[4]:int_ends[5]]
+    joint_ints = ints[int_ends[5]:int_ends[6]].reshape((JOINT_INT_ROWS, nv))
+    return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, U, joints,
+            trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
+            joint_ints)
+
+
+def row_floats(nv, m):
+    """The length of ``row_buffers``' float arena for up to m rows."""
+    return nv * m + 2 * m * m + 7 * m
+
+
+@njit()
+def row_buffers(floats, ints, flags, nv):
+    """The step's buffers for up to m rows (m = len(flags)), as views of its three arenas: Y = M^-1 G^T, the
+    Delassus matrix A, the held rows' Cholesky factor L, then c, lam, y, the singular patterns' least squares
+    (previous, rhs), the sweeps' impulses, the last solve's impulses (restored on a fall-back); the held rows F; the
+    rows held ``free``."""
+    m = flags.shape[0]
+    Y = floats[:nv * m].reshape((nv, m))
+    A = floats[nv * m:nv * m + m * m].reshape((m, m))
+    L = floats[nv * m + m * m:nv * m + 2 * m * m].reshape((m, m))
+    o = nv * m + 2 * m * m
+    c, lam, y, previous = floats[o:o + m], floats[o + m:o + 2 * m], floats[o + 2 * m:o + 3 * m], \
+        floats[o + 3 * m:o + 4 * m]
+    rhs, swept, saved = floats[o + 4 * m:o + 5 * m], floats[o + 5 * m:o + 6 * m], floats[o + 6 * m:o + 7 * m]
+    return Y, A, L, c, lam, y, previous, rhs, swept, saved, ints[:m], flags
