@@ -17,7 +17,8 @@ joint on the root, a ground plane with the same friction, its default contact an
 same reference; ours takes the URDF's collision spheres, boxes and cylinders (``contact_points_from_urdf``). For
 TALOS both take its STL collision meshes: ours up to 32 hull vertices per mesh (``model/collision.py``), MuJoCo its
 mesh-plane contact on their convex hulls (robot geoms colliding with the ground only, as ours). Each
-step is timed on its own: median, p99 and max per step for both, and the ratios. 'bounded' counts the timed steps
+step is timed on its own: median, p99 and max per step for both, and the ratios, with the objects built before the
+timing frozen out of Python's cyclic collector for both, as the nodes freeze theirs (``nodes/node_loop.py``). 'bounded' counts the timed steps
 whose contact solve took the bounded sweeps (``simulation/bounded_solve.py``) rather than a certified pattern;
 'left' the timed steps that the one-call compiled step (``simulation/contact_step.py``) left to the staged path,
 by reason; 'IP' the interior-point (Clarabel) solves of the whole run. 'upright' is the base's z axis against the
@@ -31,6 +32,7 @@ ratio to MuJoCo's in the same run (default 5 runs).
 BLAS runs single-threaded here (OPENBLAS_NUM_THREADS=1, unless set): the matrices are 18 x 18 to 60 x 60, and
 OpenBLAS threads on a loaded 2-core machine turned 10 us triangular solves into milliseconds.
 """
+import gc
 import os
 import sys
 import time
@@ -160,6 +162,7 @@ def ours(name, scenario, steps):
         sim.q[2] += DROP_HEIGHT
     initial = sim.q.copy()
     settle, times = settling(scenario), np.empty(steps)
+    gc.freeze()   # as a node does once built (nodes/node_loop.py): no full collection over the start-up objects
     for k in range(settle + steps):
         target = targets(scenario, model.joint_names, stance, sim.t)
         sim.set_command(np.concatenate([np.zeros(6), kp * (target - sim.q[7:]) - kd * sim.qd[6:]]))
@@ -169,6 +172,7 @@ def ours(name, scenario, steps):
         sim.step()
         if k >= settle:
             times[k - settle] = time.perf_counter() - start
+    gc.unfreeze()
     left = {reason: count - fallbacks.get(reason, 0) for reason, count in sim.contact_step.fallbacks.items()
             if count > fallbacks.get(reason, 0)}
     return 1e6 * times, sim, initial, sim.contact.solves.get('bounded', 0) - bounded, left
@@ -227,6 +231,7 @@ def theirs(name, scenario, start, steps):
     data.qpos[:7] = np.concatenate([q0[:3], np.roll(q0[3:7], 1)])
     data.qpos[7:] = q0[7:][order]
     settle, times = settling(scenario), np.empty(steps)
+    gc.freeze()
     for k in range(settle + steps):
         target = targets(scenario, model.joint_names, stance, data.time)[order]
         data.qfrc_applied[6:] = kp[order] * (target - data.qpos[7:]) - kd[order] * data.qvel[6:]
@@ -234,6 +239,7 @@ def theirs(name, scenario, start, steps):
         mujoco.mj_step(mj_model, data)
         if k >= settle:
             times[k - settle] = time.perf_counter() - start
+    gc.unfreeze()
     return 1e6 * times, data
 
 

@@ -3,6 +3,7 @@ SIGTERM with one line saying why it stopped.
 
 Only APIs available in rclpy as shipped with Humble are used.
 """
+import gc
 import re
 import time
 from collections import Counter
@@ -157,6 +158,12 @@ def run(node_class: type, name: str, args: list[str] | None = None) -> int:
             executor, wake_up = make_executor(node)
             stopping.catch(wake_up)
             executor.add_node(node)
+            # What the node was built with, out of the cyclic collector's reach: a full collection walks every
+            # tracked object, 1.6 x 10^5 in TALOS's simulator (its model, numba's, rclpy's, trimesh's modules) in
+            # 71 ms, and the steps' small allocations trigger collections now and then (A1's simulator: single
+            # steps of 60-92 ms; TALOS: 1.6 ms, 0.6 ms frozen). They live as long as the node; later ones are
+            # collected as before.
+            gc.freeze()
             while not stopping.received() and rclpy.ok() and not getattr(node, 'failure', None):
                 executor.spin_once(timeout_sec=WAKE_UP_PERIOD)
             if getattr(node, 'failure', None):   # the node cannot go on (it has logged why)
