@@ -246,8 +246,9 @@ def test_the_certified_pattern_path_steps_as_the_interior_point_solver():
     (mu 0.5), each stepped twice: with the last step's pattern tried first (contact_active_set), then the bounded
     sweeps (bounded_solve), and with the interior-point solver alone. The quadruped's trajectories agree to the
     interior-point solver's tolerance; the pattern serves some of its steps (so the comparison tests it: how many
-    is a matter of speed, reported by benchmarks/bench_contact.py) and every step of the sliding box's (a sliding
-    contact's pattern, ``sliding``), none left to the sweeps. The box slides as semi-implicit Euler does at a = g (sin - mu cos): x_k = a dt^2 k (k + 1) / 2, to 1e-9 m
+    is a matter of speed, reported by benchmarks/bench_contact.py) and every step of the sliding box's but its
+    first (a sliding contact's pattern, ``sliding``; the first, from rest, starts every corner sliding: the sweeps).
+    The box slides as semi-implicit Euler does at a = g (sin - mu cos): x_k = a dt^2 k (k + 1) / 2, to 1e-9 m
     on the step's path; the interior-point solver's fixed point stops where the shift changes by less than
     FIXED_POINT_TOLERANCE (1e-6 m/s), which leaves it within 1e-5 m over the 0.5 s."""
     runs = {}
@@ -271,7 +272,7 @@ def test_the_certified_pattern_path_steps_as_the_interior_point_solver():
     np.testing.assert_allclose(with_pattern[:, 19] - with_pattern[0, 19] + slid[0], slid, rtol=0, atol=1e-9)
     np.testing.assert_allclose(without[:, 19] - without[0, 19] + slid[0], slid, rtol=0, atol=1e-5)
     assert quadruped_solves['pattern'] > 0 and quadruped_solves['interior point'] == 0
-    assert box_solves['pattern'] >= 500 and box_solves['bounded'] == 0 and box_solves['interior point'] == 0
+    assert box_solves['pattern'] >= 499 and box_solves['bounded'] <= 1 and box_solves['interior point'] == 0
 
 
 # --- MuJoCo as a second simulator (the model: mujoco_model.py) -----------------------------------------------------

@@ -82,7 +82,7 @@ def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_rol
     ``certified``, ``revise_roles``). The role arrays are revised in place. ``freedoms``: the columns of G (nv),
     where A = G M^-1 G^T (``more_held_than_freedoms``)."""
     previous = lam[:m].copy()   # the last solve's impulses (of this step's fixed point, or of the last step)
-    slip = np.zeros((nc, 3))    # (a sliding contact is refused here: it needs the fixed point's slip direction)
+    slip = np.zeros((nc, 5))    # (a sliding contact is refused here: it needs the fixed point's slip direction)
     for revision in range(PATTERN_REVISIONS + 1):
         if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, False, slip):
             return False   # a sliding contact: not certifiable here

@@ -14,7 +14,8 @@ from ..algorithms.backends import njit
 from .contact_active_set import LEAST_SQUARES_TOLERANCE, PATTERN_REVISIONS, VELOCITY_TOLERANCE, certified, \
     closest_held_rows, fix_pattern, held_rows, more_held_than_freedoms, revise_roles
 from .roles import SLIDE, STICK
-from .sliding import any_sliding, closest_sliding_held_rows, onto_cones, sliding_held_rows, update_slip
+from .sliding import SINGULAR_SLIDING_SOLVES, SLIDING_ITERATIONS, any_sliding, closest_sliding_held_rows, \
+    next_shift, onto_cones, sliding_held_rows, update_slip
 
 
 @njit()
@@ -26,10 +27,11 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
     v are then not a solution). With ``least_squares``, a singular pattern takes the impulses closest to the last
     solve's (``closest_held_rows``, ``previous`` and ``rhs``: buffers of m). A sliding contact is solved on its
     slip direction (``sliding``; ``slip``: (d, k) per candidate, from the last step or a revision), iterated with
-    the shift until its slip across d is within the tolerance too. Not converged within max_iterations: the last
-    iterate (Anitescu's relaxation with a lagged shift), or 0 where a contact slides (its impulse may leave the
-    cone by the linearisation)."""
+    the shift until its slip across d is within the tolerance too, within SLIDING_ITERATIONS and, where its held
+    rows are singular, SINGULAR_SLIDING_SOLVES (else 0: its impulse may leave the cone by the linearisation). Not converged within max_iterations: the last iterate (Anitescu's
+    relaxation with a lagged shift)."""
     nv = w.shape[0]
+    singular_solves = 0                                 # least-squares solves of a singular sliding pattern
     for iteration in range(max_iterations):
         if least_squares:
             for r in range(m):                          # the last solve's impulses
@@ -48,9 +50,10 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
             if mu > 0.0 and any_sliding(contact_roles):
                 if more_held_than_freedoms(free, m, nv) or \
                         sliding_held_rows(A, c, m, lam, free, L, F, nc, contact_roles, slip, mu, rhs) < 0:
-                    if not least_squares:
+                    if not least_squares or singular_solves == SINGULAR_SLIDING_SOLVES:
                         return 0
                     closest_sliding_held_rows(A, c, m, lam, free, previous, L, F, nc, contact_roles, slip, mu, rhs)
+                    singular_solves += 1
                     velocity_tolerance = LEAST_SQUARES_TOLERANCE
             elif more_held_than_freedoms(free, m, nv) or held_rows(A, c, m, lam, free, L, F) < 0:
                 if not least_squares:
@@ -80,9 +83,12 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
                 uy += G[3 * i + 1, j] * v[j]
             new_shift = mu * np.hypot(ux, uy) if contact_roles[i] != STICK else 0.0   # (held: u_t = 0)
             converged = converged and abs(new_shift - shift[i]) <= tolerance
-            shift[i] = new_shift
             if contact_roles[i] == SLIDE and mu > 0.0:
                 converged = update_slip(i, ux, uy, lam, mu, slip, tolerance) and converged
+                new_shift = next_shift(i, shift[i], new_shift, slip)
+            shift[i] = new_shift
         if converged:
             return iteration + 1
-    return 0 if mu > 0.0 and any_sliding(contact_roles) else max_iterations
+        if iteration + 1 == SLIDING_ITERATIONS and mu > 0.0 and any_sliding(contact_roles):
+            return 0
+    return max_iterations

@@ -26,7 +26,7 @@ JOINT_INT_ROWS = 11
 def model_sizes(nb, count, nv, nq, tree_nv):
     """The sizes of ``model_buffers``' float views and int views, in their order."""
     return ((9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count, count, 5 * nb, (3 * count + 3 * nv) * nv, 3 * count,
-             nv, 2 * count, count, 4 * nv, 3 * count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv, nq),
+             nv, 2 * count, count, 4 * nv, 5 * count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv, nq),
             (count, count, nv, nv, nv, count, JOINT_INT_ROWS * nv))
 
 
@@ -54,7 +54,7 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     shift = floats[ends[9]:ends[10]].reshape((2, count))
     swept_shift = floats[ends[10]:ends[11]]
     joint_impulse = floats[ends[11]:ends[12]].reshape((4, nv))
-    slip = floats[ends[12]:ends[13]].reshape((count, 3))
+    slip = floats[ends[12]:ends[13]].reshape((count, 5))
     U = floats[ends[13]:ends[14]].reshape((nv, nv))
     joints = floats[ends[14]:ends[15]].reshape((JOINT_ROWS, nv))
     trial, gap, beta, q_start = floats[ends[15]:ends[16]], floats[ends[16]:ends[17]], floats[ends[17]:ends[18]], \
