@@ -59,8 +59,8 @@ REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
 @njit()
 def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body,
                  centre, radius, idx_v, q_of_v, lower, upper, margin, penetration, max_iterations, tolerance,
-                 max_sweeps, sweep_tolerance, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt, mode, q,
-                 qd, q_new, qd_new, forces, constraint_effort, applied):
+                 max_sweeps, sweep_tolerance, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt,
+                 mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
@@ -272,7 +272,8 @@ class ContactStep:
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
     MAX_FIXED_POINT and FIXED_POINT_TOLERANCE; ``bounded_solve``'s MAX_SWEEPS and SWEEP_TOLERANCE follow): its
     constants (the simulator's at construction; its data are the ground contact's ``StepData``); ``step`` takes a
-    step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
+    step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason
+    (``REASONS``)."""
 
     def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact

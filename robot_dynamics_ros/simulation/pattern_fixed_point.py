@@ -28,8 +28,8 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
     solve's (``closest_held_rows``, ``previous`` and ``rhs``: buffers of m). A sliding contact is solved on its
     slip direction (``sliding``; ``slip``: (d, k) per candidate, from the last step or a revision), iterated with
     the shift until its slip across d is within the tolerance too, within SLIDING_ITERATIONS and, where its held
-    rows are singular, SINGULAR_SLIDING_SOLVES (else 0: its impulse may leave the cone by the linearisation). Not converged within max_iterations: the last iterate (Anitescu's
-    relaxation with a lagged shift)."""
+    rows are singular, SINGULAR_SLIDING_SOLVES (else 0: its impulse may leave the cone by the linearisation). Not
+    converged within max_iterations: the last iterate (Anitescu's relaxation with a lagged shift)."""
     nv = w.shape[0]
     singular_solves = 0                                 # least-squares solves of a singular sliding pattern
     for iteration in range(max_iterations):

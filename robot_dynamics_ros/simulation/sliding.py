@@ -116,8 +116,8 @@ def sliding_system(A, c, m, lam, free, L, F, nc, contact_roles, slip, mu, rhs):
             count_b = expansion(F[b], nc, contact_roles, slip, mu, rows_b, coef_b)
             entry = 0.0
             for k in range(count_a):
-                for l in range(count_b):
-                    entry += coef_a[k] * coef_b[l] * A[rows_a[k], rows_b[l]]
+                for j in range(count_b):
+                    entry += coef_a[k] * coef_b[j] * A[rows_a[k], rows_b[j]]
             L[a, b] = L[b, a] = entry
         r = F[a]
         if r < 3 * nc and r % 3 == 0 and contact_roles[r // 3] == SLIDE:
