@@ -21,7 +21,7 @@ from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
 from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, \
     pattern_fixed_point, penetration, sliding
-from .step_layout import model_buffers, model_sizes, row_buffers, row_floats
+from .step_layout import SETS, model_buffers, model_sizes, row_buffers, row_floats
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
@@ -67,7 +67,7 @@ class StepData:
          self.shift, self.swept_shift, self.joint_impulse, self.slip, self.U, self.joints, self.trial, self.gap,
          self.beta, self.q_start, self.which, self.contact_role, self.box_role, self.lower_role, self.upper_role,
          self.contact_roles, self.joint_ints) = model_buffers(self.floats, self.ints, *self.sizes)
-        self.sets = np.zeros((4, nv), dtype=np.int64)                    # joints with rows, by kind
+        self.sets = self.joint_ints[SETS:SETS + 4]                       # joints with rows, by kind
         self._size(min(self.rows, 64))
         self.reset()
 
