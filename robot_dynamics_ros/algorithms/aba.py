@@ -19,7 +19,7 @@ from .udut import articulated_inertia_gather, run_with_pivots
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1], f8[::1], f8[::1], f8[::1])'
 X_, V_, C_, PA_, IA_, U_, D_, u_ = ABA['X'], ABA['v'], ABA['c'], ABA['pA'], ABA['IA'], ABA['U'], ABA['D'], ABA['u']
-A_, VJ_, IV_, PA_CHILD_, VIN_, SCRATCH_ = ABA['a'], ABA['vJ'], ABA['Iv'], ABA['pa'], ABA['vin'], ABA['scratch']
+A_, VJ_, IV_, PA_CHILD_, VIN_ = ABA['a'], ABA['vJ'], ABA['Iv'], ABA['pa'], ABA['vin']
 
 
 @njit(SIGNATURE)
@@ -33,7 +33,6 @@ def aba_kernel(P, W, a0, f_ext, q, qd, tau, qdd):
     X, v, c, pA = W[:, X_:X_ + 12], W[:, V_:V_ + 6], W[:, C_:C_ + 6], W[:, PA_:PA_ + 6]
     IA, U, D, u = W[:, IA_:IA_ + 36], W[:, U_:U_ + 6], W[:, D_], W[:, u_]
     a, vJ, Iv, pa = W[:, A_:A_ + 6], W[:, VJ_:VJ_ + 6], W[:, IV_:IV_ + 6], W[:, PA_CHILD_:PA_CHILD_ + 6]
-    scratch = W[:, SCRATCH_:SCRATCH_ + 45]
     # Scatter, base to tips (pass 1): velocities, velocity-product accelerations and bias forces.
     for i in range(n):
         p = int(P[i, PARENT])
@@ -55,7 +54,7 @@ def aba_kernel(P, W, a0, f_ext, q, qd, tau, qdd):
         IA[i, :] = P[i, SPATIAL_INERTIA.start:SPATIAL_INERTIA.stop]    # IA_i = I_i
     # Gather, tips to base (pass 2): articulated-body inertias (Riccati recursion, Jain Lemma 7) and bias forces.
     for i in range(n - 1, -1, -1):
-        D[i] = articulated_inertia_gather(P, i, X, IA, U, scratch)     # U_i, D_i; Ia_i; IA_p += Xup^T Ia_i Xup
+        D[i] = articulated_inertia_gather(P, i, X, IA, U)              # U_i, D_i; Ia_i; IA_p += Xup^T Ia_i Xup
         u[i] = tau[i] - project_on_joint(P, i, pA[i])                  # u_i = tau_i - S_i^T pA_i
         p = int(P[i, PARENT])
         if p >= 0:

@@ -12,7 +12,7 @@ from .spatial_kernels import add_transformed_rigid_inertia, add_transposed_force
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1])'
 RIGID = IBAR.stop - MASS     # [mass, h, Ibar]
-X_, IC_, F_, F_PARENT_, T_ = CRBA['X'], CRBA['Ic'], CRBA['F'], CRBA['F_parent'], CRBA['T']
+X_, IC_, F_, F_PARENT_ = CRBA['X'], CRBA['Ic'], CRBA['F'], CRBA['F_parent']
 
 
 @njit(SIGNATURE)
@@ -24,7 +24,7 @@ def crba_kernel(P, W, q, M):
     if q.shape[0] != configuration_size(P) or M.shape[0] != n or M.shape[1] != n:
         raise ValueError('crba: q needs length nq and out shape (nv, nv)')
     X, Ic = W[:, X_:X_ + 12], W[:, IC_:IC_ + RIGID]
-    F, F_parent, T = W[:, F_:F_ + 6], W[:, F_PARENT_:F_PARENT_ + 6], W[:, T_:T_ + 18]
+    F, F_parent = W[:, F_:F_ + 6], W[:, F_PARENT_:F_PARENT_ + 6]
     for i in range(n):
         parent_transform(P, i, q, X[i])
         for k in range(RIGID):
@@ -34,7 +34,7 @@ def crba_kernel(P, W, q, M):
     for i in range(n - 1, -1, -1):
         p = int(P[i, PARENT])
         if p >= 0:
-            add_transformed_rigid_inertia(X[i], Ic[i], Ic[p], T[i])       # Ic_p += Xup_i^T Ic_i Xup_i
+            add_transformed_rigid_inertia(X[i], Ic[i], Ic[p])             # Ic_p += Xup_i^T Ic_i Xup_i
     M[:, :] = 0.0
     # M_ij = S_i^T Ic_i X_{i->j} S_j for j on the path from i to the base (Jain Alg. 4.2, eq. 17; Saha eq. 8).
     for i in range(n):

@@ -67,9 +67,9 @@ def work_fields(**widths):
 KINEMATICS = dict(X=12, v=6, a=6, vJ=6, aJ=6, vin=6)   # RNEA's scatter (kinematic_scatter), shared by the regressor
 RNEA = work_fields(**KINEMATICS, Iv=6, f=6)
 REGRESSOR = work_fields(**KINEMATICS, A=60, X_i_from_j=12, composed=12, S_j=6, S_j_in_i=6)   # A: 6x10 column-major
-CRBA = work_fields(X=12, Ic=13, F=6, F_parent=6, T=18)                   # Ic: [mass, h, Ibar]
-ABA = work_fields(X=12, v=6, c=6, pA=6, IA=36, U=6, D=1, u=1, a=6, vJ=6, Iv=6, pa=6, vin=6, scratch=45)
-UDUT = work_fields(X=12, IA=36, psi=6, force=6, carried=6, scratch=45)
+CRBA = work_fields(X=12, Ic=13, F=6, F_parent=6)                   # Ic: [mass, h, Ibar]
+ABA = work_fields(X=12, v=6, c=6, pA=6, IA=36, U=6, D=1, u=1, a=6, vJ=6, Iv=6, pa=6, vin=6)
+UDUT = work_fields(X=12, IA=36, psi=6)
 WORK_WIDTH = max(fields['width'] for fields in (RNEA, REGRESSOR, CRBA, ABA, UDUT))
 
 

@@ -133,59 +133,54 @@ def _cross(a, b):
 def body_poses(parent, kind, idx_q, axis, E_T, r, q, R, p):
     """R (nb, 3, 3), p (nb, 3): ``PointKinematics.poses`` as loops (bodies in tree order, parents first), for numba:
     R_i = R_p E_i^T R_J(q_i), p_i = p_p + R_p (r_i + E_i^T p_J(q_i)) (the module's docstring)."""
-    R_J, p_J, A, t = np.empty((3, 3)), np.empty(3), np.empty((3, 3)), np.empty(3)
     for i in range(parent.shape[0]):
-        joint_pose(kind[i], axis[i], q, idx_q[i], R_J, p_J)
-        for a in range(3):   # body i in its parent's frame: A = E^T R_J, t = r + E^T p_J
-            t[a] = r[i, a] + E_T[i, a, 0] * p_J[0] + E_T[i, a, 1] * p_J[1] + E_T[i, a, 2] * p_J[2]
-            for b in range(3):
-                A[a, b] = E_T[i, a, 0] * R_J[0, b] + E_T[i, a, 1] * R_J[1, b] + E_T[i, a, 2] * R_J[2, b]
+        R_J, p_J = joint_pose(kind[i], axis[i], q, idx_q[i])
+        E = E_T[i]
+        # body i in its parent's frame: A = E^T R_J, t = r + E^T p_J
+        A = (E[0, 0] * R_J[0] + E[0, 1] * R_J[3] + E[0, 2] * R_J[6],
+             E[0, 0] * R_J[1] + E[0, 1] * R_J[4] + E[0, 2] * R_J[7],
+             E[0, 0] * R_J[2] + E[0, 1] * R_J[5] + E[0, 2] * R_J[8],
+             E[1, 0] * R_J[0] + E[1, 1] * R_J[3] + E[1, 2] * R_J[6],
+             E[1, 0] * R_J[1] + E[1, 1] * R_J[4] + E[1, 2] * R_J[7],
+             E[1, 0] * R_J[2] + E[1, 1] * R_J[5] + E[1, 2] * R_J[8],
+             E[2, 0] * R_J[0] + E[2, 1] * R_J[3] + E[2, 2] * R_J[6],
+             E[2, 0] * R_J[1] + E[2, 1] * R_J[4] + E[2, 2] * R_J[7],
+             E[2, 0] * R_J[2] + E[2, 1] * R_J[5] + E[2, 2] * R_J[8])
+        t = (r[i, 0] + E[0, 0] * p_J[0] + E[0, 1] * p_J[1] + E[0, 2] * p_J[2],
+             r[i, 1] + E[1, 0] * p_J[0] + E[1, 1] * p_J[1] + E[1, 2] * p_J[2],
+             r[i, 2] + E[2, 0] * p_J[0] + E[2, 1] * p_J[1] + E[2, 2] * p_J[2])
         j = parent[i]
         for a in range(3):
             if j < 0:
                 p[i, a] = t[a]
                 for b in range(3):
-                    R[i, a, b] = A[a, b]
+                    R[i, a, b] = A[3 * a + b]
             else:
                 p[i, a] = p[j, a] + R[j, a, 0] * t[0] + R[j, a, 1] * t[1] + R[j, a, 2] * t[2]
                 for b in range(3):
-                    R[i, a, b] = R[j, a, 0] * A[0, b] + R[j, a, 1] * A[1, b] + R[j, a, 2] * A[2, b]
+                    R[i, a, b] = R[j, a, 0] * A[b] + R[j, a, 1] * A[3 + b] + R[j, a, 2] * A[6 + b]
 
 
 @njit()
-def joint_pose(kind, axis, q, k, R_J, p_J):
-    """R_J, p_J: ``PointKinematics._joint_poses`` of one body with joint coordinates q[k:] (revolute by Rodrigues'
-    formula with K^2 = a a^T - |a|^2 I; free flyer [x y z qx qy qz qw]; planar [x y cos sin])."""
-    for a in range(3):
-        p_J[a] = 0.0
-        for b in range(3):
-            R_J[a, b] = 1.0 if a == b else 0.0
+def joint_pose(kind, axis, q, k):
+    """(R_J, p_J): ``PointKinematics._joint_poses`` of one body with joint coordinates q[k:], as values (R_J row-major)
+    (revolute by Rodrigues' formula with K^2 = a a^T - |a|^2 I; free flyer [x y z qx qy qz qw]; planar
+    [x y cos sin])."""
     if kind == REVOLUTE:
         s, c1 = np.sin(q[k]), 1.0 - np.cos(q[k])
         x, y, z = axis[0], axis[1], axis[2]
         n = x * x + y * y + z * z
-        R_J[0, 0] += c1 * (x * x - n)
-        R_J[1, 1] += c1 * (y * y - n)
-        R_J[2, 2] += c1 * (z * z - n)
-        R_J[0, 1] += -s * z + c1 * x * y
-        R_J[1, 0] += s * z + c1 * x * y
-        R_J[0, 2] += s * y + c1 * x * z
-        R_J[2, 0] += -s * y + c1 * x * z
-        R_J[1, 2] += -s * x + c1 * y * z
-        R_J[2, 1] += s * x + c1 * y * z
-    elif kind == PRISMATIC:
-        for a in range(3):
-            p_J[a] = axis[a] * q[k]
-    elif kind == FREE_FLYER:
-        x, y, z, w = q[k + 3], q[k + 4], q[k + 5], q[k + 6]
-        (R_J[0, 0], R_J[0, 1], R_J[0, 2], R_J[1, 0], R_J[1, 1], R_J[1, 2],
-         R_J[2, 0], R_J[2, 1], R_J[2, 2]) = quaternion_rotation(x, y, z, w)
-        for a in range(3):
-            p_J[a] = q[k + a]
-    elif kind == PLANAR:
+        return (1.0 + c1 * (x * x - n), -s * z + c1 * x * y, s * y + c1 * x * z,
+                s * z + c1 * x * y, 1.0 + c1 * (y * y - n), -s * x + c1 * y * z,
+                -s * y + c1 * x * z, s * x + c1 * y * z, 1.0 + c1 * (z * z - n)), (0.0, 0.0, 0.0)
+    if kind == PRISMATIC:
+        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (axis[0] * q[k], axis[1] * q[k], axis[2] * q[k])
+    if kind == FREE_FLYER:
+        return quaternion_rotation(q[k + 3], q[k + 4], q[k + 5], q[k + 6]), (q[k], q[k + 1], q[k + 2])
+    if kind == PLANAR:
         c, s = q[k + 2], q[k + 3]
-        R_J[0, 0], R_J[0, 1], R_J[1, 0], R_J[1, 1] = c, -s, s, c
-        p_J[0], p_J[1] = q[k], q[k + 1]
+        return (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0), (q[k], q[k + 1], 0.0)
+    return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
 
 
 @njit()

@@ -136,8 +136,8 @@ def transform_motion(X, m, out):
 
 
 @njit()
-def add_transposed_force(X, f, out):
-    """out += X^T f: force E^T f_lin, moment E^T n + r x (E^T f_lin)."""
+def transposed_force(X, f):
+    """X^T f as a 6-tuple (values, kept in registers): force E^T f_lin, moment E^T n + r x (E^T f_lin)."""
     nx = X[0] * f[0] + X[3] * f[1] + X[6] * f[2]
     ny = X[1] * f[0] + X[4] * f[1] + X[7] * f[2]
     nz = X[2] * f[0] + X[5] * f[1] + X[8] * f[2]
@@ -145,12 +145,15 @@ def add_transposed_force(X, f, out):
     fy = X[1] * f[3] + X[4] * f[4] + X[7] * f[5]
     fz = X[2] * f[3] + X[5] * f[4] + X[8] * f[5]
     rx, ry, rz = X[9], X[10], X[11]
-    out[0] += nx + ry * fz - rz * fy
-    out[1] += ny + rz * fx - rx * fz
-    out[2] += nz + rx * fy - ry * fx
-    out[3] += fx
-    out[4] += fy
-    out[5] += fz
+    return nx + ry * fz - rz * fy, ny + rz * fx - rx * fz, nz + rx * fy - ry * fx, fx, fy, fz
+
+
+@njit()
+def add_transposed_force(X, f, out):
+    """out += X^T f."""
+    carried = transposed_force(X, f)
+    for k in range(6):
+        out[k] += carried[k]
 
 
 @njit()
@@ -216,26 +219,29 @@ def inertia_times(I, i, c0, m, out):
 
 
 @njit()
-def rotate(X, Y, y0, stride, T, out, o0, ostride, symmetric):
-    """out = E^T Y E for the 3x3 block of Y at y0 (row stride ``stride``), written at o0 of out (row stride
-    ``ostride``); T (9) is scratch. Of a symmetric block only the upper triangle is computed, then mirrored."""
-    for row in range(3):
-        for col in range(3):
-            T[3 * row + col] = Y[y0 + stride * row] * X[col] + Y[y0 + stride * row + 1] * X[3 + col] \
-                + Y[y0 + stride * row + 2] * X[6 + col]
-    for row in range(3):
-        for col in range(row if symmetric else 0, 3):
-            value = X[row] * T[col] + X[3 + row] * T[3 + col] + X[6 + row] * T[6 + col]
-            out[o0 + ostride * row + col] = value
-            if symmetric:
-                out[o0 + ostride * col + row] = value
+def rotated(X, Y, y0, stride, symmetric):
+    """E^T Y E for the 3x3 block of Y at y0 (row stride ``stride``), as a row-major 9-tuple (values, not a buffer:
+    the compiler keeps them in registers). Of a symmetric block the upper triangle is computed, then mirrored."""
+    e0, e1, e2, e3, e4, e5, e6, e7, e8 = X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8]
+    y00, y01, y02 = Y[y0], Y[y0 + 1], Y[y0 + 2]
+    y10, y11, y12 = Y[y0 + stride], Y[y0 + stride + 1], Y[y0 + stride + 2]
+    y20, y21, y22 = Y[y0 + 2 * stride], Y[y0 + 2 * stride + 1], Y[y0 + 2 * stride + 2]
+    t00, t01, t02 = y00 * e0 + y01 * e3 + y02 * e6, y00 * e1 + y01 * e4 + y02 * e7, y00 * e2 + y01 * e5 + y02 * e8
+    t10, t11, t12 = y10 * e0 + y11 * e3 + y12 * e6, y10 * e1 + y11 * e4 + y12 * e7, y10 * e2 + y11 * e5 + y12 * e8
+    t20, t21, t22 = y20 * e0 + y21 * e3 + y22 * e6, y20 * e1 + y21 * e4 + y22 * e7, y20 * e2 + y21 * e5 + y22 * e8
+    o00, o01, o02 = e0 * t00 + e3 * t10 + e6 * t20, e0 * t01 + e3 * t11 + e6 * t21, e0 * t02 + e3 * t12 + e6 * t22
+    o11, o12, o22 = e1 * t01 + e4 * t11 + e7 * t21, e1 * t02 + e4 * t12 + e7 * t22, e2 * t02 + e5 * t12 + e8 * t22
+    if symmetric:
+        return o00, o01, o02, o01, o11, o12, o02, o12, o22
+    return (o00, o01, o02, e1 * t00 + e4 * t10 + e7 * t20, o11, o12, e2 * t00 + e5 * t10 + e8 * t20,
+            e2 * t01 + e5 * t11 + e8 * t21, o22)
 
 
 @njit()
-def add_transformed_rigid_inertia(X, Ic_i, Ic_p, T):
+def add_transformed_rigid_inertia(X, Ic_i, Ic_p):
     """Ic_p += X^T Ic_i X for rigid-body inertias stored as [mass, h, Ibar] (Featherstone RBDA eq. 2.66):
     mass adds, h_p += E^T h + mass r, Ibar_p += E^T Ibar E + (r.a + r.b) 1 - a r^T - r b^T,
-    with a = E^T h and b = a + mass r (from [u]x[w]x = w u^T - (u.w) 1). T (18) is scratch."""
+    with a = E^T h and b = a + mass r (from [u]x[w]x = w u^T - (u.w) 1)."""
     mass = Ic_i[0]
     r0, r1, r2 = X[9], X[10], X[11]
     a0 = X[0] * Ic_i[1] + X[3] * Ic_i[2] + X[6] * Ic_i[3]
@@ -250,27 +256,23 @@ def add_transformed_rigid_inertia(X, Ic_i, Ic_p, T):
     a = (a0, a1, a2)
     b = (b0, b1, b2)
     r = (r0, r1, r2)
-    rotate(X, Ic_i, 4, 3, T, T, 9, 3, True)
+    rotated_Ibar = rotated(X, Ic_i, 4, 3, True)
     for row in range(3):
         for col in range(3):
-            Ic_p[4 + 3 * row + col] += T[9 + 3 * row + col] - a[row] * r[col] - r[row] * b[col] \
+            Ic_p[4 + 3 * row + col] += rotated_Ibar[3 * row + col] - a[row] * r[col] - r[row] * b[col] \
                 + (ra_rb if row == col else 0.0)
 
 
 @njit()
-def add_congruence(X, IA, out, scratch):
+def add_congruence(X, IA, out):
     """out += X^T IA X for a symmetric 6x6 IA = [[A, B], [B^T, C]] (row-major, 36) and X = plucker(E, r): with
     A', B', C' the blocks rotated by E, the result is [[A' + [r]x B'^T - B'' [r]x, B''], [B''^T, C']],
-    B'' = B' + [r]x C'. scratch: 45 values."""
-    T, A, B, C, B2 = scratch[0:9], scratch[9:18], scratch[18:27], scratch[27:36], scratch[36:45]
-    rotate(X, IA, 0, 6, T, A, 0, 3, True)
-    rotate(X, IA, 3, 6, T, B, 0, 3, False)
-    rotate(X, IA, 21, 6, T, C, 0, 3, True)
+    B'' = B' + [r]x C'."""
+    A, B, C = rotated(X, IA, 0, 6, True), rotated(X, IA, 3, 6, False), rotated(X, IA, 21, 6, True)
     r = (X[9], X[10], X[11])
-    for col in range(3):                                    # B'' = B' + r x (columns of C')
-        for k in range(3):
-            k1, k2 = (k + 1) % 3, (k + 2) % 3
-            B2[3 * k + col] = B[3 * k + col] + r[k1] * C[3 * k2 + col] - r[k2] * C[3 * k1 + col]
+    B2 = (B[0] + r[1] * C[6] - r[2] * C[3], B[1] + r[1] * C[7] - r[2] * C[4], B[2] + r[1] * C[8] - r[2] * C[5],
+          B[3] + r[2] * C[0] - r[0] * C[6], B[4] + r[2] * C[1] - r[0] * C[7], B[5] + r[2] * C[2] - r[0] * C[8],
+          B[6] + r[0] * C[3] - r[1] * C[0], B[7] + r[0] * C[4] - r[1] * C[1], B[8] + r[0] * C[5] - r[1] * C[2])
     for row in range(3):
         for col in range(3):
             c1, c2 = (col + 1) % 3, (col + 2) % 3

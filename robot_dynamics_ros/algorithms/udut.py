@@ -27,15 +27,14 @@ from ..model.model import Model, check_state
 from .backends import njit
 from .crba import crba
 from .dense_udut import coupled_udut, unit_upper_inverse
-from .packing import AXIS, AXIS_INDEX, JOINT_TYPE, PARENT, SPATIAL_INERTIA, UDUT, as_float_arrays, packed, \
-    transforms_6x6
+from .packing import AXIS, AXIS_INDEX, CONTINUED, JOINT_TYPE, PARENT, SPATIAL_INERTIA, TRANSFORM, UDUT, \
+    as_float_arrays, packed, transforms_6x6
 from .rnea import rnea
-from .spatial_kernels import REVOLUTE, add_congruence, add_transposed_force, configuration_size, parent_transform, \
-    project_on_joint
+from .spatial_kernels import REVOLUTE, add_congruence, configuration_size, parent_transform, project_on_joint, \
+    transposed_force
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
-X_, IA_, PSI_, FORCE_, CARRIED_, SCRATCH_ = UDUT['X'], UDUT['IA'], UDUT['psi'], UDUT['force'], UDUT['carried'], \
-    UDUT['scratch']
+X_, IA_, PSI_ = UDUT['X'], UDUT['IA'], UDUT['psi']
 
 
 @njit()
@@ -53,10 +52,11 @@ def articulated_inertia_on_joint(P, i, IA_i, U_i):
 
 
 @njit()
-def articulated_inertia_gather(P, i, X, IA, U, scratch):
+def articulated_inertia_gather(P, i, X, IA, U):
     """One step of the Riccati gather (Jain Lemma 7, eq. 33; Saha eqs. 25, 27), shared by ABA and U D U^T:
     U_i = IA_i S_i, D_i = S_i^T U_i, and for a body with a parent Ia_i = IA_i - U_i U_i^T / D_i (in place of IA_i)
-    and IA_p += Xup_i^T Ia_i Xup_i. Returns D_i."""
+    and IA_p += Xup_i^T Ia_i Xup_i (a plain sum where Xup_i is the identity: the rows that continue a multi-DOF joint,
+    ``packing``). Returns D_i."""
     D = articulated_inertia_on_joint(P, i, IA[i], U[i])
     p = int(P[i, PARENT])
     if p >= 0:
@@ -65,19 +65,23 @@ def articulated_inertia_gather(P, i, X, IA, U, scratch):
             for col in range(row, 6):
                 IA[i, 6 * row + col] -= U[i, row] * U[i, col] * inv_D
                 IA[i, 6 * col + row] = IA[i, 6 * row + col]
-        add_congruence(X[i], IA[i], IA[p], scratch[i])
+        if P[i, TRANSFORM] == CONTINUED:
+            for e in range(36):
+                IA[p, e] += IA[i, e]
+        else:
+            add_congruence(X[i], IA[i], IA[p])
     return D
 
 
 @njit()
 def innovations_gather(P, W, q, D):
     """Xup_k, psi_k (work fields X, psi of W) and the pivots D_k, tips to base (Jain Lemma 7, eq. 33)."""
-    X, IA, psi, scratch = W[:, X_:X_ + 12], W[:, IA_:IA_ + 36], W[:, PSI_:PSI_ + 6], W[:, SCRATCH_:SCRATCH_ + 45]
+    X, IA, psi = W[:, X_:X_ + 12], W[:, IA_:IA_ + 36], W[:, PSI_:PSI_ + 6]
     for k in range(P.shape[0]):
         parent_transform(P, k, q, X[k])
         IA[k, :] = P[k, SPATIAL_INERTIA.start:SPATIAL_INERTIA.stop]
     for k in range(P.shape[0] - 1, -1, -1):
-        D[k] = articulated_inertia_gather(P, k, X, IA, psi, scratch)  # psi^_k, m^_k (eq. 25); M^_p (eq. 27)
+        D[k] = articulated_inertia_gather(P, k, X, IA, psi)           # psi^_k, m^_k (eq. 25); M^_p (eq. 27)
         for row in range(6):
             psi[k, row] /= D[k]                                       # psi_k = psi^_k / m^_k (eq. 26)
 
@@ -89,18 +93,17 @@ def udut_kernel(P, W, q, U, D):
     if q.shape[0] != configuration_size(P) or U.shape[0] != n or U.shape[1] != n or D.shape[0] != n:
         raise ValueError('udut: q needs length nq, D length nv and U shape (nv, nv)')
     innovations_gather(P, W, q, D)
-    X, psi, force, carried = W[:, X_:X_ + 12], W[:, PSI_:PSI_ + 6], W[:, FORCE_:FORCE_ + 6], W[:, CARRIED_:CARRIED_ + 6]
-    # Column k: carry psi_k to each ancestor i with force transforms, then project on joint i (eq. 24).
+    X, psi = W[:, X_:X_ + 12], W[:, PSI_:PSI_ + 6]
+    # Column k: carry psi_k to each ancestor i with force transforms (none within a multi-DOF joint, whose rows share
+    # one frame), then project on joint i (eq. 24).
     for k in range(n):
         for i in range(n):
             U[i, k] = 1.0 if i == k else 0.0
-        f, c = force[k], carried[k]
-        f[:] = psi[k]
+        f = (psi[k, 0], psi[k, 1], psi[k, 2], psi[k, 3], psi[k, 4], psi[k, 5])
         i = k
         while P[i, PARENT] >= 0:
-            c[:] = 0.0
-            add_transposed_force(X[i], f, c)
-            f, c = c, f
+            if P[i, TRANSFORM] != CONTINUED:
+                f = transposed_force(X[i], f)
             i = int(P[i, PARENT])
             U[i, k] = project_on_joint(P, i, f)
 
