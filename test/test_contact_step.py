@@ -469,11 +469,54 @@ def test_candidates_passed_over_by_their_bodies_velocity_are_those_their_own_row
             phi = on_margin.copy()   # every point exactly on the margin: none is a candidate (< margin)
         expected = np.flatnonzero(phi + 2.0 * DT * np.minimum(approach, 0.0) < CONTACT_MARGIN)
         exact_hits += np.sum(phi + 2.0 * DT * np.minimum(approach, 0.0) == CONTACT_MARGIN)
+        k.body_velocities(moves, d.C_ang, d.C_lin, w, d.bodies)
         n = k.candidate_rows(moves, contact.body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
-                             d.bodies)
+                             d.bodies, np.ones(sim.model.nb, dtype=np.int64))
         np.testing.assert_array_equal(d.which[:n], expected, err_msg=f'trial {trial}')
         np.testing.assert_array_equal(d.G[:3 * n], rows[expected].reshape(-1, nv), err_msg=f'trial {trial}')
     assert exact_hits > 0   # the margin itself was met
+
+
+def test_the_broad_phase_passes_over_only_points_their_own_rows_reject():
+    """The broad phase (``near_bodies``) leaves out of the heights and the candidate test the bodies whose points all
+    clear the margin by a bound: the candidates and their rows are those of testing every point (A1: 212 points on
+    its meshes, 8-32 per body), on random states and velocities with the ground placed so that one point lies within
+    a micrometre of the margin; and it leaves bodies out on the way (31 % of them on these states)."""
+    from robot_dynamics_ros.simulation.contact_rows import body_reach
+    from robot_dynamics_ros.simulation.ground_contact import CONTACT_MARGIN
+    urdf, stance = a1()
+    sim = standing(urdf, stance)
+    contact, rng = sim.contact, np.random.default_rng(3)
+    k, d, moves, body = contact.kernels, contact.data, contact.kinematics.moves, contact.body
+    nb, nv, count = sim.model.nb, sim.model.nv, contact.count
+    reach, every, near = body_reach(nb, body, contact.centre, contact.radius), np.ones(nb, dtype=np.int64), \
+        np.empty(nb, dtype=np.int64)
+    left_out = 0
+    for trial in range(200):
+        q = sim.q.copy()
+        q[3:7] = rng.standard_normal(4)
+        q[3:7] /= np.linalg.norm(q[3:7])
+        q[7:] += 0.5 * rng.standard_normal(12)
+        w = rng.standard_normal(nv) * (10.0 if trial % 2 else 0.1)
+        contact._stage_points(q)
+        k.world_columns(*contact._columns, d.R, d.p, d.C_ang, d.C_lin)
+        k.body_velocities(moves, d.C_ang, d.C_lin, w, d.bodies)
+        i = rng.integers(count)                # this point within a micrometre of the margin
+        approach = np.dot(contact.jacobians(d.R, d.p, d.x, [i])[2], w)
+        height = d.x[i, 2] + 2.0 * DT * min(approach, 0.0) - CONTACT_MARGIN + rng.uniform(-1e-6, 1e-6)
+        phi = d.x[:, 2] - height
+        n = k.candidate_rows(moves, body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
+                             d.bodies, every)
+        expected, rows = d.which[:n].copy(), d.G[:3 * n].copy()
+        k.near_bodies(reach, height, CONTACT_MARGIN, DT, d.R, d.p, d.bodies, near)
+        k.point_heights(body, contact.centre, contact.radius, height, d.R, d.p, d.x, phi, near)
+        n = k.candidate_rows(moves, body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
+                             d.bodies, near)
+        np.testing.assert_array_equal(d.which[:n], expected, err_msg=f'trial {trial}')
+        np.testing.assert_array_equal(d.G[:3 * n], rows, err_msg=f'trial {trial}')
+        assert np.all(np.isinf(phi[near[body] == 0]))   # their heights were not computed
+        left_out += nb - near.sum()
+    assert left_out > 0   # (none with the broad phase off)
 
 
 def test_without_numba_the_one_call_step_runs_as_plain_python():

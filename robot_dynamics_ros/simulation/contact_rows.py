@@ -9,20 +9,56 @@ with column k of the motion subspace in the world, c_ang_k = R_j s_ang_k, c_lin_
 (the velocity of the world origin carried by the column). A point is a candidate of the step when its height plus
 twice its approach under the free velocity w is below the margin (``candidate_rows``); its three rows (x, y, z of
 eq. 2) go into the step's row set G. Most points of a robot with many (a mesh's hull vertices) are clear of the
-margin by far: their bodies' velocities, summed once per body, pass them over without a row of their own.
+margin by far: their bodies' velocities, summed once per body, pass them over without a row of their own, and a
+body whose points are all clear by a bound over them (``near_bodies``: the broad phase) has none of its points'
+heights computed.
 """
 import numpy as np
 
 from ..algorithms.backends import njit
 
 CLEAR = 1e-12   # of the terms of a point's z-velocity: what a sum's rounding could be, many times over
+BROAD_SLACK = 1e-9   # m: the broad phase's bound over the per-point test's (a height's rounding: 1e-15 m at 10 m)
+
+
+def body_reach(nb, body, centre, radius):
+    """(nb, 8) per body, of the contact points on it: the body-frame box [lo (3), hi (3)] of their sphere centres,
+    their largest radius, and the largest distance of a centre from the body origin (zeros for a body without
+    points): what ``near_bodies`` bounds their heights and velocities with."""
+    reach = np.zeros((nb, 8))
+    for b in np.unique(body):
+        c = centre[body == b]
+        reach[b, :3], reach[b, 3:6] = c.min(axis=0), c.max(axis=0)
+        reach[b, 6], reach[b, 7] = radius[body == b].max(), np.linalg.norm(c, axis=1).max()
+    return reach
 
 
 @njit()
-def point_heights(body, centre, radius, height, R, p, x, phi):
-    """x (count, 3): each point's lowest world point (its sphere's), phi (count,): its height above the ground."""
+def near_bodies(reach, height, margin, dt, R, p, bodies, near):
+    """The broad phase: near[b] = 0 where no point of body b can be a candidate, 1 elsewhere. The lowest corner of
+    the box of its sphere centres (``reach``, from ``body_reach``) rotated into the world, minus the largest radius,
+    bounds its points' heights; its velocity (``bodies``, from ``body_velocities``) at the body origin, less
+    |omega_x| + |omega_y| times the largest distance of a centre, bounds their approach. Where the bounds clear
+    the margin by BROAD_SLACK, each point's own test in ``candidate_rows`` rejects it too (the same candidates)."""
+    for b in range(R.shape[0]):
+        lowest = p[b, 2] - reach[b, 6] - height
+        for k in range(3):
+            lowest += min(R[b, 2, k] * reach[b, k], R[b, 2, k] * reach[b, 3 + k])
+        omega_x, omega_y, spread = bodies[b, 0], bodies[b, 1], reach[b, 7]
+        approach = bodies[b, 2] + omega_x * p[b, 1] - omega_y * p[b, 0] - (abs(omega_x) + abs(omega_y)) * spread
+        terms = bodies[b, 3] + bodies[b, 4] * (max(abs(p[b, 0]), abs(p[b, 1])) + spread)
+        near[b] = lowest + 2.0 * dt * min(approach - CLEAR * terms, 0.0) < margin + BROAD_SLACK
+
+
+@njit()
+def point_heights(body, centre, radius, height, R, p, x, phi, near):
+    """x (count, 3): each point's lowest world point (its sphere's), phi (count,): its height above the ground; for
+    a point on a body that is not ``near`` (``near_bodies``), phi = inf and x is not written."""
     for i in range(body.shape[0]):
         b = body[i]
+        if not near[b]:
+            phi[i] = np.inf
+            continue
         for a in range(3):
             x[i, a] = p[b, a] + R[b, a, 0] * centre[i, 0] + R[b, a, 1] * centre[i, 1] + R[b, a, 2] * centre[i, 2]
         x[i, 2] -= radius[i]
@@ -44,15 +80,17 @@ def point_row(moves_b, C_ang, C_lin, x, axis, row):
 
 
 @njit()
-def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies):
+def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near):
     """The number n of candidates: points with phi + 2 dt min(xdot_z(w), 0) < margin; their indices in which[:n] and
-    their rows x, y, z in G[3 j : 3 j + 3] (j < n). A point clear of the margin by its body's velocity (eq. 2 summed
-    per body first: omega_x, omega_y and the origin's z-velocity in ``bodies`` (nb, 5), with bounds of the sums'
-    terms) is passed over; any other is tested on its own row, so the candidates are those of that test alone."""
-    body_velocities(moves, C_ang, C_lin, w, bodies)
+    their rows x, y, z in G[3 j : 3 j + 3] (j < n). A point on a body not ``near`` (``near_bodies``), or clear of
+    the margin by its body's velocity (eq. 2 summed per body first, ``body_velocities``: omega_x, omega_y and the
+    origin's z-velocity in ``bodies`` (nb, 5), with bounds of the sums' terms) is passed over; any other is tested
+    on its own row, so the candidates are those of that test alone."""
     n = 0
     for i in range(body.shape[0]):
         b = body[i]
+        if not near[b]:
+            continue
         approach = bodies[b, 2] + bodies[b, 0] * x[i, 1] - bodies[b, 1] * x[i, 0]
         terms = bodies[b, 3] + bodies[b, 4] * max(abs(x[i, 0]), abs(x[i, 1]))
         if phi[i] + 2.0 * dt * min(approach - CLEAR * terms, 0.0) >= margin:

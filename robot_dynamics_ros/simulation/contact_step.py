@@ -36,7 +36,8 @@ from ..algorithms.udut import udut_kernel
 from ..model.configuration import QUATERNION_TOLERANCE
 from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE, bounded_step, remember_joint_impulses, warm_start
 from .contact_active_set import remember_roles
-from .contact_rows import broken_stops, candidate_rows, joint_row_sets, joint_rows, point_heights
+from .contact_rows import body_reach, body_velocities, broken_stops, candidate_rows, joint_row_sets, joint_rows, \
+    near_bodies, point_heights
 from .delassus import delassus
 from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
@@ -44,8 +45,8 @@ from .pattern_fixed_point import pattern_fixed_point
 from .penetration import LIFT_DEPTH, lowest, projection
 from .sliding import guess_slip
 from .step_layout import BIAS, BOUND, BOX_BOUND, BOX_ROLES, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, EFFORT_LIMIT, \
-    EXTERNAL, FOUND, FREE_VELOCITY, FRICTION, LOWER_V, PIVOTS, QDD, SETS, SPEED, STOP_ROLES, TAU, TAU_TOTAL, UPPER_V, \
-    V_AFTER, V_HI, V_LO, model_buffers, row_buffers
+    EXTERNAL, FOUND, FREE_VELOCITY, FRICTION, LOWER_V, N_SIZES, PIVOTS, QDD, SETS, SPEED, STOP_ROLES, TAU, TAU_TOTAL, \
+    UPPER_V, V_AFTER, V_HI, V_LO, constant_buffers, constant_sizes, model_buffers, row_buffers
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
@@ -57,21 +58,24 @@ QUATERNION, NOT_FINITE, CAPACITY, SINGULAR = range(-1, -5, -1)
 REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
            CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
 @njit()
-def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body,
-                 centre, radius, idx_v, q_of_v, lower, upper, margin, penetration, max_iterations, tolerance,
-                 max_sweeps, sweep_tolerance, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt,
-                 mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
+def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt, mode, q,
+                 qd, q_new, qd_new, forces, constraint_effort, applied):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
     path with the warm start (roles, shifts, lam) unchanged. Where no certified pattern is found, the bounded sweeps
-    (``bounded_solve``) take the step, from the last step's impulses. P, work, f_ext, a0: the packed model (RNEA,
-    U D U^T); parent .. moves: the point kinematics; body, centre, radius: the contact points; floats .. row_flags:
-    the step's data (``step_data.StepData``'s arenas, viewed as ``step_layout`` lays them out: its ``joints`` and
-    ``joint_ints`` as ``step_layout`` names their rows); the rest as ``ContactStep``."""
+    (``bounded_solve``) take the step, from the last step's impulses. constants, constant_ints: the simulator's
+    constants (``step_layout.constant_buffers``: the packed model for RNEA and U D U^T, the point kinematics, the
+    contact points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
+    ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows); a0 the
+    base acceleration -[0; g]; the rest as ``ContactStep``."""
+    (P, work, f_ext, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type,
+     idx_q, column_body, moves, body, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
+    margin, penetration, max_iterations, tolerance, max_sweeps, sweep_tolerance = settings[0], settings[1], \
+        int(settings[2]), settings[3], int(settings[4]), settings[5]
     nv = qd.shape[0]
     (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, U, joints, trial, gap,
-     beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints) = \
+     beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints, near) = \
         model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
     lam_capacity = lam.shape[0]
@@ -114,9 +118,9 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
     w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
     if not finite(w):
         return NOT_FINITE
-    # contact kinematics and candidate rows (GroundContact.solve)
-    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
-    point_heights(body, centre, radius, height, R, p, x, phi)
+    # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only
+    near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius, reach,
+                height, margin, dt, q, w, R, p, C_ang, C_lin, bodies, near, x, phi)
     for k in range(q.shape[0]):
         q_start[k] = q[k]
     deepest = lowest(phi)                           # a point below the ground: q out of it first (penetration.py)
@@ -127,6 +131,8 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
         for i in range(phi.shape[0]):
             x[i, 2] -= deepest
             phi[i] -= deepest
+        world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+        body_velocities(moves, C_ang, C_lin, w, bodies)
     elif deepest < -penetration:                    # the smallest displacement in M, then the stages at the new q
         n_deep = 0
         for i in range(phi.shape[0]):
@@ -134,16 +140,14 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
         if n_deep > lam_capacity:
             joint_ints[COUNTS, 0] = n_deep
             return CAPACITY
-        world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
         dq = joints[V_AFTER]
         projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
                    dq)
         integrate_free_root(idx_q, idx_v, q, dq, 1.0, q_start, qd_new)
         udut_kernel(P, work, q_start, U, D)
-        body_poses(parent, joint_type, idx_q, axis, E_T, r, q_start, R, p)
-        point_heights(body, centre, radius, height, R, p, x, phi)
-    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies)   # 0 in the air
+        near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius,
+                    reach, height, margin, dt, q_start, w, R, p, C_ang, C_lin, bodies, near, x, phi)
+    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)   # 0 in the air
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (GroundContact._solve_rows)
     sets, found = joint_ints[SETS:SETS + 4], joint_ints[FOUND:FOUND + 4]
     n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, joint_impulse, sets)
@@ -230,6 +234,18 @@ def contact_step(P, work, f_ext, parent, joint_type, idx_q, axis, E_T, r, column
 
 
 @njit()
+def near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius, reach,
+                height, margin, dt, q, w, R, p, C_ang, C_lin, bodies, near, x, phi):
+    """The kinematics stage at q: body poses, world columns, the bodies' velocities under w, the bodies near the
+    ground (the broad phase, ``contact_rows.near_bodies``) and the heights of their points (phi = inf elsewhere)."""
+    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
+    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+    body_velocities(moves, C_ang, C_lin, w, bodies)
+    near_bodies(reach, height, margin, dt, R, p, bodies, near)
+    point_heights(body, centre, radius, height, R, p, x, phi, near)
+
+
+@njit()
 def merge_sorted(rows, n, added, n_added):
     """rows[:n] and added[:n_added], both ascending and disjoint, merged into rows[:n + n_added] in ascending
     order (as ``np.union1d`` gives the staged path's stops); returns n + n_added."""
@@ -271,7 +287,8 @@ class ContactStep:
     """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
     MAX_FIXED_POINT and FIXED_POINT_TOLERANCE; ``bounded_solve``'s MAX_SWEEPS and SWEEP_TOLERANCE follow): its
-    constants (the simulator's at construction; its data are the ground contact's ``StepData``); ``step`` takes a
+    constants (the simulator's at construction, in two arrays laid out by ``step_layout.constant_buffers``; its data
+    are the ground contact's ``StepData``); ``step`` takes a
     step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason
     (``REASONS``)."""
 
@@ -289,13 +306,19 @@ class ContactStep:
             sim.friction
         self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
         self.sliding.flags.writeable = False
-        self.constants = (self.pack.table, np.zeros_like(self.pack.data.work), np.zeros((nv, 6)), *contact._tree,
-                          *contact._columns, np.ascontiguousarray(kin.moves), contact.body,
-                          np.ascontiguousarray(contact.centre), np.ascontiguousarray(contact.radius),
-                          np.ascontiguousarray(model.idx_v, dtype=integer),
-                          np.ascontiguousarray(sim._q_of_v, dtype=integer), np.array(model.lower, dtype=float),
-                          np.array(model.upper, dtype=float), *settings, MAX_SWEEPS, SWEEP_TOLERANCE)
-        assert d.sizes == (len(contact._tree[0]), count, nv, model.nq, len(contact._columns[0]))
+        nb, tree_nv = len(contact._tree[0]), len(contact._columns[0])
+        sizes = (nb, count, nv, model.nq, tree_nv)
+        assert d.sizes == sizes
+        float_sizes, int_sizes = constant_sizes(*sizes)
+        self.constants = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=integer)
+        self.constants[1][:N_SIZES] = sizes
+        views = constant_buffers(*self.constants)
+        settings = (*settings, MAX_SWEEPS, SWEEP_TOLERANCE)
+        values = (self.pack.table, 0.0, 0.0, *contact._tree[3:], *contact._columns[1:], contact.centre, contact.radius,
+                  body_reach(nb, contact.body, contact.centre, contact.radius), model.lower, model.upper, settings,
+                  *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_v, sim._q_of_v)
+        for view, value in zip(views, values):
+            view[...] = value
         self.steps, self.fallbacks = 0, {}
 
     @property

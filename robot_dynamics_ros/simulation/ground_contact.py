@@ -141,6 +141,7 @@ class GroundContact:
         self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
                          np.ascontiguousarray(k.S_lin))
         self._udut = udut if self.kernels.backend == 'numba' else plain_udut
+        self._every_body = np.ones(model.tree.nb, dtype=np.int64)   # (the broad phase is the one-call step's)
         self._solver = None   # (structure, Clarabel solver) of the last interior-point solve: set up once per structure
 
     def reset(self):
@@ -170,7 +171,8 @@ class GroundContact:
         d, k = self.data, self.kernels
         q = q if self.coupling is None else self.coupling.tree_positions(q)
         k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R, d.p)
-        k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi)
+        k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi,
+                        self._every_body)
         return d.phi, d.x, d.R, d.p
 
     def lowest_height(self, q):
@@ -195,14 +197,13 @@ class GroundContact:
             q = self.project_out(q, phi, x, R, p)
             phi, x, R, p = self._stage_points(q)
         k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
-        if self.coupling is None:
-            nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt),
-                                  CONTACT_MARGIN, d.which, d.G, d.bodies)
-        else:   # the rows J on the tree at its velocity G w, then J G on the model's coordinates
-            G = self.coupling.G
-            nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, G @ w, float(dt),
-                                  CONTACT_MARGIN, d.which, self._tree_rows, d.bodies)
-            d.G[:3 * nc] = self._tree_rows[:3 * nc] @ G
+        # with coupled mimic joints: the rows J on the tree at its velocity G w, then J G on the model's coordinates
+        tree_w, rows = (w, d.G) if self.coupling is None else (self.coupling.G @ w, self._tree_rows)
+        k.body_velocities(self.kinematics.moves, d.C_ang, d.C_lin, tree_w, d.bodies)
+        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, tree_w, float(dt),
+                              CONTACT_MARGIN, d.which, rows, d.bodies, self._every_body)
+        if self.coupling is not None:
+            d.G[:3 * nc] = self._tree_rows[:3 * nc] @ self.coupling.G
         if not nc:
             d.impulses[:] = 0.0
             d.shift[:] = 0.0

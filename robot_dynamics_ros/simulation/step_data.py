@@ -25,7 +25,7 @@ from .step_layout import SETS, model_buffers, model_sizes, row_buffers, row_floa
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
-          contact_rows: ('point_heights', 'candidate_rows', 'joint_row_sets',
+          contact_rows: ('near_bodies', 'point_heights', 'body_velocities', 'candidate_rows', 'joint_row_sets',
                          'joint_rows', 'broken_stops'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
@@ -66,7 +66,7 @@ class StepData:
         (self.R, self.p, self.C_ang, self.C_lin, self.x, self.phi, self.bodies, self.G, self.impulses, self.v,
          self.shift, self.swept_shift, self.joint_impulse, self.slip, self.U, self.joints, self.trial, self.gap,
          self.beta, self.q_start, self.which, self.contact_role, self.box_role, self.lower_role, self.upper_role,
-         self.contact_roles, self.joint_ints) = model_buffers(self.floats, self.ints, *self.sizes)
+         self.contact_roles, self.joint_ints, self.near) = model_buffers(self.floats, self.ints, *self.sizes)
         self.sets = self.joint_ints[SETS:SETS + 4]                       # joints with rows, by kind
         self._size(min(self.rows, 64))
         self.reset()

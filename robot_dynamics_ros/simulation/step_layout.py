@@ -1,12 +1,15 @@
-"""The layout of one simulator's step data (``step_data.StepData``) in five arrays, its arenas (no ROS import).
+"""The layout of one simulator's step data (``step_data.StepData``) in five arrays, its arenas, and of the step's
+constants in two more (no ROS import).
 
 The one-call step (``contact_step``) takes the arenas as five arguments, not some thirty buffers (numba unboxes each
 argument of a call: ~60 ns apiece), and views its buffers in them as ``StepData`` does, by these two functions: one
-layout, read by both.
+layout, read by both. Its constants (the packed model, the point kinematics, the contact points, the joints' maps
+and bounds, the solver's settings) likewise come as two arrays, viewed by ``constant_buffers``.
 """
 import numpy as np
 
 from ..algorithms.backends import njit
+from ..algorithms.packing import N_COLUMNS, WORK_WIDTH
 
 # Rows of the per-joint float array ``joints`` of the one-call step (nv columns each): the simulator's constants,
 # the step's inputs, then its scratch.
@@ -27,7 +30,7 @@ def model_sizes(nb, count, nv, nq, tree_nv):
     """The sizes of ``model_buffers``' float views and int views, in their order."""
     return ((9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count, count, 5 * nb, (3 * count + 3 * nv) * nv, 3 * count,
              nv, 2 * count, count, 4 * nv, 5 * count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv, nq),
-            (count, count, nv, nv, nv, count, JOINT_INT_ROWS * nv))
+            (count, count, nv, nv, nv, count, JOINT_INT_ROWS * nv, nb))
 
 
 @njit()
@@ -37,8 +40,8 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     joint); each point's impulse; the velocity v; the shifts of the last two steps; the sweeps' shifts; the joint
     rows' impulses; the sliding candidates' slip; the one-call step's U of M = U D U^T, its per-joint ``joints``
     (D among them), the candidates' trial shifts and gap velocities, the joint rows' offsets beta, q lifted out of
-    the ground; then the candidates ``which``, the roles of the points, boxes and stops, the candidates' roles and
-    the per-joint ``joint_ints`` (``model_sizes``)."""
+    the ground; then the candidates ``which``, the roles of the points, boxes and stops, the candidates' roles, the
+    per-joint ``joint_ints`` and the bodies ``near`` the ground (``model_sizes``)."""
     sizes, int_sizes = model_sizes(nb, count, nv, nq, tree_nv)
     ends, int_ends = np.cumsum(np.array(sizes)), np.cumsum(np.array(int_sizes))
     R = floats[:ends[0]].reshape((nb, 3, 3))
@@ -63,9 +66,10 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     box_role, lower_role = ints[int_ends[1]:int_ends[2]], ints[int_ends[2]:int_ends[3]]
     upper_role, contact_roles = ints[int_ends[3]:int_ends[4]], ints[int_ends[4]:int_ends[5]]
     joint_ints = ints[int_ends[5]:int_ends[6]].reshape((JOINT_INT_ROWS, nv))
+    near = ints[int_ends[6]:int_ends[7]]
     return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, U, joints,
             trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
-            joint_ints)
+            joint_ints, near)
 
 
 def row_floats(nv, m):
@@ -88,3 +92,62 @@ def row_buffers(floats, ints, flags, nv):
         floats[o + 3 * m:o + 4 * m]
     rhs, swept, saved = floats[o + 4 * m:o + 5 * m], floats[o + 5 * m:o + 6 * m], floats[o + 6 * m:o + 7 * m]
     return Y, A, L, c, lam, y, previous, rhs, swept, saved, ints[:m], flags
+
+
+N_SETTINGS, N_SIZES = 6, 5   # the settings at the end of the constants' float arena, the sizes first in their ints
+
+
+@njit()
+def constant_sizes(nb, count, nv, nq, tree_nv):
+    """The sizes of ``constant_buffers``' float views and int views, in their order."""
+    return ((nv * N_COLUMNS, nv * WORK_WIDTH, 6 * nv, 3 * nb, 9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count,
+             count, 8 * nb, nq, nq, N_SETTINGS),
+            (N_SIZES, nb, nb, nb, tree_nv, nb * tree_nv, count, nb, nv))
+
+
+@njit()
+def take(arena, start, size):
+    """arena[start:start + size] and the offset after it."""
+    return arena[start:start + size], start + size
+
+
+@njit()
+def constant_buffers(floats, ints):
+    """The one-call step's constants as views of their two arenas, in this order: the packed model's table, its work
+    rows and a zero f_ext; the point kinematics' joint axes, E^T and r of the tree transforms, the motion subspace's
+    columns (angular, linear); the contact points' centres and radii, and their reach per body
+    (``contact_rows.body_reach``); the position bounds lower, upper; the settings (margin, penetration, the fixed
+    point's iterations and tolerance, the sweeps' count and tolerance: ``ContactStep``); then
+    the sizes (nb, count, nv, nq, tree_nv: the int arena's first entries), the tree's parents, joint types and
+    coordinate offsets, each column's body, which columns move each body, each point's body, the bodies' velocity
+    offsets and each velocity's coordinate (-1 for the root's)."""
+    nb, count, nv, nq, tree_nv = ints[0], ints[1], ints[2], ints[3], ints[4]
+    sizes, int_sizes = constant_sizes(nb, count, nv, nq, tree_nv)
+    o = 0
+    P, o = take(floats, o, sizes[0])
+    work, o = take(floats, o, sizes[1])
+    f_ext, o = take(floats, o, sizes[2])
+    axis, o = take(floats, o, sizes[3])
+    E_T, o = take(floats, o, sizes[4])
+    r, o = take(floats, o, sizes[5])
+    S_ang, o = take(floats, o, sizes[6])
+    S_lin, o = take(floats, o, sizes[7])
+    centre, o = take(floats, o, sizes[8])
+    radius, o = take(floats, o, sizes[9])
+    reach, o = take(floats, o, sizes[10])
+    lower, o = take(floats, o, sizes[11])
+    upper, o = take(floats, o, sizes[12])
+    settings, o = take(floats, o, sizes[13])
+    o = N_SIZES
+    parent, o = take(ints, o, nb)
+    joint_type, o = take(ints, o, nb)
+    idx_q, o = take(ints, o, nb)
+    column_body, o = take(ints, o, tree_nv)
+    moves, o = take(ints, o, nb * tree_nv)
+    body, o = take(ints, o, count)
+    idx_v, o = take(ints, o, nb)
+    q_of_v, o = take(ints, o, nv)
+    return (P.reshape((nv, N_COLUMNS)), work.reshape((nv, WORK_WIDTH)), f_ext.reshape((nv, 6)), axis.reshape((nb, 3)),
+            E_T.reshape((nb, 3, 3)), r.reshape((nb, 3)), S_ang.reshape((tree_nv, 3)), S_lin.reshape((tree_nv, 3)),
+            centre.reshape((count, 3)), radius, reach.reshape((nb, 8)), lower, upper, settings, parent, joint_type,
+            idx_q, column_body, moves.reshape((nb, tree_nv)), body, idx_v, q_of_v)
