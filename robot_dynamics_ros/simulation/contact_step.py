@@ -320,6 +320,7 @@ class ContactStep:
         for view, value in zip(views, values):
             view[...] = value
         self.steps, self.fallbacks = 0, {}
+        self.written, self.forces_shape, self.external = (None, None), (count, 3), True
 
     @property
     def rows(self):
@@ -343,7 +344,9 @@ class ContactStep:
         changed but scratch buffers, for the Python path to take it."""
         contact, model = sim.contact, sim.model
         q, qd, nv = sim.q, sim.qd, model.nv
-        if not (contact.try_pattern and _is_vector(q, model.nq) and _is_vector(qd, nv)):
+        last_q, last_qd = self.written   # (arrays the kernel wrote are what it takes: no need to check them again)
+        if not (contact.try_pattern and (q is last_q or _is_vector(q, model.nq))
+                and (qd is last_qd or _is_vector(qd, nv))):
             return False
         joints, dt = self.joints, sim.dt
         driven = None
@@ -356,10 +359,13 @@ class ContactStep:
         else:
             joints[COMMAND_EFFORT] = sim.command
             mode = COMMAND
-        joints[EXTERNAL] = sim._external_effort(q)
+        if sim.held_wrench is not None or sim.push_wrench is not None or self.external:
+            joints[EXTERNAL] = sim._external_effort(q)   # (else zero, as written the last time)
+            self.external = sim.held_wrench is not None or sim.push_wrench is not None
         a0 = self.pack.default_base_acceleration if sim.gravity is None else spatial_gravity(sim.gravity)
-        q_new, qd_new, forces = np.empty(model.nq), np.empty(nv), np.empty((contact.count, 3))
-        constraint_effort, applied = np.empty(nv), np.empty(nv)
+        empty = np.empty
+        q_new, qd_new, forces, constraint_effort, applied = empty(model.nq), empty(nv), empty(self.forces_shape), \
+            empty(nv), empty(nv)
         ground = contact.ground
         step_inputs = (a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new, qd_new, forces,
                        constraint_effort, applied)
@@ -381,6 +387,6 @@ class ContactStep:
             applied = np.clip(applied + np.where(driven, constraint_effort, 0.0), -limit, limit)
         sim.contact_forces, sim.constraint_effort, sim.applied_effort = forces, constraint_effort, applied
         sim._step_inertia, sim._pattern = None, self.sliding
-        sim.q, sim.qd = q_new, qd_new
+        sim.q, sim.qd = self.written = q_new, qd_new
         sim.t += dt
         return True
