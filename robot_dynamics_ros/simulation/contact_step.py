@@ -218,13 +218,12 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     shift[0, :] = shift[1, :]
     shift[1, :] = 0.0
     impulses[:, :] = 0.0
+    forces[:, :] = 0.0                              # (a point that is no candidate: no impulse, no force)
     for i in range(nc):
         shift[1, which[i]] = trial[i]
         for a in range(3):
             impulses[which[i], a] = lam[3 * i + a]
-    for i in range(impulses.shape[0]):
-        for a in range(3):
-            forces[i, a] = impulses[i, a] / dt
+            forces[which[i], a] = lam[3 * i + a] / dt
     remember_roles(lam, m, which[:nc], nc, n_bilateral, boxed, box_bound[:n_boxed], lower_rows, upper_rows, mu,
                    shift[1], contact_role, box_role, lower_role, upper_role)
     remember_joint_impulses(lam, nc, bilateral, boxed, lower_rows, upper_rows, joint_impulse)
