@@ -72,21 +72,17 @@ def any_sliding(contact_roles):
 
 
 @njit()
-def expansion(r, nc, contact_roles, slip, mu, rows, coefficients):
+def expansion(r, nc, contact_roles, slip, mu):
     """The original rows and coefficients of the unknown held in row r (``fix_pattern``: a sliding contact holds
-    lam_p in its x row, where k is finite, and lam_n in its normal row); returns their count."""
+    lam_p in its x row, where k is finite, and lam_n in its normal row): (count, rows, coefficients), three of each
+    (values: no buffer), the first ``count`` used."""
     i = r // 3
     if r < 3 * nc and contact_roles[i] == SLIDE:
         dx, dy = slip[i, 0], slip[i, 1]
-        rows[0], rows[1] = 3 * i, 3 * i + 1
         if r == 3 * i + 2:          # lam_n: (-mu d, 1)
-            rows[2] = r
-            coefficients[0], coefficients[1], coefficients[2] = -mu * dx, -mu * dy, 1.0
-            return 3
-        coefficients[0], coefficients[1] = -dy, dx   # lam_p: (d_perp, 0)
-        return 2
-    rows[0], coefficients[0] = r, 1.0
-    return 1
+            return 3, (3 * i, 3 * i + 1, r), (-mu * dx, -mu * dy, 1.0)
+        return 2, (3 * i, 3 * i + 1, r), (-dy, dx, 0.0)   # lam_p: (d_perp, 0)
+    return 1, (r, r, r), (1.0, 0.0, 0.0)
 
 
 @njit()
@@ -99,10 +95,8 @@ def sliding_system(A, c, m, lam, free, L, F, nc, contact_roles, slip, mu, rhs):
         if free[r]:
             F[n] = r
             n += 1
-    rows_a, rows_b = np.empty(3, dtype=np.int64), np.empty(3, dtype=np.int64)
-    coef_a, coef_b = np.empty(3), np.empty(3)
     for a in range(n):
-        count_a = expansion(F[a], nc, contact_roles, slip, mu, rows_a, coef_a)
+        count_a, rows_a, coef_a = expansion(F[a], nc, contact_roles, slip, mu)
         value = 0.0
         for k in range(count_a):
             row = rows_a[k]
@@ -113,7 +107,7 @@ def sliding_system(A, c, m, lam, free, L, F, nc, contact_roles, slip, mu, rhs):
             value -= coef_a[k] * fixed
         rhs[a] = value
         for b in range(a + 1):
-            count_b = expansion(F[b], nc, contact_roles, slip, mu, rows_b, coef_b)
+            count_b, rows_b, coef_b = expansion(F[b], nc, contact_roles, slip, mu)
             entry = 0.0
             for k in range(count_a):
                 for j in range(count_b):
