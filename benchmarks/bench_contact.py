@@ -281,7 +281,7 @@ def main(*arguments):
         row = rows[np.argsort([r[0] for r in rows])[len(rows) // 2]]   # the run of median 'ours'
         o50, o99, omax, t50, t99, tmax, bounded, ip, up_ours, up_theirs, left = row
         print(f'{name:<10}{o50:>8.0f}/{o99:>6.0f}/{omax:>6.0f}{t50:>8.0f}/{t99:>6.0f}/{tmax:>6.0f}'
-              f'{o50 / t50:>8.1f}/{o99 / t99:<6.1f}{bounded:>9}{ip:>6}{up_ours:>8.3f}/{up_theirs:.3f}  '
+              f'{o50 / t50:>9.2f}/{o99 / t99:<5.2f}{bounded:>9}{ip:>6}{up_ours:>8.3f}/{up_theirs:.3f}  '
               f'{sum(left.values())} {left or ""}', flush=True)
         figures.append(f'{LABELS.get(name, name)} {np.median([r[0] for r in rows]):.0f} us '
                        f'({np.median([r[0] / r[3] for r in rows]):.2g}x)')
