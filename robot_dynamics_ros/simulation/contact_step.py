@@ -287,9 +287,8 @@ class ContactStep:
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
     MAX_FIXED_POINT and FIXED_POINT_TOLERANCE; ``bounded_solve``'s MAX_SWEEPS and SWEEP_TOLERANCE follow): its
     constants (the simulator's at construction, in two arrays laid out by ``step_layout.constant_buffers``; its data
-    are the ground contact's ``StepData``); ``step`` takes a
-    step or leaves it to the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason
-    (``REASONS``)."""
+    are the ground contact's ``StepData``); ``step`` takes a step or leaves it to the Python path. ``steps`` counts
+    the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
 
     def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact
@@ -319,6 +318,7 @@ class ContactStep:
         for view, value in zip(views, values):
             view[...] = value
         self.steps, self.fallbacks = 0, {}
+        # the state arrays the last taken step wrote; whether the external effort row may be nonzero
         self.written, self.forces_shape, self.external = (None, None), (count, 3), True
 
     @property

@@ -117,10 +117,10 @@ def constant_buffers(floats, ints):
     rows and a zero f_ext; the point kinematics' joint axes, E^T and r of the tree transforms, the motion subspace's
     columns (angular, linear); the contact points' centres and radii, and their reach per body
     (``contact_rows.body_reach``); the position bounds lower, upper; the settings (margin, penetration, the fixed
-    point's iterations and tolerance, the sweeps' count and tolerance: ``ContactStep``); then
-    the sizes (nb, count, nv, nq, tree_nv: the int arena's first entries), the tree's parents, joint types and
-    coordinate offsets, each column's body, which columns move each body, each point's body, the bodies' velocity
-    offsets and each velocity's coordinate (-1 for the root's)."""
+    point's iterations and tolerance, the sweeps' count and tolerance: ``ContactStep``); then the sizes (nb, count,
+    nv, nq, tree_nv: the int arena's first entries), the tree's parents, joint types and coordinate offsets, each
+    column's body, which columns move each body, each point's body, the bodies' velocity offsets and each velocity's
+    coordinate (-1 for the root's)."""
     nb, count, nv, nq, tree_nv = ints[0], ints[1], ints[2], ints[3], ints[4]
     sizes, int_sizes = constant_sizes(nb, count, nv, nq, tree_nv)
     o = 0
@@ -138,15 +138,15 @@ def constant_buffers(floats, ints):
     lower, o = take(floats, o, sizes[11])
     upper, o = take(floats, o, sizes[12])
     settings, o = take(floats, o, sizes[13])
-    o = N_SIZES
-    parent, o = take(ints, o, nb)
-    joint_type, o = take(ints, o, nb)
-    idx_q, o = take(ints, o, nb)
-    column_body, o = take(ints, o, tree_nv)
-    moves, o = take(ints, o, nb * tree_nv)
-    body, o = take(ints, o, count)
-    idx_v, o = take(ints, o, nb)
-    q_of_v, o = take(ints, o, nv)
+    o = int_sizes[0]
+    parent, o = take(ints, o, int_sizes[1])
+    joint_type, o = take(ints, o, int_sizes[2])
+    idx_q, o = take(ints, o, int_sizes[3])
+    column_body, o = take(ints, o, int_sizes[4])
+    moves, o = take(ints, o, int_sizes[5])
+    body, o = take(ints, o, int_sizes[6])
+    idx_v, o = take(ints, o, int_sizes[7])
+    q_of_v, o = take(ints, o, int_sizes[8])
     return (P.reshape((nv, N_COLUMNS)), work.reshape((nv, WORK_WIDTH)), f_ext.reshape((nv, 6)), axis.reshape((nb, 3)),
             E_T.reshape((nb, 3, 3)), r.reshape((nb, 3)), S_ang.reshape((tree_nv, 3)), S_lin.reshape((tree_nv, 3)),
             centre.reshape((count, 3)), radius, reach.reshape((nb, 8)), lower, upper, settings, parent, joint_type,
