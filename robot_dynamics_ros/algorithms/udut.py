@@ -27,7 +27,7 @@ from ..model.model import Model, check_state
 from .backends import njit
 from .crba import crba
 from .dense_udut import coupled_udut, unit_upper_inverse
-from .packing import AXIS, AXIS_INDEX, CONTINUED, JOINT_TYPE, PARENT, SPATIAL_INERTIA, TRANSFORM, UDUT, \
+from .packing import AXIS, AXIS_INDEX, CONTINUED, JOINT_TYPE, PARENT, RNEA, SPATIAL_INERTIA, TRANSFORM, UDUT, \
     as_float_arrays, packed, transforms_6x6
 from .rnea import rnea
 from .spatial_kernels import REVOLUTE, add_congruence, configuration_size, parent_transform, project_on_joint, \
@@ -35,6 +35,7 @@ from .spatial_kernels import REVOLUTE, add_congruence, configuration_size, paren
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
 X_, IA_, PSI_ = UDUT['X'], UDUT['IA'], UDUT['psi']
+assert X_ == RNEA['X']   # (udut_on_transforms takes RNEA's transforms)
 
 
 @njit()
@@ -74,16 +75,31 @@ def articulated_inertia_gather(P, i, X, IA, U):
 
 
 @njit()
-def innovations_gather(P, W, q, D):
-    """Xup_k, psi_k (work fields X, psi of W) and the pivots D_k, tips to base (Jain Lemma 7, eq. 33)."""
-    X, IA, psi = W[:, X_:X_ + 12], W[:, IA_:IA_ + 36], W[:, PSI_:PSI_ + 6]
+def parent_transforms(P, W, q):
+    """Xup_k of every row into the work field X of W (the field RNEA's scatter writes too, at its q)."""
+    X = W[:, X_:X_ + 12]
     for k in range(P.shape[0]):
         parent_transform(P, k, q, X[k])
+
+
+@njit()
+def pivots_gather(P, W, D):
+    """psi_k (work field psi of W) and the pivots D_k, tips to base (Jain Lemma 7, eq. 33), on the transforms in
+    the work field X."""
+    X, IA, psi = W[:, X_:X_ + 12], W[:, IA_:IA_ + 36], W[:, PSI_:PSI_ + 6]
+    for k in range(P.shape[0]):
         IA[k, :] = P[k, SPATIAL_INERTIA.start:SPATIAL_INERTIA.stop]
     for k in range(P.shape[0] - 1, -1, -1):
         D[k] = articulated_inertia_gather(P, k, X, IA, psi)           # psi^_k, m^_k (eq. 25); M^_p (eq. 27)
         for row in range(6):
             psi[k, row] /= D[k]                                       # psi_k = psi^_k / m^_k (eq. 26)
+
+
+@njit()
+def innovations_gather(P, W, q, D):
+    """Xup_k, psi_k (work fields X, psi of W) and the pivots D_k at q."""
+    parent_transforms(P, W, q)
+    pivots_gather(P, W, D)
 
 
 @njit(SIGNATURE)
@@ -92,7 +108,16 @@ def udut_kernel(P, W, q, U, D):
     n = P.shape[0]
     if q.shape[0] != configuration_size(P) or U.shape[0] != n or U.shape[1] != n or D.shape[0] != n:
         raise ValueError('udut: q needs length nq, D length nv and U shape (nv, nv)')
-    innovations_gather(P, W, q, D)
+    parent_transforms(P, W, q)
+    udut_on_transforms(P, W, U, D)
+
+
+@njit()
+def udut_on_transforms(P, W, U, D):
+    """``udut_kernel``'s U and D from the parent transforms in the work field X of W (``parent_transforms``, or
+    RNEA's scatter at the same q: a caller that runs both computes them once)."""
+    n = P.shape[0]
+    pivots_gather(P, W, D)
     X, psi = W[:, X_:X_ + 12], W[:, PSI_:PSI_ + 6]
     # Column k: carry psi_k to each ancestor i with force transforms (none within a multi-DOF joint, whose rows share
     # one frame), then project on joint i (eq. 24).

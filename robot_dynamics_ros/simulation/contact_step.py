@@ -32,7 +32,7 @@ from ..algorithms.packing import packed, spatial_gravity
 from ..algorithms.point_kinematics import body_poses, world_columns
 from ..algorithms.rnea import rnea_kernel
 from ..algorithms.spatial_kernels import unit_quaternions
-from ..algorithms.udut import udut_kernel
+from ..algorithms.udut import udut_kernel, udut_on_transforms
 from ..model.configuration import QUATERNION_TOLERANCE
 from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE, bounded_step, remember_joint_impulses, warm_start
 from .contact_active_set import remember_roles
@@ -103,11 +103,11 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     # by the sweeps on M = U D U^T), the root's linear part carried as a point's
     if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
         return QUATERNION
-    udut_kernel(P, work, q, U, D)                   # M = U D U^T
     bias = joints[BIAS]
     for j in range(nv):
         qdd[j] = 0.0
     rnea_kernel(P, work, a0, f_ext, q, qd, qdd, bias)   # h (minus the f_ext terms: f_ext is zero here)
+    udut_on_transforms(P, work, U, D)               # M = U D U^T, on the parent transforms RNEA left in work
     for j in range(nv):
         tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
     inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, qdd.reshape((nv, 1)))
