@@ -6,6 +6,7 @@ stopping criteria, stated beside each."""
 import importlib.util
 import os
 import types
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.bounded_solve import (MAX_SWEEPS, SWEEP_TOLERANCE,  # noqa: E402
                                                          projected_gauss_seidel)
 from robot_dynamics_ros.simulation.ground_contact import FIXED_POINT_TOLERANCE, Ground, GroundContact  # noqa: E402
+from robot_dynamics_ros.simulation import row_solve  # noqa: E402
 from robot_dynamics_ros.simulation.roles import SLIDE  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
@@ -157,6 +159,13 @@ def test_the_sweeps_fixed_point_is_the_interior_point_solvers_optimum_on_random_
     np.testing.assert_allclose(y, y_expected, rtol=0, atol=1e-6 * velocity_scale)
 
 
+def intercepted(sim, **stages):
+    """The staged path of ``sim`` with its row solve (``row_solve.solve_rows``) run as plain Python, calling
+    ``stages`` (by name: the functions that take the problem as arguments) in place of the compiled ones."""
+    sim.contact.kernels = types.SimpleNamespace(**{**vars(sim.contact.kernels), 'solve_rows': row_solve.solve_rows})
+    return mock.patch.multiple(row_solve, **stages)
+
+
 def captured_problems(steps=700):
     """The contact problems the bounded sweeps took on the bundled quadruped trotting in place from its stance,
     stepped by the staged path (whose stages hand the problem over as arguments): (A, c without shift, nc,
@@ -180,10 +189,9 @@ def captured_problems(steps=700):
         problems.append((A[:m, :m].copy(), G[:m] @ w + offsets, nc, n_bilateral, bound.copy(),
                          m - 3 * nc - n_bilateral - len(bound), mu, lam[:m].copy()))
         return kernels.bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, *rest)
-    sim.contact.kernels = types.SimpleNamespace(**{**vars(kernels), 'bounded_step': capture,
-                                                   'pattern_fixed_point': no_sliding_pattern})
-    for _ in range(steps):
-        pd_step(sim, trot_targets(sim.t))
+    with intercepted(sim, bounded_step=capture, pattern_fixed_point=no_sliding_pattern):
+        for _ in range(steps):
+            pd_step(sim, trot_targets(sim.t))
     return problems
 
 
@@ -224,9 +232,9 @@ def sliding_patterns(steps=700):
             problems.append((A[:m, :m].copy(), G[:m] @ w + offsets, nc, n_bilateral, bound.copy(),
                              m - 3 * nc - n_bilateral - len(bound), mu, lam[:m].copy(), contact_roles.copy()))
         return taken
-    sim.contact.kernels = types.SimpleNamespace(**{**vars(kernels), 'pattern_fixed_point': capture})
-    for _ in range(steps):
-        pd_step(sim, trot_targets(sim.t))
+    with intercepted(sim, pattern_fixed_point=capture):
+        for _ in range(steps):
+            pd_step(sim, trot_targets(sim.t))
     return problems
 
 

@@ -454,7 +454,7 @@ def test_candidates_passed_over_by_their_bodies_velocity_are_those_their_own_row
         q = sim.q.copy()
         q[7:] += 0.3 * rng.standard_normal(12)
         w = rng.standard_normal(nv) * (10.0 if trial % 2 else 0.1)
-        contact._stage_points(q)
+        contact.points(q)   # (the poses and points in the step data)
         k.world_columns(*contact._columns, d.R, d.p, d.C_ang, d.C_lin)
         # each point on its own row: its approach, and the height that puts it on the margin
         rows = np.empty((count, 3, nv))
@@ -498,7 +498,7 @@ def test_the_broad_phase_passes_over_only_points_their_own_rows_reject():
         q[3:7] /= np.linalg.norm(q[3:7])
         q[7:] += 0.5 * rng.standard_normal(12)
         w = rng.standard_normal(nv) * (10.0 if trial % 2 else 0.1)
-        contact._stage_points(q)
+        contact.points(q)   # (the poses and points in the step data)
         k.world_columns(*contact._columns, d.R, d.p, d.C_ang, d.C_lin)
         k.body_velocities(moves, d.C_ang, d.C_lin, w, d.bodies)
         i = rng.integers(count)                # this point within a micrometre of the margin

@@ -16,6 +16,7 @@ heights computed.
 import numpy as np
 
 from ..algorithms.backends import njit
+from ..algorithms.point_kinematics import body_poses, world_columns
 
 CLEAR = 1e-12   # of the terms of a point's z-velocity: what a sum's rounding could be, many times over
 BROAD_SLACK = 1e-9   # m: the broad phase's bound over the per-point test's (a height's rounding: 1e-15 m at 10 m)
@@ -31,6 +32,18 @@ def body_reach(nb, body, centre, radius):
         reach[b, :3], reach[b, 3:6] = c.min(axis=0), c.max(axis=0)
         reach[b, 6], reach[b, 7] = radius[body == b].max(), np.linalg.norm(c, axis=1).max()
     return reach
+
+
+@njit()
+def near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius, reach,
+                height, margin, dt, q, w, R, p, C_ang, C_lin, bodies, near, x, phi):
+    """The kinematics stage at q: body poses, world columns, the bodies' velocities under w, the bodies near the
+    ground (the broad phase, ``near_bodies``) and the heights of their points (phi = inf elsewhere)."""
+    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
+    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+    body_velocities(moves, C_ang, C_lin, w, bodies)
+    near_bodies(reach, height, margin, dt, R, p, bodies, near)
+    point_heights(body, centre, radius, height, R, p, x, phi, near)
 
 
 @njit()

@@ -29,21 +29,17 @@ import numpy as np
 from ..algorithms.backends import njit
 from ..algorithms.inverse_mass import inverse_mass_rows
 from ..algorithms.packing import packed, spatial_gravity
-from ..algorithms.point_kinematics import body_poses, world_columns
+from ..algorithms.point_kinematics import world_columns
 from ..algorithms.rnea import rnea_kernel
 from ..algorithms.spatial_kernels import unit_quaternions
 from ..algorithms.udut import udut_kernel, udut_on_transforms
 from ..model.configuration import QUATERNION_TOLERANCE
-from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE, bounded_step, remember_joint_impulses, warm_start
-from .contact_active_set import remember_roles
-from .contact_rows import body_reach, body_velocities, broken_stops, candidate_rows, joint_row_sets, joint_rows, \
-    near_bodies, point_heights
-from .delassus import delassus
+from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE
+from .contact_rows import body_velocities, candidate_rows, near_points
 from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
-from .pattern_fixed_point import pattern_fixed_point
 from .penetration import LIFT_DEPTH, lowest, projection
-from .sliding import guess_slip
+from .row_solve import CAPACITY, remember_solution, solve_rows
 from .step_layout import BIAS, BOUND, BOX_BOUND, BOX_ROLES, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, EFFORT_LIMIT, \
     EXTERNAL, FOUND, FREE_VELOCITY, FRICTION, LOWER_V, N_SIZES, PIVOTS, QDD, SETS, SPEED, STOP_ROLES, TAU, TAU_TOTAL, \
     UPPER_V, V_AFTER, V_HI, V_LO, constant_buffers, constant_sizes, model_buffers, row_buffers
@@ -54,7 +50,7 @@ from .step_layout import BIAS, BOUND, BOX_BOUND, BOX_ROLES, CENTER, COMMAND_EFFO
 COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
 # Why the kernel left a step to the Python path (it returns the fixed point's iterations or the sweeps, > 0, when
 # it took it).
-QUATERNION, NOT_FINITE, CAPACITY, SINGULAR = range(-1, -5, -1)
+QUATERNION, NOT_FINITE, SINGULAR = -1, -2, -4   # (and row_solve.CAPACITY, -3)
 REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
            CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
 @njit()
@@ -148,60 +144,14 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius,
                     reach, height, margin, dt, q_start, w, R, p, C_ang, C_lin, bodies, near, x, phi)
     nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)   # 0 in the air
-    # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (GroundContact._solve_rows)
-    sets, found = joint_ints[SETS:SETS + 4], joint_ints[FOUND:FOUND + 4]
-    n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, joint_impulse, sets)
-    bilateral, boxed = sets[0, :n_bilateral], sets[1, :n_boxed]
-    for i in range(nc):                             # De Saxce's shift extrapolated from the last two steps
-        point = which[i]
-        trial[i] = max(2.0 * shift[1, point] - shift[0, point], 0.0)
-        gap[i] = max(phi[point], 0.0) / dt
-    total_iterations = 0
-    joint_ints[COUNTS, 2] = 0
-    while True:                                     # constraint generation: a stop the solution breaks enters
-        lower_rows, upper_rows = sets[2, :n_lower], sets[3, :n_upper]
-        m = joint_rows(bilateral, boxed, lower_rows, upper_rows, 3 * nc, G)
-        joint_ints[COUNTS, 0], joint_ints[COUNTS, 1] = m, nc
-        if m > lam_capacity:
-            return restore(lam, saved, CAPACITY)
-        delassus(U, D, G, m, Y, A)                  # Y = M^-1 G^T, A = G M^-1 G^T
-        box_roles, stop_roles = joint_ints[BOX_ROLES, :n_boxed], joint_ints[STOP_ROLES, :n_lower + n_upper]
-        s = 0                                       # beta of the joint rows: -v_lo, -center, -v_lo, v_hi
-        for j in bilateral:
-            beta[s] = -v_lo[j]
-            s += 1
-        for b in range(n_boxed):
-            beta[s] = -center[boxed[b]]
-            box_bound[b] = bound[boxed[b]]
-            box_roles[b] = box_role[boxed[b]]
-            s += 1
-        for k in range(n_lower):
-            beta[s] = -v_lo[lower_rows[k]]
-            stop_roles[k] = lower_role[lower_rows[k]]
-            s += 1
-        for k in range(n_upper):
-            beta[s] = v_hi[upper_rows[k]]
-            stop_roles[n_lower + k] = upper_role[upper_rows[k]]
-            s += 1
-        for i in range(nc):
-            contact_roles[i] = contact_role[which[i]]
-        guess_slip(impulses, which, nc, trial, mu, contact_roles, slip)
-        iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
-                                         contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L,
-                                         F, c, v, max_iterations, tolerance, True, previous, rhs)
-        if iterations == 0:                         # no certified pattern: the bounded sweeps from the last impulses
-            warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
-            sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
-                                  contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L, F, c, v,
-                                  max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
-                                  swept_shift)
-            iterations = joint_ints[COUNTS, 2] = abs(sweeps)
-        total_iterations += iterations
-        n_lower_broken, n_upper_broken = broken_stops(v, v_lo, v_hi, lower_rows, upper_rows, found)
-        if not (n_lower_broken or n_upper_broken):
-            break
-        n_lower = merge_sorted(sets[2], n_lower, found[2], n_lower_broken)
-        n_upper = merge_sorted(sets[3], n_upper, found[3], n_upper_broken)
+    # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (as GroundContact does)
+    iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
+        U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam, y, previous,
+        rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses, joint_impulse, slip,
+        contact_role, box_role, lower_role, upper_role, contact_roles)
+    if iterations == CAPACITY:
+        return restore(lam, saved, CAPACITY)
+    m = joint_ints[COUNTS, 0]
     # v within the joints' bounds, the generalized impulse G^T lam, the free-root integration (Simulator._integrate)
     for j in range(nv):
         v_after[j] = min(max(v[j], v_lo[j]), v_hi[j])
@@ -215,48 +165,15 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     for k in range(q_new.shape[0]):
         q_new[k] = min(max(q_new[k], lower[k]), upper[k])
     # the step is taken: the warm start of the next (shifts of the last two steps, impulses, roles)
-    shift[0, :] = shift[1, :]
-    shift[1, :] = 0.0
-    impulses[:, :] = 0.0
+    remember_solution(lam, nc, n_bilateral, n_boxed, n_lower, n_upper, mu, joints, joint_ints, which, trial, shift,
+                      impulses, joint_impulse, contact_role, box_role, lower_role, upper_role)
     forces[:, :] = 0.0                              # (a point that is no candidate: no impulse, no force)
     for i in range(nc):
-        shift[1, which[i]] = trial[i]
         for a in range(3):
-            impulses[which[i], a] = lam[3 * i + a]
-            forces[which[i], a] = lam[3 * i + a] / dt
-    remember_roles(lam, m, which[:nc], nc, n_bilateral, boxed, box_bound[:n_boxed], lower_rows, upper_rows, mu,
-                   shift[1], contact_role, box_role, lower_role, upper_role)
-    remember_joint_impulses(lam, nc, bilateral, boxed, lower_rows, upper_rows, joint_impulse)
+            forces[which[i], a] = impulses[which[i], a] / dt
     for j in range(nv):
         applied[j] = tau[j]
-    return total_iterations
-
-
-@njit()
-def near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius, reach,
-                height, margin, dt, q, w, R, p, C_ang, C_lin, bodies, near, x, phi):
-    """The kinematics stage at q: body poses, world columns, the bodies' velocities under w, the bodies near the
-    ground (the broad phase, ``contact_rows.near_bodies``) and the heights of their points (phi = inf elsewhere)."""
-    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
-    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-    body_velocities(moves, C_ang, C_lin, w, bodies)
-    near_bodies(reach, height, margin, dt, R, p, bodies, near)
-    point_heights(body, centre, radius, height, R, p, x, phi, near)
-
-
-@njit()
-def merge_sorted(rows, n, added, n_added):
-    """rows[:n] and added[:n_added], both ascending and disjoint, merged into rows[:n + n_added] in ascending
-    order (as ``np.union1d`` gives the staged path's stops); returns n + n_added."""
-    i, k = n - 1, n_added - 1
-    for out in range(n + n_added - 1, -1, -1):
-        if k < 0 or (i >= 0 and rows[i] > added[k]):
-            rows[out] = rows[i]
-            i -= 1
-        else:
-            rows[out] = added[k]
-            k -= 1
-    return n + n_added
+    return iterations
 
 
 @njit()
@@ -313,7 +230,7 @@ class ContactStep:
         views = constant_buffers(*self.constants)
         settings = (*settings, MAX_SWEEPS, SWEEP_TOLERANCE)
         values = (self.pack.table, 0.0, 0.0, *contact._tree[3:], *contact._columns[1:], contact.centre, contact.radius,
-                  body_reach(nb, contact.body, contact.centre, contact.radius), model.lower, model.upper, settings,
+                  contact._reach, model.lower, model.upper, settings,
                   *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_v, sim._q_of_v)
         for view, value in zip(views, values):
             view[...] = value
@@ -376,11 +293,7 @@ class ContactStep:
             self.fallbacks[REASONS[status]] = self.fallbacks.get(REASONS[status], 0) + 1
             return False
         self.steps += 1
-        if self.joint_ints[COUNTS, 2]:
-            contact.solves['bounded'] += 1
-            contact.solves['unconverged'] += int(self.joint_ints[COUNTS, 2]) == MAX_SWEEPS
-        else:
-            contact.solves['pattern'] += status
+        contact.count_solve(status)
         if driven is not None:   # the drives' constraint effort is applied effort (Simulator._contact_and_joints)
             limit = model.effort_limit
             applied = np.clip(applied + np.where(driven, constraint_effort, 0.0), -limit, limit)

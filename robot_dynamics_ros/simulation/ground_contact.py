@@ -31,10 +31,11 @@ position level (``project_out``, ``penetration``), changing q, not v: by the sma
 M, or, deeper than LIFT_DEPTH, a floating robot lifted as a whole. It adds no kinetic energy.
 
 The step's stages, each once, over one ``step_data.StepData``: kinematics and the contact candidates' rows
-(``contact_rows``), Saha's M = U D U^T (the compiled ``fast.udut`` kernel), the Delassus matrix G M^-1 G^T over one
-row set of contacts and joints (``delassus``: three sweeps per row on U and D), the solve on the last step's pattern
-with its certificate (``contact_active_set``), iterated on the shift s (``pattern_fixed_point``); the kernels run compiled where numba is installed, else as plain
-Python (``step_data.stage_kernels``).
+(``contact_rows``), Saha's M = U D U^T (the compiled ``fast.udut`` kernel), then the rows' solve the one-call step
+(``contact_step``) calls too (``row_solve``): the Delassus matrix G M^-1 G^T over one row set of contacts and joints
+(``delassus``: three sweeps per row on U and D), the solve on the last step's pattern with its certificate
+(``contact_active_set``), iterated on the shift s (``pattern_fixed_point``); the kernels run compiled where numba is
+installed, else as plain Python (``step_data.stage_kernels``).
 
 Solvers: the last step's pattern (which contacts stick, which are apart; which joints slide, which stops push) is
 tried first with one Cholesky solve, and taken where the optimality conditions certify it (``contact_active_set``);
@@ -63,9 +64,12 @@ from ..model.configuration import integrate
 from ..model.model import FREE_FLYER, NQ
 from ..algorithms.udut import udut as plain_udut
 from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE
+from .contact_rows import body_reach
 from .contact_active_set import APART
 from .penetration import LIFT_DEPTH
+from .row_solve import CAPACITY
 from .step_data import StepData, stage_kernels
+from .step_layout import BOX_BOUND, COUNTS
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
 # by FIXED_POINT_TOLERANCE dt per step (1 nm at 1 kHz), which the gap term max(phi, 0) / dt takes back the next step.
@@ -78,6 +82,8 @@ PENETRATION_TOLERANCE = 1e-9   # m: deeper is projected out at the start of the 
 # is a last resort well above what a loaded machine needs (a first solve took 0.6 s at a load of 16 on 2 cores).
 SOLVER_ITERATIONS = 100
 SOLVER_SECONDS = 5.0
+# row_solve.solve_rows' settings: the fixed point's iterations and tolerance, the sweeps' count and tolerance
+ROW_SETTINGS = np.array([MAX_FIXED_POINT, FIXED_POINT_TOLERANCE, MAX_SWEEPS, SWEEP_TOLERANCE], dtype=float)
 
 
 class Ground(NamedTuple):
@@ -141,7 +147,8 @@ class GroundContact:
         self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
                          np.ascontiguousarray(k.S_lin))
         self._udut = udut if self.kernels.backend == 'numba' else plain_udut
-        self._every_body = np.ones(model.tree.nb, dtype=np.int64)   # (the broad phase is the one-call step's)
+        self._every_body = np.ones(model.tree.nb, dtype=np.int64)   # (``points``: every body's points)
+        self._reach = body_reach(model.tree.nb, self.body, self.centre, self.radius)   # (the step's broad phase)
         self._solver = None   # (structure, Clarabel solver) of the last interior-point solve: set up once per structure
 
     def reset(self):
@@ -163,21 +170,27 @@ class GroundContact:
     def points(self, q):
         """(phi, x, R, p): each point's height above the ground, its lowest world point (the sphere's), and the body
         poses at q (copies: the step's own buffers are overwritten by the next step)."""
-        return tuple(a.copy() for a in self._stage_points(q))
-
-    def _stage_points(self, q):
-        """``points`` as the kinematics stage of the step (``point_kinematics.body_poses``, ``contact_rows.point_heights``): the step's
-        data buffers, valid until the next call."""
         d, k = self.data, self.kernels
         q = q if self.coupling is None else self.coupling.tree_positions(q)
         k.body_poses(*self._tree, np.ascontiguousarray(q, dtype=float), d.R, d.p)
         k.point_heights(self.body, self.centre, self.radius, float(self.ground.height), d.R, d.p, d.x, d.phi,
                         self._every_body)
-        return d.phi, d.x, d.R, d.p
+        return d.phi.copy(), d.x.copy(), d.R.copy(), d.p.copy()
 
     def lowest_height(self, q):
         """The height of the lowest contact point above the ground (inf without points)."""
         return float(np.min(self.points(q)[0], initial=np.inf))
+
+    def _near_points(self, q, tree_w, dt):
+        """(phi, x): the kinematics stage of the step at q (``contact_rows.near_points``, as the one-call step runs
+        it: the heights of the points on bodies near the ground, inf elsewhere), in the step's data buffers."""
+        d = self.data
+        q = q if self.coupling is None else self.coupling.tree_positions(q)
+        self.kernels.near_points(*self._tree, *self._columns, self.kinematics.moves, self.body, self.centre,
+                                 self.radius, self._reach, float(self.ground.height), CONTACT_MARGIN, float(dt),
+                                 np.ascontiguousarray(q, dtype=float), tree_w, d.R, d.p, d.C_ang, d.C_lin, d.bodies,
+                                 d.near, d.x, d.phi)
+        return d.phi, d.x
 
     def jacobians(self, R, p, x, which):
         """(3 len(which), nv): rows x, y, z of the velocity Jacobian of each selected point."""
@@ -192,16 +205,14 @@ class GroundContact:
         ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate, as in ``simulation``. The stages,
         each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
         d, k = self.data, self.kernels
-        phi, x, R, p = self._stage_points(q)
-        if phi.size and phi.min() < -PENETRATION_TOLERANCE:
-            q = self.project_out(q, phi, x, R, p)
-            phi, x, R, p = self._stage_points(q)
-        k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
-        # with coupled mimic joints: the rows J on the tree at its velocity G w, then J G on the model's coordinates
+        # with coupled mimic joints: the kinematics and rows J on the tree at its velocity G w, then J G on the model's
         tree_w, rows = (w, d.G) if self.coupling is None else (self.coupling.G @ w, self._tree_rows)
-        k.body_velocities(self.kinematics.moves, d.C_ang, d.C_lin, tree_w, d.bodies)
+        phi, x = self._near_points(q, tree_w, dt)
+        if phi.min(initial=np.inf) < -PENETRATION_TOLERANCE:
+            q = self.project_out(q, phi, x, d.R, d.p)
+            phi, x = self._near_points(q, tree_w, dt)
         nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, tree_w, float(dt),
-                              CONTACT_MARGIN, d.which, rows, d.bodies, self._every_body)
+                              CONTACT_MARGIN, d.which, rows, d.bodies, d.near)
         if self.coupling is not None:
             d.G[:3 * nc] = self._tree_rows[:3 * nc] @ self.coupling.G
         if not nc:
@@ -210,21 +221,55 @@ class GroundContact:
             d.contact_role[:] = APART
             return q, None, d.impulses, None
         U, D = self._udut(self.model, q)
-        which = d.which[:nc]
-        v, lam_q = self._solve_rows(U, D, phi[which], w, dt, joints, which)
+        v, lam_q = self._solve_rows(U, D, phi, w, dt, joints, nc)
         return q, v, d.impulses, lam_q
 
-    def _solve_rows(self, U, D, phi, w, dt, joints, which):
-        """Problem (1) over the contact rows and the joint rows, with constraint generation for the stops."""
+    def _solve_rows(self, U, D, phi, w, dt, joints, nc):
+        """(v within the joints' bounds, G^T lam): problem (1) over the nc candidates' rows and the joints' rows
+        (``row_solve``, as the one-call step solves it; the interior-point oracle where ``try_pattern`` is False),
+        its solution kept as the next step's warm start."""
+        d, k = self.data, self.kernels
+        v_lo, v_hi, bound, center = joints
+        mu = float(self.ground.friction)
+        if self.try_pattern:
+            while True:
+                iterations, *counts = k.solve_rows(
+                    U, D, w, phi, nc, float(dt), mu, v_lo, v_hi, bound, center, ROW_SETTINGS, d.G, d.Y, d.A, d.L,
+                    d.F, d.free, d.c, d.lam, d.y, d.previous, d.rhs, d.swept, d.v, d.joints, d.joint_ints, d.which,
+                    d.trial, d.gap, d.beta, d.shift, d.swept_shift, d.impulses, d.joint_impulse, d.slip,
+                    d.contact_role, d.box_role, d.lower_role, d.upper_role, d.contact_roles)
+                if iterations != CAPACITY:
+                    break
+                d.reserve(int(d.joint_ints[COUNTS, 0]))   # room for the rows (the buffers double), and again
+            self.count_solve(iterations)
+        else:
+            counts = self._oracle_rows(U, D, phi[d.which[:nc]], w, dt, joints, nc)
+        k.remember_solution(d.lam, nc, *counts, mu, d.joints, d.joint_ints, d.which, d.trial, d.shift, d.impulses,
+                            d.joint_impulse, d.contact_role, d.box_role, d.lower_role, d.upper_role)
+        m = int(d.joint_ints[COUNTS, 0])
+        return np.clip(d.v, v_lo, v_hi), d.G[:m].T @ d.lam[:m]
+
+    def count_solve(self, iterations):
+        """Count a step's solve by ``row_solve.solve_rows`` (its iterations) in ``solves``."""
+        sweeps = int(self.data.joint_ints[COUNTS, 2])
+        if sweeps:
+            self.solves['bounded'] += 1
+            self.solves['unconverged'] += sweeps == MAX_SWEEPS
+        else:
+            self.solves['pattern'] += iterations
+
+    def _oracle_rows(self, U, D, phi, w, dt, joints, nc):
+        """``row_solve.solve_rows``' problem with the interior-point solver (the oracle of the tests): lam, v, the
+        trial shifts, the row sets and m written into the step data as it writes them; returns the counts of the
+        bilateral, boxed, lower-stop and upper-stop rows."""
         d, k = self.data, self.kernels
         v_lo, v_hi, b, center = joints
-        nc, mu = len(which), float(self.ground.friction)
+        which, mu = d.which[:nc], float(self.ground.friction)
         n_bilateral, n_boxed, n_lo, n_hi = k.joint_row_sets(v_lo, v_hi, b, w, d.joint_impulse, d.sets)
         bilateral, boxed = d.sets[0, :n_bilateral].copy(), d.sets[1, :n_boxed].copy()
         lo, hi = d.sets[2, :n_lo].copy(), d.sets[3, :n_hi].copy()
         bound = b[boxed]
-        # First guess of s: extrapolated from the last two steps (exact for a constant sliding acceleration).
-        shift = np.maximum(2.0 * d.shift[1, which] - d.shift[0, which], 0.0)
+        shift = np.maximum(2.0 * d.shift[1, which] - d.shift[0, which], 0.0)   # (as solve_rows extrapolates it)
         gap_velocity = np.maximum(phi, 0.0) / dt
         while True:
             m = k.joint_rows(bilateral, boxed, lo, hi, 3 * nc, d.G)
@@ -232,48 +277,20 @@ class GroundContact:
             G, A, Y = d.G, d.A, d.Y
             k.delassus(U, D, G, m, Y, A)                # Y = M^-1 G^T, A = G M^-1 G^T
             beta_joints = np.concatenate([-v_lo[bilateral], -center[boxed], -v_lo[lo], v_hi[hi]])
-            stop_roles = np.concatenate([d.lower_role[lo], d.upper_role[hi]])
-            roles = (d.contact_role[which], d.box_role[boxed], stop_roles)   # copies: revised in place
-            rows = (A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu, *roles)
-            previous, trial = d.lam[:m].copy(), shift.copy()
-            k.guess_slip(d.impulses, which, nc, trial, mu, roles[0], d.slip)
-            iterations = self.try_pattern and k.pattern_fixed_point(*rows, trial, d.slip, d.lam, d.free, d.y, d.L, d.F,
-                                                                    d.c, d.v, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE,
-                                                                    True, d.previous, d.rhs)
-            if iterations:   # every iteration certified, compiled
-                self.solves['pattern'] += iterations
-                lam, v, shift = d.lam[:m], d.v.copy(), trial
-            elif self.try_pattern:   # no pattern certified: the bounded sweeps from the last step's impulses
-                trial = shift.copy()
-                k.warm_start(d.impulses, d.joint_impulse, which, nc, bilateral, boxed, lo, hi, d.lam)
-                sweeps = k.bounded_step(A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu,
-                                        *roles, trial, d.slip, d.lam, d.free, d.y, d.L, d.F, d.c, d.v, MAX_SWEEPS,
-                                        SWEEP_TOLERANCE, MAX_FIXED_POINT, FIXED_POINT_TOLERANCE, d.previous, d.rhs,
-                                        d.swept, d.swept_shift)
-                self.solves['bounded'] += 1
-                self.solves['unconverged'] += sweeps == MAX_SWEEPS
-                lam, v, shift = d.lam[:m], d.v.copy(), trial
-            else:            # the oracle: the interior-point solver
-                d.lam[:m] = previous
-                lam, v, shift = self._fixed_point(*rows, shift)
+            lam, v, shift = self._fixed_point(A, G, Y, w, m, nc, len(bilateral), beta_joints, gap_velocity, bound, mu,
+                                              shift)
             n_lo, n_hi = k.broken_stops(v, v_lo, v_hi, lo, hi, d.sets)
             if not (n_lo or n_hi):
                 break
             lo, hi = np.union1d(lo, d.sets[2, :n_lo]), np.union1d(hi, d.sets[3, :n_hi])
-        d.shift[0] = d.shift[1]
-        d.shift[1] = 0.0
-        d.shift[1, which] = shift
-        d.impulses[:] = 0.0
-        d.impulses[which] = lam[:3 * nc].reshape(-1, 3)
-        # the roles of this step's solution, by point and joint: the pattern the next step tries first
-        # (``contact_active_set``); points not in the problem are apart, stops not in it will push when they enter
-        k.remember_roles(d.lam, m, which, nc, len(bilateral), boxed, bound, lo, hi, mu, d.shift[1], d.contact_role,
-                         d.box_role, d.lower_role, d.upper_role)
-        k.remember_joint_impulses(d.lam, nc, bilateral, boxed, lo, hi, d.joint_impulse)
-        return np.clip(v, v_lo, v_hi), G[:m].T @ lam
+        for row, rows in enumerate((bilateral, boxed, lo, hi)):
+            d.sets[row, :len(rows)] = rows
+        d.joints[BOX_BOUND, :len(boxed)] = bound
+        d.joint_ints[COUNTS, :2] = m, nc
+        d.trial[:nc], d.v[:] = shift, v
+        return len(bilateral), len(boxed), len(lo), len(hi)
 
-    def _fixed_point(self, A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
-                     box_roles, stop_roles, shift):
+    def _fixed_point(self, A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, shift):
         """(lam, v, shift): De Saxce's fixed point on the shift with the interior-point solver (the oracle)."""
         d = self.data
         c = d.c

@@ -20,18 +20,18 @@ import numpy as np
 from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
 from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, \
-    pattern_fixed_point, penetration, sliding
+    pattern_fixed_point, penetration, row_solve
 from .step_layout import SETS, model_buffers, model_sizes, row_buffers, row_floats
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
-          contact_rows: ('near_bodies', 'point_heights', 'body_velocities', 'candidate_rows', 'joint_row_sets',
+          contact_rows: ('near_points', 'near_bodies', 'point_heights', 'body_velocities', 'candidate_rows', 'joint_row_sets',
                          'joint_rows', 'broken_stops'),
           delassus: ('delassus',),
-          contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles', 'remember_roles'),
+          contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
-          sliding: ('guess_slip',),
-          bounded_solve: ('warm_start', 'bounded_step', 'remember_joint_impulses'),
+          bounded_solve: ('bounded_step',),
+          row_solve: ('solve_rows', 'remember_solution'),
           penetration: ('projection',),
           integrate_step: ('integrate_free_root',),
           contact_step: ('contact_step',)}

@@ -1,0 +1,127 @@
+"""The solve of one step's rows, contacts and joints, and the warm start it leaves (no ROS import).
+
+Both paths of the contact step call it: the one-call step (``contact_step``) and the stages run from Python
+(``ground_contact``), over the same step data. Given M = U D U^T, the free velocity w and the contact candidates'
+rows in G, it adds the joints' rows (``contact_rows.joint_rows``), builds the Delassus matrix (``delassus``) and
+solves problem (1) of ``ground_contact``: the fixed point over certified patterns from the last step's pattern
+(``pattern_fixed_point``), or, where none is certified, the bounded sweeps from the last step's impulses
+(``bounded_solve``). A stop the solution breaks enters as a row and the problem is solved again (constraint
+generation: rows are only added, at most one round per stop). Then the solution's roles, impulses and shifts become
+the next step's warm start (``remember_solution``).
+"""
+from ..algorithms.backends import njit
+from .bounded_solve import bounded_step, remember_joint_impulses, warm_start
+from .contact_active_set import remember_roles
+from .contact_rows import broken_stops, joint_row_sets, joint_rows
+from .delassus import delassus
+from .pattern_fixed_point import pattern_fixed_point
+from .sliding import guess_slip
+from .step_layout import BOX_BOUND, BOX_ROLES, COUNTS, FOUND, SETS, STOP_ROLES
+
+CAPACITY = -3   # (as ``contact_step.CAPACITY``) the rows outgrow the row buffers: ``StepData.reserve``, then again
+
+
+@njit()
+def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G, Y, A, L, F, free, c, lam, y, previous,
+               rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses, joint_impulse,
+               slip, contact_role, box_role, lower_role, upper_role, contact_roles):
+    """Problem (1) over the nc candidates' rows (G's first 3 nc rows, ``which`` their points, phi every point's
+    height) and the joints' rows (v_lo, v_hi, bound, center per velocity coordinate); v = w + M^-1 G^T lam written.
+    Returns (the fixed point's iterations, the sweeps' where they took a round, and the counts of the bilateral,
+    boxed, lower-stop and upper-stop rows; ``joint_ints[COUNTS]`` holds m, nc and the sweeps of the last bounded
+    round, 0 if none), or CAPACITY first with nothing but scratch written. settings: the fixed
+    point's iterations and tolerance, the sweeps' count and tolerance. The rest: ``step_data.StepData``'s buffers
+    (``joints``: its per-joint rows, ``step_layout``)."""
+    max_iterations, tolerance, max_sweeps, sweep_tolerance = int(settings[0]), settings[1], int(settings[2]), \
+        settings[3]
+    box_bound = joints[BOX_BOUND]
+    sets, found = joint_ints[SETS:SETS + 4], joint_ints[FOUND:FOUND + 4]
+    n_bilateral, n_boxed, n_lower, n_upper = joint_row_sets(v_lo, v_hi, bound, w, joint_impulse, sets)
+    bilateral, boxed = sets[0, :n_bilateral], sets[1, :n_boxed]
+    for i in range(nc):                             # De Saxce's shift extrapolated from the last two steps
+        point = which[i]
+        trial[i] = max(2.0 * shift[1, point] - shift[0, point], 0.0)
+        gap[i] = max(phi[point], 0.0) / dt
+    total_iterations = 0
+    joint_ints[COUNTS, 2] = 0
+    while True:                                     # constraint generation: a stop the solution breaks enters
+        lower_rows, upper_rows = sets[2, :n_lower], sets[3, :n_upper]
+        m = joint_rows(bilateral, boxed, lower_rows, upper_rows, 3 * nc, G)
+        joint_ints[COUNTS, 0], joint_ints[COUNTS, 1] = m, nc
+        if m > lam.shape[0]:
+            return CAPACITY, 0, 0, 0, 0
+        delassus(U, D, G, m, Y, A)                  # Y = M^-1 G^T, A = G M^-1 G^T
+        box_roles, stop_roles = joint_ints[BOX_ROLES, :n_boxed], joint_ints[STOP_ROLES, :n_lower + n_upper]
+        s = 0                                       # beta of the joint rows: -v_lo, -center, -v_lo, v_hi
+        for j in bilateral:
+            beta[s] = -v_lo[j]
+            s += 1
+        for b in range(n_boxed):
+            beta[s] = -center[boxed[b]]
+            box_bound[b] = bound[boxed[b]]
+            box_roles[b] = box_role[boxed[b]]
+            s += 1
+        for k in range(n_lower):
+            beta[s] = -v_lo[lower_rows[k]]
+            stop_roles[k] = lower_role[lower_rows[k]]
+            s += 1
+        for k in range(n_upper):
+            beta[s] = v_hi[upper_rows[k]]
+            stop_roles[n_lower + k] = upper_role[upper_rows[k]]
+            s += 1
+        for i in range(nc):
+            contact_roles[i] = contact_role[which[i]]
+        guess_slip(impulses, which, nc, trial, mu, contact_roles, slip)
+        iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+                                         contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L,
+                                         F, c, v, max_iterations, tolerance, True, previous, rhs)
+        if iterations == 0:                         # no certified pattern: the bounded sweeps from the last impulses
+            warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
+            sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+                                  contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L, F, c, v,
+                                  max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
+                                  swept_shift)
+            iterations = joint_ints[COUNTS, 2] = abs(sweeps)
+        total_iterations += iterations
+        n_lower_broken, n_upper_broken = broken_stops(v, v_lo, v_hi, lower_rows, upper_rows, found)
+        if not (n_lower_broken or n_upper_broken):
+            return total_iterations, n_bilateral, n_boxed, n_lower, n_upper
+        n_lower = merge_sorted(sets[2], n_lower, found[2], n_lower_broken)
+        n_upper = merge_sorted(sets[3], n_upper, found[3], n_upper_broken)
+
+
+@njit()
+def remember_solution(lam, nc, n_bilateral, n_boxed, n_lower, n_upper, mu, joints, joint_ints, which, trial, shift,
+                      impulses, joint_impulse, contact_role, box_role, lower_role, upper_role):
+    """The next step's warm start from the solution of ``solve_rows`` (its counts of rows by kind): the shifts of the
+    last two steps, each point's impulse (zero for a point that was no candidate), the roles of every point, box and
+    stop (``contact_active_set.remember_roles``: points not in the problem are apart, stops not in it push when they
+    enter) and the joint rows' impulses."""
+    sets = joint_ints[SETS:SETS + 4]
+    bilateral, boxed, lower_rows, upper_rows = sets[0, :n_bilateral], sets[1, :n_boxed], sets[2, :n_lower], \
+        sets[3, :n_upper]
+    shift[0, :] = shift[1, :]
+    shift[1, :] = 0.0
+    impulses[:, :] = 0.0
+    for i in range(nc):
+        shift[1, which[i]] = trial[i]
+        for a in range(3):
+            impulses[which[i], a] = lam[3 * i + a]
+    remember_roles(lam, joint_ints[COUNTS, 0], which[:nc], nc, n_bilateral, boxed, joints[BOX_BOUND, :n_boxed],
+                   lower_rows, upper_rows, mu, shift[1], contact_role, box_role, lower_role, upper_role)
+    remember_joint_impulses(lam, nc, bilateral, boxed, lower_rows, upper_rows, joint_impulse)
+
+
+@njit()
+def merge_sorted(rows, n, added, n_added):
+    """rows[:n] and added[:n_added], both ascending and disjoint, merged into rows[:n + n_added] in ascending
+    order; returns n + n_added."""
+    i, k = n - 1, n_added - 1
+    for out in range(n + n_added - 1, -1, -1):
+        if k < 0 or (i >= 0 and rows[i] > added[k]):
+            rows[out] = rows[i]
+            i -= 1
+        else:
+            rows[out] = added[k]
+            k -= 1
+    return n + n_added
