@@ -72,12 +72,12 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
         for i in range(nc):
             contact_roles[i] = contact_role[which[i]]
         guess_slip(impulses, which, nc, trial, mu, contact_roles, slip)
-        iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+        iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap[:nc], box_bound[:n_boxed], mu,
                                          contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L,
                                          F, c, v, max_iterations, tolerance, True, previous, rhs)
         if iterations == 0:                         # no certified pattern: the bounded sweeps from the last impulses
             warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
-            sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap, box_bound[:n_boxed], mu,
+            sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap[:nc], box_bound[:n_boxed], mu,
                                   contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L, F, c, v,
                                   max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
                                   swept_shift)
