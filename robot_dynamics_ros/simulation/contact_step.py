@@ -40,9 +40,9 @@ from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
 from .penetration import LIFT_DEPTH, lowest, projection
 from .row_solve import CAPACITY, remember_solution, solve_rows
-from .step_layout import BIAS, BOUND, BOX_BOUND, BOX_ROLES, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, EFFORT_LIMIT, \
-    EXTERNAL, FOUND, FREE_VELOCITY, FRICTION, LOWER_V, N_SIZES, PIVOTS, QDD, SETS, SPEED, STOP_ROLES, TAU, TAU_TOTAL, \
-    UPPER_V, V_AFTER, V_HI, V_LO, constant_buffers, constant_sizes, model_buffers, row_buffers
+from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, EFFORT_LIMIT, EXTERNAL, FREE_VELOCITY, \
+    FRICTION, LOWER_V, N_SIZES, PIVOTS, QDD, SPEED, TAU, TAU_TOTAL, UPPER_V, V_AFTER, V_HI, V_LO, constant_buffers, \
+    constant_sizes, model_buffers, row_buffers
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
@@ -67,8 +67,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     base acceleration -[0; g]; the rest as ``ContactStep``."""
     (P, work, f_ext, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type,
      idx_q, column_body, moves, body, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
-    margin, penetration, max_iterations, tolerance, max_sweeps, sweep_tolerance = settings[0], settings[1], \
-        int(settings[2]), settings[3], int(settings[4]), settings[5]
+    margin, penetration = settings[0], settings[1]   # (the solve's settings follow: row_solve.solve_rows)
     nv = qd.shape[0]
     (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, U, joints, trial, gap,
      beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints, near) = \
@@ -79,7 +78,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         saved[k] = lam[k]
     tau, tau_total, qdd, w = joints[TAU], joints[TAU_TOTAL], joints[QDD], joints[FREE_VELOCITY]
     v_lo, v_hi, bound, center = joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
-    D, box_bound, v_after = joints[PIVOTS], joints[BOX_BOUND], joints[V_AFTER]
+    D, v_after = joints[PIVOTS], joints[V_AFTER]
     # the applied effort and the joints' bounds (Simulator._effort, _joint_rows)
     if mode != GIVEN:
         for j in range(nv):
