@@ -28,7 +28,9 @@ gains.* parameters always show the joints' gains in use). The law has no integra
 ignored with a warning.
 
 It answers each state once, in the callback of the message that completes it: a joint state and an odometry (and,
-with `contact_topics`, every foot's contact force) each received since the last update (benchmarks/
+with `contact_topics`, every foot's contact force) each received since the last update, the odometry stamped as the
+joint state where the last answered pair was stamped alike (one source, a simulator: a copy of the last state's
+odometry, republished while it waited, is not paired with the next joint state) (benchmarks/
 bench_legged_controller.py measures an update). A command therefore depends only on the state it answers, not on
 which message arrived first or on a timer's phase, so a lockstep simulator, which steps on every command, steps once
 per state it published and two lockstep runs are bit-identical; each command names the state it answers
@@ -309,6 +311,9 @@ class LeggedControllerNode(ControllerBase):
         inputs = self._inputs()
         if self.answered is not None and (inputs[0] is self.answered[0] or inputs[1] is self.answered[1]):
             return   # no new state: the last command stands
+        if self.answered is not None and self.answered[0][1] == self.answered[1][1] \
+                and self.joint_state[1] != self.odometry[1]:
+            return   # one source stamps both alike (a simulator): this joint state's odometry is still to come
         now = time.monotonic()
         try:
             if self._stale(self.joint_state, now) or self._stale(self.odometry, now):
