@@ -34,7 +34,6 @@ from ..algorithms.rnea import rnea_kernel
 from ..algorithms.spatial_kernels import unit_quaternions
 from ..algorithms.udut import udut_kernel, udut_on_transforms
 from ..model.configuration import QUATERNION_TOLERANCE
-from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE
 from .contact_rows import body_velocities, candidate_rows, near_points
 from .integrate_step import integrate_free_root
 from .joint_friction import SLIDING
@@ -201,7 +200,7 @@ def _is_vector(x, n):
 class ContactStep:
     """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
-    MAX_FIXED_POINT and FIXED_POINT_TOLERANCE; ``bounded_solve``'s MAX_SWEEPS and SWEEP_TOLERANCE follow): its
+    then its ROW_SETTINGS, those of ``row_solve.solve_rows``): its
     constants (the simulator's at construction, in two arrays laid out by ``step_layout.constant_buffers``; its data
     are the ground contact's ``StepData``); ``step`` takes a step or leaves it to the Python path. ``steps`` counts
     the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
@@ -227,7 +226,6 @@ class ContactStep:
         self.constants = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=integer)
         self.constants[1][:N_SIZES] = sizes
         views = constant_buffers(*self.constants)
-        settings = (*settings, MAX_SWEEPS, SWEEP_TOLERANCE)
         values = (self.pack.table, 0.0, 0.0, *contact._tree[3:], *contact._columns[1:], contact.centre, contact.radius,
                   contact._reach, model.lower, model.upper, settings,
                   *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_v, sim._q_of_v)

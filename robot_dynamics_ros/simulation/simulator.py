@@ -133,9 +133,8 @@ class Simulator:
         self.contact_step = None
         if self.contact is not None and self.contact.count and self._free_root_tree and model.coupling is None:
             from .contact_step import ContactStep
-            from .ground_contact import CONTACT_MARGIN, FIXED_POINT_TOLERANCE, MAX_FIXED_POINT, PENETRATION_TOLERANCE
-            self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, MAX_FIXED_POINT,
-                                                                 FIXED_POINT_TOLERANCE))
+            from .ground_contact import CONTACT_MARGIN, PENETRATION_TOLERANCE, ROW_SETTINGS
+            self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, *ROW_SETTINGS))
         self.command_timeout = command_timeout
         self.on_command_timeout = on_command_timeout
         self.initial_positions = self._within_limits(initial_positions)

@@ -7,7 +7,7 @@ rows and their Cholesky factor) and the warm start carried from step to step (ea
 De Saxce's shift of the last two steps); ``reset`` clears the warm start. The row buffers are sized for every point
 and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
 
-``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set``,
+``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set``, ``row_solve``,
 ``integrate_step`` and ``contact_step`` (the common path of the whole step in one call) as numba's
 machine code ('numba', as ``fast`` compiles ``algorithms/``) or as the plain-Python reference ('python').
 """
@@ -25,8 +25,8 @@ from .step_layout import SETS, model_buffers, model_sizes, row_buffers, row_floa
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
-          contact_rows: ('near_points', 'near_bodies', 'point_heights', 'body_velocities', 'candidate_rows', 'joint_row_sets',
-                         'joint_rows', 'broken_stops'),
+          contact_rows: ('near_points', 'near_bodies', 'point_heights', 'body_velocities', 'candidate_rows',
+                         'joint_row_sets', 'joint_rows', 'broken_stops'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
