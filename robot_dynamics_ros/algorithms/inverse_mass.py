@@ -8,8 +8,8 @@ M^-1 = U^-T D^-1 U^-1 (Saha, IEEE T-RA 1997, eq. 15): for each column b of B, th
     z_i /= D_i            (eq. 18)
     y = U^-T z            (forward substitution: the base-to-tips sweep, eq. 19)
 
-give y = M^-1 b. U_ik is zero unless joint i is an ancestor of k, so the sweeps skip the zeros of U (listed once,
-``upper_nonzeros``). A sweep runs over all the columns at once: each step (entry i of every column) is one loop
+give y = M^-1 b. U_ik is zero unless joint i is an ancestor of k, so the sweeps skip the zeros of U (tested as
+they go: no list to build per call). A sweep runs over all the columns at once: each step (entry i of every column) is one loop
 over the columns, independent of each other and contiguous, where a sweep per column waits on each product's result
 before the next. Each entry still takes the same operations in the same order as in a sweep of its own column (its
 sum over k ascending), so the result is the same, to the bit. Written as loops, as ``algorithms/``, so the
@@ -21,59 +21,43 @@ from .backends import njit
 
 
 @njit()
-def upper_nonzeros(U):
-    """U's nonzeros above the diagonal, in ascending order: (right, right_count, above, above_count), row i's
-    columns k > i in right[i, :right_count[i]] (eq. 17), column i's rows k < i in above[i, :above_count[i]]
-    (eq. 19)."""
+def unit_upper_sweep(U, Y, m):
+    """Y[:, :m] = U^-1 Y[:, :m] in place (eq. 17, back substitution): y_i -= sum_k>i U_ik y_k over U's nonzeros, k
+    ascending."""
     n = U.shape[0]
-    right, right_count = np.empty((n, n), dtype=np.int64), np.zeros(n, dtype=np.int64)
-    above, above_count = np.empty((n, n), dtype=np.int64), np.zeros(n, dtype=np.int64)
-    for i in range(n):
+    for i in range(n - 1, -1, -1):
         for k in range(i + 1, n):
-            if U[i, k] != 0.0:
-                right[i, right_count[i]] = k
-                right_count[i] += 1
-                above[k, above_count[k]] = i
-                above_count[k] += 1
-    return right, right_count, above, above_count
-
-
-@njit()
-def unit_upper_sweep(U, right, right_count, Y, m):
-    """Y[:, :m] = U^-1 Y[:, :m] in place (eq. 17, back substitution): y_i -= sum_k>i U_ik y_k, k ascending."""
-    for i in range(U.shape[0] - 1, -1, -1):
-        for t in range(right_count[i]):
-            k = right[i, t]
             u = U[i, k]
-            for r in range(m):
-                Y[i, r] -= u * Y[k, r]
+            if u != 0.0:
+                for r in range(m):
+                    Y[i, r] -= u * Y[k, r]
 
 
 @njit()
-def unit_upper_transposed_sweep(U, above, above_count, Y, m):
-    """Y[:, :m] = U^-T Y[:, :m] in place (eq. 19, forward substitution): y_i -= sum_k<i U_ki y_k, k ascending."""
+def unit_upper_transposed_sweep(U, Y, m):
+    """Y[:, :m] = U^-T Y[:, :m] in place (eq. 19, forward substitution): y_i -= sum_k<i U_ki y_k over U's nonzeros,
+    k ascending."""
     for i in range(U.shape[0]):
-        for t in range(above_count[i]):
-            k = above[i, t]
+        for k in range(i):
             u = U[k, i]
-            for r in range(m):
-                Y[i, r] -= u * Y[k, r]
+            if u != 0.0:
+                for r in range(m):
+                    Y[i, r] -= u * Y[k, r]
 
 
 @njit()
 def inverse_mass_rows(U, D, G, m, Y):
     """Y[:, r] = M^-1 G[r] for the first m rows of G (eqs. 17-19), all rows at once."""
     n = D.shape[0]
-    right, right_count, above, above_count = upper_nonzeros(U)
     for i in range(n):
         for r in range(m):
             Y[i, r] = G[r, i]
-    unit_upper_sweep(U, right, right_count, Y, m)
+    unit_upper_sweep(U, Y, m)
     for i in range(n):                      # D^-1 (eq. 18)
         d = D[i]
         for r in range(m):
             Y[i, r] /= d
-    unit_upper_transposed_sweep(U, above, above_count, Y, m)
+    unit_upper_transposed_sweep(U, Y, m)
 
 
 @njit()

@@ -36,7 +36,7 @@ from ..algorithms.backends import compiled, njit
 from ..algorithms.cholesky import cholesky_factor
 from ..algorithms.crba import crba_kernel
 from ..algorithms.dense_udut import dense_udut
-from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep, upper_nonzeros
+from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep
 from ..algorithms.packing import packed
 from ..algorithms.point_kinematics import body_poses
 from ..algorithms.udut import udut_kernel
@@ -359,8 +359,7 @@ def task_inertia(J, row_scale, U, D):
     """(Lambda, damped): Lambda = (J M^-1 J^T)^-1 from M = U diag(D) U^T, damped near a singularity (module
     docstring)."""
     W = np.ascontiguousarray(J.T)
-    right, right_count, _, _ = upper_nonzeros(U)
-    unit_upper_sweep(U, right, right_count, W, W.shape[1])   # U^-1 J^T
+    unit_upper_sweep(U, W, W.shape[1])   # U^-1 J^T
     for k in range(len(D)):
         W[k] /= math.sqrt(D[k])
     compliance = W.T @ W
