@@ -111,6 +111,28 @@ def test_public_quadrupeds_without_effort_tip_onto_their_trunk_and_knees(name):
     assert_one_call_steps_only(sim)
 
 
+@pytest.mark.parametrize('name', ROBOTS)
+def test_public_quadrupeds_lying_without_effort_gain_no_energy_and_come_to_rest(name):
+    """Without effort, from 2 s (down on the trunk and knees) to 8 s: nothing does work on the robot but gravity and
+    the dissipative contacts and stops, so its energy never rises by more than rounding (1e-9 J a step), and it comes
+    to rest (every speed under 1 um/s or 1 urad/s). A1 lies with its right front calf on its lower stop: the joints'
+    bounds taken before a penetration was projected out of q let the step carry that calf past its stop; the clip to
+    the limits moved it back unseen by the contacts, its foot sank 24 um, was lifted out again, and the robot gained
+    0.33 J in 8 s and never came to rest (speeds up to 14 mrad/s at 8 s)."""
+    urdf, model, points, stance, _ = mujoco_walk.robot(name, example_robot_data())
+    sim = Simulator(model, DT, ground=Ground(0.0, MU), contact_points=points, initial_positions=stance,
+                    command_timeout=None)
+    energy, speed = [], []
+    for k in range(int(round(8.0 / DT))):
+        sim.set_command(np.zeros(model.nv))
+        sim.step()
+        if sim.t > 2.0 - DT / 2:
+            energy.append(sim.total_energy())
+            speed.append(np.max(np.abs(sim.qd)))
+    assert np.max(np.diff(energy)) < 1e-9
+    assert max(speed[-1000:]) < 1e-6
+
+
 def test_anymal_c_without_effort_lies_at_mujocos_height():
     """ANYmal C tipped onto its trunk and knees rests at MuJoCo's base height within 5 mm (as standing:
     test_ground_contact)."""

@@ -11,18 +11,18 @@ sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the Delassus s
 would compute the articulated-body inertias (U D U^T's pivots) a second time; the two agree to rounding. Written as
 loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
 
-It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the
-quaternion is off unit norm, the free velocity or the result is not finite, a zero pivot, or rows that outgrow the
-buffers (``ContactStep`` then grows them and runs it again). In the air (no point near the ground) the joints' rows
-alone make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds, here by
-the same fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is
-solved again (constraint generation, as the Python path does: at most one round per stop). A point below the
-ground is removed first, as the
-Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of ``bounded_solve``
-take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints' friction, drives
-or brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here compiled:
-``contact_active_set.closest_held_rows``). Where the kernel falls
-back, the Python path runs the step from the same state, as it does without this kernel.
+It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the quaternion is
+off unit norm, the free velocity or the result is not finite, a zero pivot, rows that outgrow the buffers
+(``ContactStep`` then grows them and runs it again), or a servo's step whose penetration was projected out (its drives'
+rows, set by the caller at q, belong at the projected q). In the air (no point near the ground) the joints' rows alone
+make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds, here by the same
+fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is solved again
+(constraint generation, as the Python path does: at most one round per stop). A point below the ground is removed first,
+as the Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of ``bounded_solve``
+take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints' friction, drives or
+brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here compiled:
+``contact_active_set.closest_held_rows``). Where the kernel falls back, the Python path runs the step from the same
+state, as it does without this kernel.
 """
 import numpy as np
 
@@ -49,9 +49,10 @@ from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, E
 COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
 # Why the kernel left a step to the Python path (it returns the fixed point's iterations or the sweeps, > 0, when
 # it took it).
-QUATERNION, NOT_FINITE, SINGULAR = -1, -2, -4   # (and row_solve.CAPACITY, -3)
+QUATERNION, NOT_FINITE, SINGULAR, PROJECTED = -1, -2, -4, -5   # (and row_solve.CAPACITY, -3)
 REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
-           CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
+           CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot',
+           PROJECTED: "a servo's step projected out of the ground"}
 @njit()
 def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt, mode, q,
                  qd, q_new, qd_new, forces, constraint_effort, applied):
@@ -78,21 +79,11 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     tau, tau_total, qdd, w = joints[TAU], joints[TAU_TOTAL], joints[QDD], joints[FREE_VELOCITY]
     v_lo, v_hi, bound, center = joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
     D, v_after = joints[PIVOTS], joints[V_AFTER]
-    # the applied effort and the joints' bounds (Simulator._effort, _joint_rows)
+    # the applied effort (Simulator._effort)
     if mode != GIVEN:
         for j in range(nv):
-            actuated = q_of_v[j] >= 0
             limit = joints[EFFORT_LIMIT, j]
-            tau[j] = min(max(joints[COMMAND_EFFORT, j], -limit), limit) if mode == COMMAND and actuated else 0.0
-            if mode == BRAKED:
-                v_lo[j] = 0.0 if actuated else -np.inf
-                v_hi[j] = 0.0 if actuated else np.inf
-            else:                                   # q + dt v within the limits, |v| within the velocity limit
-                position = q[q_of_v[j]] if actuated else 0.0
-                v_lo[j] = max((joints[LOWER_V, j] - position) / dt, -joints[SPEED, j])
-                v_hi[j] = min((joints[UPPER_V, j] - position) / dt, joints[SPEED, j])
-            bound[j] = dt * joints[FRICTION, j]
-            center[j] = 0.0
+            tau[j] = min(max(joints[COMMAND_EFFORT, j], -limit), limit) if mode == COMMAND and q_of_v[j] >= 0 else 0.0
     # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
     # by the sweeps on M = U D U^T), the root's linear part carried as a point's
     if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
@@ -118,6 +109,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     for k in range(q.shape[0]):
         q_start[k] = q[k]
     deepest = lowest(phi)                           # a point below the ground: q out of it first (penetration.py)
+    projected = deepest < -penetration and deepest >= -LIFT_DEPTH   # (the lift moves the root's height alone)
     if deepest < -LIFT_DEPTH:                       # deep: the whole robot lifted
         q_start[2] -= deepest
         for b in range(p.shape[0]):
@@ -141,6 +133,22 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         udut_kernel(P, work, q_start, U, D)
         near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius,
                     reach, height, margin, dt, q_start, w, R, p, C_ang, C_lin, bodies, near, x, phi)
+    # the joints' bounds at the configuration stepped from, q_start (Simulator._joint_rows; GroundContact.solve says
+    # why); the servo's were set by the caller at q: a projection that moved q leaves the step to the Python path
+    if mode != GIVEN:
+        for j in range(nv):
+            actuated = q_of_v[j] >= 0
+            if mode == BRAKED:
+                v_lo[j] = 0.0 if actuated else -np.inf
+                v_hi[j] = 0.0 if actuated else np.inf
+            else:                                   # q + dt v within the limits, |v| within the velocity limit
+                position = q_start[q_of_v[j]] if actuated else 0.0
+                v_lo[j] = max((joints[LOWER_V, j] - position) / dt, -joints[SPEED, j])
+                v_hi[j] = min((joints[UPPER_V, j] - position) / dt, joints[SPEED, j])
+            bound[j] = dt * joints[FRICTION, j]
+            center[j] = 0.0
+    elif projected:
+        return PROJECTED
     nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)   # 0 in the air
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (as GroundContact does)
     iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(

@@ -198,12 +198,17 @@ class GroundContact:
         J = self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which]).reshape(-1, self.model.tree.nv)
         return J if self.coupling is None else J @ self.coupling.G
 
-    def solve(self, q, w, dt, joints):
-        """(q, v, impulses, lam_q): the configuration to step from (q with any penetration projected out), the velocity
-        after the step (None when no point is near the ground: the caller solves the joints alone), the (count, 3)
-        world contact impulses, and the generalized impulse G^T lam of every row (contacts, friction, stops, drives).
-        ``joints`` = (v_lo, v_hi, impulse_bound, center) per velocity coordinate, as in ``simulation``. The stages,
-        each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
+    def solve(self, q, w, dt, joint_rows):
+        """(q, joints, v, impulses, lam_q): the configuration to step from (q with any penetration projected out), the
+        joints' rows there, the velocity after the step (None when no point is near the ground: the caller solves the
+        joints alone), the (count, 3) world contact impulses, and the generalized impulse G^T lam of every row
+        (contacts, friction, stops, drives). ``joint_rows``: the joints' rows (v_lo, v_hi, impulse_bound, driven,
+        center) per velocity coordinate at a configuration (``Simulator._joint_rows``), taken at the one stepped
+        from: a stop's bound from q before the projection would let the step carry a joint the projection moved
+        past its stop, and the clip to the limits would then move it back unseen by the contacts (a robot lying on
+        a leg folded onto its stop sank into the ground by 24 um and was lifted out again every step, gaining
+        energy). The stages, each once: kinematics, contact candidates and rows, factorisation, Delassus, the
+        solve."""
         d, k = self.data, self.kernels
         # with coupled mimic joints: the kinematics and rows J on the tree at its velocity G w, then J G on the model's
         tree_w, rows = (w, d.G) if self.coupling is None else (self.coupling.G @ w, self._tree_rows)
@@ -211,6 +216,7 @@ class GroundContact:
         if phi.min(initial=np.inf) < -PENETRATION_TOLERANCE:
             q = self.project_out(q, phi, x, d.R, d.p)
             phi, x = self._near_points(q, tree_w, dt)
+        joints = joint_rows(q)
         nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, tree_w, float(dt),
                               CONTACT_MARGIN, d.which, rows, d.bodies, d.near)
         if self.coupling is not None:
@@ -219,10 +225,11 @@ class GroundContact:
             d.impulses[:] = 0.0
             d.shift[:] = 0.0
             d.contact_role[:] = APART
-            return q, None, d.impulses, None
+            return q, joints, None, d.impulses, None
         U, D = self._udut(self.model, q)
-        v, lam_q = self._solve_rows(U, D, phi, w, dt, joints, nc)
-        return q, v, d.impulses, lam_q
+        v_lo, v_hi, impulse_bound, _, center = joints
+        v, lam_q = self._solve_rows(U, D, phi, w, dt, (v_lo, v_hi, impulse_bound, center), nc)
+        return q, joints, v, d.impulses, lam_q
 
     def _solve_rows(self, U, D, phi, w, dt, joints, nc):
         """(v within the joints' bounds, G^T lam): problem (1) over the nc candidates' rows and the joints' rows

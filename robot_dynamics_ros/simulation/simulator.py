@@ -484,9 +484,8 @@ class Simulator:
         friction, stops, brakes and drives (``ground_contact``; it first projects any penetration out of q); without
         a point near the ground, the joints alone as ``_friction_and_stops``. Sets ``contact_forces`` (world, N) and
         ``constraint_effort``."""
-        v_lo, v_hi, impulse_bound, driven, center = self._joint_rows(q)
-        q, v, impulses, generalized = self.contact.solve(q, free_velocity, self.dt,
-                                                         (v_lo, v_hi, impulse_bound, center))
+        q, (_, _, _, driven, _), v, impulses, generalized = self.contact.solve(q, free_velocity, self.dt,
+                                                                             self._joint_rows)
         self.contact_forces = impulses / self.dt
         if v is None:   # no point near the ground: the joints' exact pivoting solver
             return q, self._friction_and_stops(q, free_velocity)
