@@ -264,11 +264,13 @@ def staged_and_one_call(urdf, stance, **options):
 
 def synchronise(one_call, staged):
     """The one-call simulator put in the staged one's state: q, qd and the contact step's warm start (roles, the last
-    two steps' shifts, the last solve's impulses), so that the next step of each starts from the same state."""
+    two steps' shifts and secant slopes, the last solve's impulses), so that the next step of each starts from the
+    same state."""
     one_call.q, one_call.qd = staged.q.copy(), staged.qd.copy()
     ours, theirs = one_call.contact.data, staged.contact.data
     ours.reserve(theirs.capacity)
-    for name in ('contact_role', 'box_role', 'lower_role', 'upper_role', 'shift', 'lam', 'impulses', 'joint_impulse'):
+    for name in ('contact_role', 'box_role', 'lower_role', 'upper_role', 'shift', 'slope', 'lam', 'impulses',
+                 'joint_impulse'):
         getattr(ours, name)[...] = getattr(theirs, name)
 
 

@@ -46,7 +46,7 @@ from ..algorithms.backends import njit
 from ..algorithms.cholesky import cholesky_factor, cholesky_solve
 from ..algorithms.least_norm import least_norm_semidefinite
 from .roles import APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK  # noqa: F401 (one set: roles.py)
-from .sliding import slip_of, sliding_certified
+from .sliding import SLIP_COLUMNS, slip_of, sliding_certified
 
 VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
 # m/s or rad/s: the same where the held rows took the least-squares solve (more held rows than freedoms: their
@@ -82,7 +82,7 @@ def pattern_solve(k, A, c, m, nc, n_bilateral, bound, mu, contact_roles, box_rol
     ``certified``, ``revise_roles``). The role arrays are revised in place. ``freedoms``: the columns of G (nv),
     where A = G M^-1 G^T (``more_held_than_freedoms``)."""
     previous = lam[:m].copy()   # the last solve's impulses (of this step's fixed point, or of the last step)
-    slip = np.zeros((nc, 5))    # (a sliding contact is refused here: it needs the fixed point's slip direction)
+    slip = np.zeros((nc, SLIP_COLUMNS))   # (a sliding contact is refused here: it needs the fixed point's d)
     for revision in range(PATTERN_REVISIONS + 1):
         if not k.fix_pattern(nc, n_bilateral, bound, mu, contact_roles, box_roles, stop_roles, lam, free, False, slip):
             return False   # a sliding contact: not certifiable here

@@ -69,8 +69,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
      idx_q, column_body, moves, body, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
     margin, penetration = settings[0], settings[1]   # (the solve's settings follow: row_solve.solve_rows)
     nv = qd.shape[0]
-    (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, U, joints, trial, gap,
-     beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints, near) = \
+    (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
+     trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
+     near) = \
         model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
     lam_capacity = lam.shape[0]
@@ -154,7 +155,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
         U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam, y, previous,
         rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses, joint_impulse, slip,
-        contact_role, box_role, lower_role, upper_role, contact_roles)
+        slope, contact_role, box_role, lower_role, upper_role, contact_roles)
     if iterations == CAPACITY:
         return restore(lam, saved, CAPACITY)
     m = joint_ints[COUNTS, 0]
@@ -172,7 +173,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         q_new[k] = min(max(q_new[k], lower[k]), upper[k])
     # the step is taken: the warm start of the next (shifts of the last two steps, impulses, roles)
     remember_solution(lam, nc, n_bilateral, n_boxed, n_lower, n_upper, mu, joints, joint_ints, which, trial, shift,
-                      impulses, joint_impulse, contact_role, box_role, lower_role, upper_role)
+                      impulses, joint_impulse, contact_role, box_role, lower_role, upper_role, slip, slope)
     forces[:, :] = 0.0                              # (a point that is no candidate: no impulse, no force)
     for i in range(nc):
         for a in range(3):

@@ -243,7 +243,7 @@ class GroundContact:
                 iterations, *counts = k.solve_rows(
                     U, D, w, phi, nc, float(dt), mu, v_lo, v_hi, bound, center, ROW_SETTINGS, d.G, d.Y, d.A, d.L,
                     d.F, d.free, d.c, d.lam, d.y, d.previous, d.rhs, d.swept, d.v, d.joints, d.joint_ints, d.which,
-                    d.trial, d.gap, d.beta, d.shift, d.swept_shift, d.impulses, d.joint_impulse, d.slip,
+                    d.trial, d.gap, d.beta, d.shift, d.swept_shift, d.impulses, d.joint_impulse, d.slip, d.slope,
                     d.contact_role, d.box_role, d.lower_role, d.upper_role, d.contact_roles)
                 if iterations != CAPACITY:
                     break
@@ -252,7 +252,7 @@ class GroundContact:
         else:
             counts = self._oracle_rows(U, D, phi[d.which[:nc]], w, dt, joints, nc)
         k.remember_solution(d.lam, nc, *counts, mu, d.joints, d.joint_ints, d.which, d.trial, d.shift, d.impulses,
-                            d.joint_impulse, d.contact_role, d.box_role, d.lower_role, d.upper_role)
+                            d.joint_impulse, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.slip, d.slope)
         m = int(d.joint_ints[COUNTS, 0])
         return np.clip(d.v, v_lo, v_hi), d.G[:m].T @ d.lam[:m]
 

@@ -24,7 +24,7 @@ CAPACITY = -3   # (as ``contact_step.CAPACITY``) the rows outgrow the row buffer
 @njit()
 def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G, Y, A, L, F, free, c, lam, y, previous,
                rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses, joint_impulse,
-               slip, contact_role, box_role, lower_role, upper_role, contact_roles):
+               slip, slope, contact_role, box_role, lower_role, upper_role, contact_roles):
     """Problem (1) over the nc candidates' rows (G's first 3 nc rows, ``which`` their points, phi every point's
     height) and the joints' rows (v_lo, v_hi, bound, center per velocity coordinate); v = w + M^-1 G^T lam written.
     Returns (the fixed point's iterations, the sweeps' where they took a round, and the counts of the bilateral,
@@ -71,7 +71,7 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
             s += 1
         for i in range(nc):
             contact_roles[i] = contact_role[which[i]]
-        guess_slip(impulses, which, nc, trial, mu, contact_roles, slip)
+        guess_slip(impulses, which, nc, trial, mu, contact_roles, slip, slope)
         iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap[:nc], box_bound[:n_boxed], mu,
                                          contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L,
                                          F, c, v, max_iterations, tolerance, True, previous, rhs)
@@ -92,19 +92,21 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
 
 @njit()
 def remember_solution(lam, nc, n_bilateral, n_boxed, n_lower, n_upper, mu, joints, joint_ints, which, trial, shift,
-                      impulses, joint_impulse, contact_role, box_role, lower_role, upper_role):
+                      impulses, joint_impulse, contact_role, box_role, lower_role, upper_role, slip, slope):
     """The next step's warm start from the solution of ``solve_rows`` (its counts of rows by kind): the shifts of the
-    last two steps, each point's impulse (zero for a point that was no candidate), the roles of every point, box and
-    stop (``contact_active_set.remember_roles``: points not in the problem are apart, stops not in it push when they
-    enter) and the joint rows' impulses."""
+    last two steps, each point's secant slope (``sliding.next_shift``) and impulse (zero for a point that was no
+    candidate), the roles of every point, box and stop (``contact_active_set.remember_roles``: points not in the
+    problem are apart, stops not in it push when they enter) and the joint rows' impulses."""
     sets = joint_ints[SETS:SETS + 4]
     bilateral, boxed, lower_rows, upper_rows = sets[0, :n_bilateral], sets[1, :n_boxed], sets[2, :n_lower], \
         sets[3, :n_upper]
     shift[0, :] = shift[1, :]
     shift[1, :] = 0.0
     impulses[:, :] = 0.0
+    slope[:] = 0.0
     for i in range(nc):
         shift[1, which[i]] = trial[i]
+        slope[which[i]] = slip[i, 5]
         for a in range(3):
             impulses[which[i], a] = lam[3 * i + a]
     remember_roles(lam, joint_ints[COUNTS, 0], which[:nc], nc, n_bilateral, boxed, joints[BOX_BOUND, :n_boxed],

@@ -16,13 +16,14 @@ its velocity free (a Picard step, the first). The step's fixed point (``pattern_
 with De Saxce's shift until the slip across d is within its tolerance: then lam_p -> 0 and the contact meets the
 exact conditions within that tolerance. A pattern whose sliding contact reverses (d . y_t < 0) sticks; one whose
 normal impulse pulls is apart (``contact_active_set.revise_roles``). ``slip`` holds (d_x, d_y, k) per candidate,
-and the last shift iterate and the shift its solution gave (``next_shift``).
+and the last shift iterate, the shift its solution gave and the secant's slope (``next_shift``).
 
 A sliding contact's shift s = mu |y_t| converges slowly by itself: raising s lowers the normal impulse and with it
 the friction, which speeds the slip, by a factor g' = mu^2 a / (a_nn + mu^2 a) for a foot whose tangential and
 normal mobilities are a and a_nn (0.39 at mu = 0.8 where they are equal): the trot's sliding steps took 7-8
 iterations. ``next_shift`` takes the secant step on s = g(s) from the last two iterates (Newton's with the slope
-measured), the slope held within [0, MAX_SLOPE].
+measured), the slope held within [0, MAX_SLOPE]. g' changes little from one step to the next (the mobilities
+follow the pose), so a step's first iterate takes the slope its point's last step measured.
 """
 import numpy as np
 
@@ -31,6 +32,8 @@ from ..algorithms.cholesky import cholesky_factor, cholesky_solve
 from ..algorithms.least_norm import least_norm_semidefinite
 from .roles import SLIDE
 
+# slip's columns per candidate: d_x, d_y, k, the last shift iterate and the shift its solution gave, the secant's slope
+SLIP_COLUMNS = 6
 PIVOT_RATIO = 1e-12   # as contact_active_set's: smallest / largest pivot below this is singular
 MAX_SLOPE = 0.9       # of the secant on the shift: a step at most ten times the fixed point's own
 # The fixed point's iterations a pattern with a sliding contact may take before the bounded sweeps take the step: the
@@ -51,15 +54,18 @@ def slip_of(fx, fy, fn, slip_speed, mu, slip, i):
     slip[i, 0], slip[i, 1] = (-fx / radius, -fy / radius) if radius > 0.0 else (1.0, 0.0)
     slip[i, 2] = slip_speed / (mu * fn) if fn > 0.0 and mu > 0.0 and slip_speed > 0.0 else np.inf
     slip[i, 3] = np.nan                             # no shift iterate yet (``next_shift``)
+    slip[i, 5] = 0.0                                # no secant slope measured: the fixed point's own step
 
 
 @njit()
-def guess_slip(impulses, which, nc, shift, mu, contact_roles, slip):
-    """(d, k) of each sliding candidate from the last step's impulse of its point and its shift s = mu |y_t|."""
+def guess_slip(impulses, which, nc, shift, mu, contact_roles, slip, slope):
+    """(d, k) of each sliding candidate from the last step's impulse of its point and its shift s = mu |y_t|, and
+    the secant's slope its point's last step measured (``slope``, per point; 0 where none)."""
     for i in range(nc):
         if contact_roles[i] == SLIDE:
             f = impulses[which[i]]
             slip_of(f[0], f[1], f[2], shift[i] / mu if mu > 0.0 else 0.0, mu, slip, i)
+        slip[i, 5] = slope[which[i]]
 
 
 @njit()
@@ -210,11 +216,11 @@ def onto_cones(lam, nc, mu, contact_roles):
 @njit()
 def next_shift(i, shift, solved_shift, slip):
     """The sliding candidate i's next shift iterate from this one, ``shift``, and the one its solution gave,
-    ``solved_shift`` = mu |u_t| (the fixed point's own next iterate): the secant step on s = g(s) where the last
-    iterate is known (slope within [0, MAX_SLOPE]), at least zero."""
+    ``solved_shift`` = mu |u_t| (the fixed point's own next iterate): the secant step on s = g(s), its slope
+    measured from the last two iterates (within [0, MAX_SLOPE], kept in slip[i, 5]) or, at the step's first
+    iterate, the one its point's last step measured (0: the fixed point's own step); at least zero."""
     last, last_solved = slip[i, 3], slip[i, 4]
     slip[i, 3], slip[i, 4] = shift, solved_shift
-    if np.isnan(last) or shift == last:
-        return solved_shift
-    slope = min(max((solved_shift - last_solved) / (shift - last), 0.0), MAX_SLOPE)
-    return max(shift + (solved_shift - shift) / (1.0 - slope), 0.0)
+    if not (np.isnan(last) or shift == last):
+        slip[i, 5] = min(max((solved_shift - last_solved) / (shift - last), 0.0), MAX_SLOPE)
+    return max(shift + (solved_shift - shift) / (1.0 - slip[i, 5]), 0.0)

@@ -64,9 +64,10 @@ class StepData:
         float_sizes, int_sizes = model_sizes(*self.sizes)
         self.floats, self.ints = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=np.int64)
         (self.R, self.p, self.C_ang, self.C_lin, self.x, self.phi, self.bodies, self.G, self.impulses, self.v,
-         self.shift, self.swept_shift, self.joint_impulse, self.slip, self.U, self.joints, self.trial, self.gap,
-         self.beta, self.q_start, self.which, self.contact_role, self.box_role, self.lower_role, self.upper_role,
-         self.contact_roles, self.joint_ints, self.near) = model_buffers(self.floats, self.ints, *self.sizes)
+         self.shift, self.swept_shift, self.joint_impulse, self.slip, self.slope, self.U, self.joints, self.trial,
+         self.gap, self.beta, self.q_start, self.which, self.contact_role, self.box_role, self.lower_role,
+         self.upper_role, self.contact_roles, self.joint_ints, self.near) = model_buffers(self.floats, self.ints,
+                                                                                           *self.sizes)
         self.sets = self.joint_ints[SETS:SETS + 4]                       # joints with rows, by kind
         self._size(min(self.rows, 64))
         self.reset()
@@ -97,5 +98,6 @@ class StepData:
         self.lower_role[:] = PUSHING
         self.upper_role[:] = PUSHING
         self.shift[:] = 0.0
+        self.slope[:] = 0.0
         self.impulses[:] = 0.0
         self.joint_impulse[:] = 0.0

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..algorithms.backends import njit
 from ..algorithms.packing import N_COLUMNS, WORK_WIDTH
+from .sliding import SLIP_COLUMNS
 
 # Rows of the per-joint float array ``joints`` of the one-call step (nv columns each): the simulator's constants,
 # the step's inputs, then its scratch.
@@ -29,7 +30,8 @@ JOINT_INT_ROWS = 11
 def model_sizes(nb, count, nv, nq, tree_nv):
     """The sizes of ``model_buffers``' float views and int views, in their order."""
     return ((9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count, count, 5 * nb, (3 * count + 3 * nv) * nv, 3 * count,
-             nv, 2 * count, count, 4 * nv, 5 * count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv, nq),
+             nv, 2 * count, count, 4 * nv, SLIP_COLUMNS * count, count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv,
+             nq),
             (count, count, nv, nv, nv, count, JOINT_INT_ROWS * nv, nb))
 
 
@@ -38,10 +40,11 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     """The step's buffers sized by the model, as views of its two arenas (floats, ints), in this order: body poses
     R, p; world columns C_ang, C_lin; points x, heights phi; body velocities; the row set G (3 per point, 3 per
     joint); each point's impulse; the velocity v; the shifts of the last two steps; the sweeps' shifts; the joint
-    rows' impulses; the sliding candidates' slip; the one-call step's U of M = U D U^T, its per-joint ``joints``
-    (D among them), the candidates' trial shifts and gap velocities, the joint rows' offsets beta, q lifted out of
-    the ground; then the candidates ``which``, the roles of the points, boxes and stops, the candidates' roles, the
-    per-joint ``joint_ints`` and the bodies ``near`` the ground (``model_sizes``)."""
+    rows' impulses; the sliding candidates' slip; each point's last secant slope (``sliding.next_shift``); the
+    one-call step's U of M = U D U^T, its per-joint ``joints`` (D among them), the candidates' trial shifts and gap
+    velocities, the joint rows' offsets beta, q lifted out of the ground; then the candidates ``which``, the roles
+    of the points, boxes and stops, the candidates' roles, the per-joint ``joint_ints`` and the bodies ``near`` the
+    ground (``model_sizes``)."""
     sizes, int_sizes = model_sizes(nb, count, nv, nq, tree_nv)
     ends, int_ends = np.cumsum(np.array(sizes)), np.cumsum(np.array(int_sizes))
     R = floats[:ends[0]].reshape((nb, 3, 3))
@@ -57,18 +60,19 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     shift = floats[ends[9]:ends[10]].reshape((2, count))
     swept_shift = floats[ends[10]:ends[11]]
     joint_impulse = floats[ends[11]:ends[12]].reshape((4, nv))
-    slip = floats[ends[12]:ends[13]].reshape((count, 5))
-    U = floats[ends[13]:ends[14]].reshape((nv, nv))
-    joints = floats[ends[14]:ends[15]].reshape((JOINT_ROWS, nv))
-    trial, gap, beta, q_start = floats[ends[15]:ends[16]], floats[ends[16]:ends[17]], floats[ends[17]:ends[18]], \
-        floats[ends[18]:ends[19]]
+    slip = floats[ends[12]:ends[13]].reshape((count, SLIP_COLUMNS))
+    slope = floats[ends[13]:ends[14]]
+    U = floats[ends[14]:ends[15]].reshape((nv, nv))
+    joints = floats[ends[15]:ends[16]].reshape((JOINT_ROWS, nv))
+    trial, gap, beta, q_start = floats[ends[16]:ends[17]], floats[ends[17]:ends[18]], floats[ends[18]:ends[19]], \
+        floats[ends[19]:ends[20]]
     which, contact_role = ints[:int_ends[0]], ints[int_ends[0]:int_ends[1]]
     box_role, lower_role = ints[int_ends[1]:int_ends[2]], ints[int_ends[2]:int_ends[3]]
     upper_role, contact_roles = ints[int_ends[3]:int_ends[4]], ints[int_ends[4]:int_ends[5]]
     joint_ints = ints[int_ends[5]:int_ends[6]].reshape((JOINT_INT_ROWS, nv))
     near = ints[int_ends[6]:int_ends[7]]
-    return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, U, joints,
-            trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
+    return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U,
+            joints, trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
             joint_ints, near)
 
 
