@@ -36,6 +36,7 @@ from ..algorithms.udut import udut_kernel, udut_on_transforms
 from ..model.configuration import QUATERNION_TOLERANCE
 from .contact_rows import body_velocities, candidate_rows, near_points
 from .integrate_step import integrate_free_root
+from .joint_bounds import applied_effort, joint_bounds
 from .joint_friction import SLIDING
 from .penetration import LIFT_DEPTH, lowest, projection
 from .row_solve import CAPACITY, remember_solution, solve_rows
@@ -80,11 +81,10 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     tau, tau_total, qdd, w = joints[TAU], joints[TAU_TOTAL], joints[QDD], joints[FREE_VELOCITY]
     v_lo, v_hi, bound, center = joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
     D, v_after = joints[PIVOTS], joints[V_AFTER]
-    # the applied effort (Simulator._effort)
-    if mode != GIVEN:
-        for j in range(nv):
-            limit = joints[EFFORT_LIMIT, j]
-            tau[j] = min(max(joints[COMMAND_EFFORT, j], -limit), limit) if mode == COMMAND and q_of_v[j] >= 0 else 0.0
+    if mode == COMMAND:                             # the applied effort (Simulator._effort)
+        applied_effort(joints[COMMAND_EFFORT], joints[EFFORT_LIMIT], q_of_v, tau)
+    elif mode != GIVEN:
+        tau[:] = 0.0
     # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
     # by the sweeps on M = U D U^T), the root's linear part carried as a point's
     if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
@@ -137,17 +137,8 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     # the joints' bounds at the configuration stepped from, q_start (Simulator._joint_rows; GroundContact.solve says
     # why); the servo's were set by the caller at q: a projection that moved q leaves the step to the Python path
     if mode != GIVEN:
-        for j in range(nv):
-            actuated = q_of_v[j] >= 0
-            if mode == BRAKED:
-                v_lo[j] = 0.0 if actuated else -np.inf
-                v_hi[j] = 0.0 if actuated else np.inf
-            else:                                   # q + dt v within the limits, |v| within the velocity limit
-                position = q_start[q_of_v[j]] if actuated else 0.0
-                v_lo[j] = max((joints[LOWER_V, j] - position) / dt, -joints[SPEED, j])
-                v_hi[j] = min((joints[UPPER_V, j] - position) / dt, joints[SPEED, j])
-            bound[j] = dt * joints[FRICTION, j]
-            center[j] = 0.0
+        joint_bounds(joints[LOWER_V], joints[UPPER_V], joints[SPEED], joints[FRICTION], q_start, q_of_v, dt,
+                     mode == BRAKED, v_lo, v_hi, bound, center)
     elif projected:
         return PROJECTED
     nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)   # 0 in the air

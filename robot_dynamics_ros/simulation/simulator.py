@@ -15,6 +15,7 @@ from ..model.configuration import integrate, normalize
 from ..model.joints import as_finite_vector
 from ..model.model import FREE_FLYER, NQ, NV, REVOLUTE, Model
 from ..spatial import quaternion_to_matrix
+from . import joint_bounds
 from .joint_friction import SLIDING, solve_velocity_step
 
 if TYPE_CHECKING:   # clarabel, the optional solver, is imported only with a ground
@@ -111,9 +112,11 @@ class Simulator:
         self._free_root = model.joint_type[0] == FREE_FLYER
         # a free-flyer root over 1-DOF joints: the compiled integrate stage (else ``configuration.integrate``)
         self._free_root_tree = self._free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:])
+        # the effort and the joints' bounds (joint_bounds.py): compiled with the stages where they are
+        self._joint_kernels = joint_bounds
         if self._free_root_tree:
             from .step_data import stage_kernels
-            self._stages = stage_kernels(stages)
+            self._stages = self._joint_kernels = stage_kernels(stages)
             self._idx_q = np.ascontiguousarray(model.idx_q, dtype=np.int64)
             self._idx_v = np.ascontiguousarray(model.idx_v, dtype=np.int64)
         self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
@@ -317,13 +320,14 @@ class Simulator:
         """Motor effort at the state (q, qd) outside the velocity servo: the command, or the servo's effort targets,
         clamped to the effort limits."""
         if self.servo_mode:
-            tau = np.where(np.isnan(self.effort_target), 0.0, self.effort_target)
+            command = np.where(np.isnan(self.effort_target), 0.0, self.effort_target)
         elif self.command_is_stale():
-            tau = np.zeros(self.model.nv)
+            return np.zeros(self.model.nv)
         else:
-            tau = self.command
-        tau = np.clip(tau, -self.model.effort_limit, self.model.effort_limit)
-        return tau if self.model.fixed_base else np.where(self._actuated, tau, 0.0)
+            command = self.command
+        tau = np.empty(self.model.nv)
+        self._joint_kernels.applied_effort(command, self.model.effort_limit, self._q_of_v, tau)
+        return tau
 
     def _positions_v(self, q):
         """The 1-DOF joint positions at their velocity coordinates (0 at floating and planar ones)."""
@@ -462,15 +466,12 @@ class Simulator:
 
     def _joint_rows(self, q):
         """(v_lo, v_hi, impulse_bound, driven, center) of the joints for this step; see ``_friction_and_stops``."""
-        dt = self.dt
-        if self.braking():
-            v_lo, v_hi = np.where(self._actuated, 0.0, -np.inf), np.where(self._actuated, 0.0, np.inf)
-        else:
-            positions = self._positions_v(q)
-            v_lo = np.maximum((self._lower_v - positions) / dt, -self.velocity_limit)
-            v_hi = np.minimum((self._upper_v - positions) / dt, self.velocity_limit)
-        impulse_bound = dt * self.friction
-        driven, center = np.zeros(self.model.nv, dtype=bool), np.zeros(self.model.nv)
+        dt, nv = self.dt, self.model.nv
+        v_lo, v_hi, impulse_bound, center = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv)
+        self._joint_kernels.joint_bounds(self._lower_v, self._upper_v, self.velocity_limit, self.friction,
+                                         np.ascontiguousarray(q, dtype=float), self._q_of_v, dt, self.braking(), v_lo,
+                                         v_hi, impulse_bound, center)
+        driven = np.zeros(nv, dtype=bool)
         if self.servo_mode:
             driven, drive = self._drive_velocity(q)
             driven &= self._actuated

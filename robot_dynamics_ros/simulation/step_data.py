@@ -19,7 +19,7 @@ import numpy as np
 
 from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
-from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, \
+from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, joint_bounds, \
     pattern_fixed_point, penetration, row_solve
 from .step_layout import SETS, model_buffers, model_sizes, row_buffers, row_floats
 from .roles import APART, INSIDE, PUSHING
@@ -34,6 +34,7 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           row_solve: ('solve_rows', 'remember_solution'),
           penetration: ('projection',),
           integrate_step: ('integrate_free_root',),
+          joint_bounds: ('applied_effort', 'joint_bounds'),
           contact_step: ('contact_step',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
