@@ -15,7 +15,6 @@ from ..model.configuration import integrate, normalize
 from ..model.joints import as_finite_vector
 from ..model.model import FREE_FLYER, NQ, NV, REVOLUTE, Model
 from ..spatial import quaternion_to_matrix
-from . import joint_bounds
 from .joint_friction import SLIDING, solve_velocity_step
 
 if TYPE_CHECKING:   # clarabel, the optional solver, is imported only with a ground
@@ -112,11 +111,11 @@ class Simulator:
         self._free_root = model.joint_type[0] == FREE_FLYER
         # a free-flyer root over 1-DOF joints: the compiled integrate stage (else ``configuration.integrate``)
         self._free_root_tree = self._free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:])
-        # the effort and the joints' bounds (joint_bounds.py): compiled with the stages where they are
-        self._joint_kernels = joint_bounds
+        # the stage kernels (step_data.py): compiled where numba is; the effort and the joints' bounds for every
+        # simulator (joint_bounds.py), the contact step's for a free-flyer tree
+        from .step_data import stage_kernels
+        self._stages = stage_kernels(stages)
         if self._free_root_tree:
-            from .step_data import stage_kernels
-            self._stages = self._joint_kernels = stage_kernels(stages)
             self._idx_q = np.ascontiguousarray(model.idx_q, dtype=np.int64)
             self._idx_v = np.ascontiguousarray(model.idx_v, dtype=np.int64)
         self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
@@ -326,7 +325,7 @@ class Simulator:
         else:
             command = self.command
         tau = np.empty(self.model.nv)
-        self._joint_kernels.applied_effort(command, self.model.effort_limit, self._q_of_v, tau)
+        self._stages.applied_effort(command, self.model.effort_limit, self._q_of_v, tau)
         return tau
 
     def _positions_v(self, q):
@@ -468,9 +467,9 @@ class Simulator:
         """(v_lo, v_hi, impulse_bound, driven, center) of the joints for this step; see ``_friction_and_stops``."""
         dt, nv = self.dt, self.model.nv
         v_lo, v_hi, impulse_bound, center = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv)
-        self._joint_kernels.joint_bounds(self._lower_v, self._upper_v, self.velocity_limit, self.friction,
-                                         np.ascontiguousarray(q, dtype=float), self._q_of_v, dt, self.braking(), v_lo,
-                                         v_hi, impulse_bound, center)
+        self._stages.joint_bounds(self._lower_v, self._upper_v, self.velocity_limit, self.friction,
+                                  np.ascontiguousarray(q, dtype=float), self._q_of_v, dt, self.braking(), v_lo, v_hi,
+                                  impulse_bound, center)
         driven = np.zeros(nv, dtype=bool)
         if self.servo_mode:
             driven, drive = self._drive_velocity(q)
