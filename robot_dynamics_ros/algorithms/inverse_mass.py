@@ -8,12 +8,12 @@ M^-1 = U^-T D^-1 U^-1 (Saha, IEEE T-RA 1997, eq. 15): for each column b of B, th
     z_i /= D_i            (eq. 18)
     y = U^-T z            (forward substitution: the base-to-tips sweep, eq. 19)
 
-give y = M^-1 b. U_ik is zero unless joint i is an ancestor of k, so the sweeps skip the zeros of U (tested as
-they go: no list to build per call). A sweep runs over all the columns at once: each step (entry i of every column) is one loop
-over the columns, independent of each other and contiguous, where a sweep per column waits on each product's result
-before the next. Each entry still takes the same operations in the same order as in a sweep of its own column (its
-sum over k ascending), so the result is the same, to the bit. Written as loops, as ``algorithms/``, so the
-plain-Python reference runs them and numba compiles them.
+give y = M^-1 b. U_ik is zero unless joint i is an ancestor of k, so the sweeps skip the zeros of U (tested as they
+go: no list to build per call). A sweep runs over all the columns at once: each step (entry i of every column) is
+one loop over the columns, independent of each other and contiguous, where a sweep per column waits on each
+product's result before the next. Each entry still takes the same operations in the same order as in a sweep of its
+own column (its sum over k ascending), so the result is the same, to the bit. Written as loops, as ``algorithms/``,
+so the plain-Python reference runs them and numba compiles them.
 """
 import numpy as np
 

@@ -204,11 +204,9 @@ class GroundContact:
         joints alone), the (count, 3) world contact impulses, and the generalized impulse G^T lam of every row
         (contacts, friction, stops, drives). ``joint_rows``: the joints' rows (v_lo, v_hi, impulse_bound, driven,
         center) per velocity coordinate at a configuration (``Simulator._joint_rows``), taken at the one stepped
-        from: a stop's bound from q before the projection would let the step carry a joint the projection moved
-        past its stop, and the clip to the limits would then move it back unseen by the contacts (a robot lying on
-        a leg folded onto its stop sank into the ground by 24 um and was lifted out again every step, gaining
-        energy). The stages, each once: kinematics, contact candidates and rows, factorisation, Delassus, the
-        solve."""
+        from: bounds from q before the projection let the step carry a joint the projection moved past its stop,
+        which the clip to the limits then moved back unseen by the contacts (docs/simulator_and_contact.md). The
+        stages, each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
         d, k = self.data, self.kernels
         # with coupled mimic joints: the kinematics and rows J on the tree at its velocity G w, then J G on the model's
         tree_w, rows = (w, d.G) if self.coupling is None else (self.coupling.G @ w, self._tree_rows)

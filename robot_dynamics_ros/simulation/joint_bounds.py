@@ -1,7 +1,7 @@
 """The joints' inputs to a step's solve, written once (no ROS import): the applied effort (the command within the
-effort limits) and each joint's velocity bounds and friction box. The one-call contact step (``contact_step``) runs
-them compiled; ``Simulator`` runs the same functions (compiled where its stage kernels are, else as plain Python) and
-adds the servo's drives. Written as loops, as ``algorithms/``.
+effort limits) and each joint's velocity bounds and friction box, for the one-call contact step (``contact_step``)
+and ``Simulator``, which adds the servo's drives. Written as loops, as ``algorithms/``: compiled by numba where it is
+installed (``step_data.stage_kernels``), the same code as plain Python otherwise.
 """
 import numpy as np
 
