@@ -23,7 +23,7 @@ the friction, which speeds the slip, by a factor g' = mu^2 a / (a_nn + mu^2 a) f
 normal mobilities are a and a_nn (0.39 at mu = 0.8 where they are equal): the trot's sliding steps took 7-8
 iterations. ``next_shift`` takes the secant step on s = g(s) from the last two iterates (Newton's with the slope
 measured), the slope held within [0, MAX_SLOPE]. g' changes little from one step to the next (the mobilities
-follow the pose), so a step's first iterate takes the slope its point's last step measured.
+follow the pose), so a step's first iterate takes the last slope measured at its point.
 """
 import numpy as np
 
@@ -60,7 +60,8 @@ def slip_of(fx, fy, fn, slip_speed, mu, slip, i):
 @njit()
 def guess_slip(impulses, which, nc, shift, mu, contact_roles, slip, slope):
     """(d, k) of each sliding candidate from the last step's impulse of its point and its shift s = mu |y_t|, and
-    the secant's slope its point's last step measured (``slope``, per point; 0 where none)."""
+    the last secant slope measured at its point (``slope``, per point: 0 where none was, or the point was no
+    candidate in the last step)."""
     for i in range(nc):
         if contact_roles[i] == SLIDE:
             f = impulses[which[i]]
@@ -218,7 +219,7 @@ def next_shift(i, shift, solved_shift, slip):
     """The sliding candidate i's next shift iterate from this one, ``shift``, and the one its solution gave,
     ``solved_shift`` = mu |u_t| (the fixed point's own next iterate): the secant step on s = g(s), its slope
     measured from the last two iterates (within [0, MAX_SLOPE], kept in slip[i, 5]) or, at the step's first
-    iterate, the one its point's last step measured (0: the fixed point's own step); at least zero."""
+    iterate, the last one measured at its point (0: the fixed point's own step); at least zero."""
     last, last_solved = slip[i, 3], slip[i, 4]
     slip[i, 3], slip[i, 4] = shift, solved_shift
     if not (np.isnan(last) or shift == last):
