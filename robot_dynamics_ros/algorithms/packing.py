@@ -70,7 +70,8 @@ REGRESSOR = work_fields(**KINEMATICS, A=60, X_i_from_j=12, composed=12, S_j=6, S
 CRBA = work_fields(X=12, Ic=13, F=6, F_parent=6)                   # Ic: [mass, h, Ibar]
 ABA = work_fields(X=12, v=6, c=6, pA=6, IA=36, U=6, D=1, u=1, a=6, vJ=6, Iv=6, pa=6, vin=6)
 UDUT = work_fields(X=12, IA=36, psi=6)
-WORK_WIDTH = max(fields['width'] for fields in (RNEA, REGRESSOR, CRBA, ABA, UDUT))
+WORLD = work_fields(S=6, I=13, v=6, a=6, vin=6, Iv=6, f=6, IA=36, psi=6)   # world_frame, world_rnea, world_udut
+WORK_WIDTH = max(fields['width'] for fields in (RNEA, REGRESSOR, CRBA, ABA, UDUT, WORLD))
 
 
 class Data:
