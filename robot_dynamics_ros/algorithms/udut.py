@@ -27,7 +27,7 @@ from ..model.model import Model, check_state
 from .backends import njit
 from .crba import crba
 from .dense_udut import coupled_udut, unit_upper_inverse
-from .packing import AXIS, AXIS_INDEX, CONTINUED, JOINT_TYPE, PARENT, RNEA, SPATIAL_INERTIA, TRANSFORM, UDUT, \
+from .packing import AXIS, AXIS_INDEX, CONTINUED, JOINT_TYPE, PARENT, SPATIAL_INERTIA, TRANSFORM, UDUT, \
     as_float_arrays, packed, transforms_6x6
 from .rnea import rnea
 from .spatial_kernels import REVOLUTE, add_congruence, configuration_size, parent_transform, project_on_joint, \
@@ -35,7 +35,6 @@ from .spatial_kernels import REVOLUTE, add_congruence, configuration_size, paren
 
 SIGNATURE = 'void(f8[:, ::1], f8[:, ::1], f8[::1], f8[:, ::1], f8[::1])'
 X_, IA_, PSI_ = UDUT['X'], UDUT['IA'], UDUT['psi']
-assert X_ == RNEA['X']   # (udut_on_transforms takes RNEA's transforms)
 
 
 @njit()
@@ -76,7 +75,7 @@ def articulated_inertia_gather(P, i, X, IA, U):
 
 @njit()
 def parent_transforms(P, W, q):
-    """Xup_k of every row into the work field X of W (the field RNEA's scatter writes too, at its q)."""
+    """Xup_k of every row into the work field X of W."""
     X = W[:, X_:X_ + 12]
     for k in range(P.shape[0]):
         parent_transform(P, k, q, X[k])
@@ -108,16 +107,7 @@ def udut_kernel(P, W, q, U, D):
     n = P.shape[0]
     if q.shape[0] != configuration_size(P) or U.shape[0] != n or U.shape[1] != n or D.shape[0] != n:
         raise ValueError('udut: q needs length nq, D length nv and U shape (nv, nv)')
-    parent_transforms(P, W, q)
-    udut_on_transforms(P, W, U, D)
-
-
-@njit()
-def udut_on_transforms(P, W, U, D):
-    """``udut_kernel``'s U and D from the parent transforms in the work field X of W (``parent_transforms``, or
-    RNEA's scatter at the same q: a caller that runs both computes them once)."""
-    n = P.shape[0]
-    pivots_gather(P, W, D)
+    innovations_gather(P, W, q, D)
     X, psi = W[:, X_:X_ + 12], W[:, PSI_:PSI_ + 6]
     # Column k: carry psi_k to each ancestor i with force transforms (none within a multi-DOF joint, whose rows share
     # one frame), then project on joint i (eq. 24).

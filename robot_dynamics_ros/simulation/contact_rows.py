@@ -41,6 +41,12 @@ def near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_l
     ground (the broad phase, ``near_bodies``) and the heights of their points (phi = inf elsewhere)."""
     body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
     world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+    points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x, phi)
+
+
+@njit()
+def points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x, phi):
+    """``near_points`` on the body poses and world columns at q."""
     body_velocities(moves, C_ang, C_lin, w, bodies)
     near_bodies(reach, height, margin, dt, R, p, bodies, near)
     point_heights(body, centre, radius, height, R, p, x, phi, near)

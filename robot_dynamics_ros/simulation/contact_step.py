@@ -29,12 +29,13 @@ import numpy as np
 from ..algorithms.backends import njit
 from ..algorithms.inverse_mass import inverse_mass_rows
 from ..algorithms.packing import packed, spatial_gravity
-from ..algorithms.point_kinematics import world_columns
-from ..algorithms.rnea import rnea_kernel
+from ..algorithms.point_kinematics import body_poses, world_columns
 from ..algorithms.spatial_kernels import unit_quaternions
-from ..algorithms.udut import udut_kernel, udut_on_transforms
+from ..algorithms.world_frame import world_rows
+from ..algorithms.world_rnea import world_rnea
+from ..algorithms.world_udut import world_udut
 from ..model.configuration import QUATERNION_TOLERANCE
-from .contact_rows import body_velocities, candidate_rows, near_points
+from .contact_rows import body_velocities, candidate_rows, points_near
 from .integrate_step import integrate_free_root
 from .joint_bounds import applied_effort, joint_bounds
 from .joint_friction import SLIDING
@@ -66,7 +67,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     contact points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
     ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows); a0 the
     base acceleration -[0; g]; the rest as ``ContactStep``."""
-    (P, work, f_ext, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type,
+    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type,
      idx_q, column_body, moves, body, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
     margin, penetration = settings[0], settings[1]   # (the solve's settings follow: row_solve.solve_rows)
     nv = qd.shape[0]
@@ -92,8 +93,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     bias = joints[BIAS]
     for j in range(nv):
         qdd[j] = 0.0
-    rnea_kernel(P, work, a0, f_ext, q, qd, qdd, bias)   # h (minus the f_ext terms: f_ext is zero here)
-    udut_on_transforms(P, work, U, D)               # M = U D U^T, on the parent transforms RNEA left in work
+    world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q, R, p, C_ang, C_lin,
+                   U, D)
+    world_rnea(P, work, a0, qd, qdd, bias)          # h
     for j in range(nv):
         tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
     inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, qdd.reshape((nv, 1)))
@@ -105,8 +107,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     if not finite(w):
         return NOT_FINITE
     # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only
-    near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius, reach,
-                height, margin, dt, q, w, R, p, C_ang, C_lin, bodies, near, x, phi)
+    points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x, phi)
     for k in range(q.shape[0]):
         q_start[k] = q[k]
     deepest = lowest(phi)                           # a point below the ground: q out of it first (penetration.py)
@@ -131,9 +132,10 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
                    dq)
         integrate_free_root(idx_q, idx_v, q, dq, 1.0, q_start, qd_new)
-        udut_kernel(P, work, q_start, U, D)
-        near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius,
-                    reach, height, margin, dt, q_start, w, R, p, C_ang, C_lin, bodies, near, x, phi)
+        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q_start, R, p,
+                       C_ang, C_lin, U, D)
+        points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x,
+                    phi)
     # the joints' bounds at the configuration stepped from, q_start (Simulator._joint_rows; GroundContact.solve says
     # why); the servo's were set by the caller at q: a projection that moved q leaves the step to the Python path
     if mode != GIVEN:
@@ -172,6 +174,17 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     for j in range(nv):
         applied[j] = tau[j]
     return iterations
+
+
+@njit()
+def world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q, R, p, C_ang, C_lin,
+                   U, D):
+    """The bodies' world poses R, p and columns C_ang, C_lin at q (``point_kinematics``), the rows' columns and
+    inertias in the world-aligned frame (``world_frame``) and M = U D U^T there (``world_udut``)."""
+    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
+    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+    world_rows(P, work, column_body, R, p, C_ang, C_lin)
+    world_udut(P, work, U, D)
 
 
 @njit()
@@ -226,7 +239,7 @@ class ContactStep:
         self.constants = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=integer)
         self.constants[1][:N_SIZES] = sizes
         views = constant_buffers(*self.constants)
-        values = (self.pack.table, 0.0, 0.0, *contact._tree[3:], *contact._columns[1:], contact.centre, contact.radius,
+        values = (self.pack.table, 0.0, *contact._tree[3:], *contact._columns[1:], contact.centre, contact.radius,
                   contact._reach, model.lower, model.upper, settings,
                   *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_v, sim._q_of_v)
         for view, value in zip(views, values):

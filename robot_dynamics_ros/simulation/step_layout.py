@@ -104,7 +104,7 @@ N_SETTINGS, N_SIZES = 6, 5   # the settings at the end of the constants' float a
 @njit()
 def constant_sizes(nb, count, nv, nq, tree_nv):
     """The sizes of ``constant_buffers``' float views and int views, in their order."""
-    return ((nv * N_COLUMNS, nv * WORK_WIDTH, 6 * nv, 3 * nb, 9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count,
+    return ((nv * N_COLUMNS, nv * WORK_WIDTH, 3 * nb, 9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count,
              count, 8 * nb, nq, nq, N_SETTINGS),
             (N_SIZES, nb, nb, nb, tree_nv, nb * tree_nv, count, nb, nv))
 
@@ -118,7 +118,7 @@ def take(arena, start, size):
 @njit()
 def constant_buffers(floats, ints):
     """The one-call step's constants as views of their two arenas, in this order: the packed model's table, its work
-    rows and a zero f_ext; the point kinematics' joint axes, E^T and r of the tree transforms, the motion subspace's
+    rows; the point kinematics' joint axes, E^T and r of the tree transforms, the motion subspace's
     columns (angular, linear); the contact points' centres and radii, and their reach per body
     (``contact_rows.body_reach``); the position bounds lower, upper; the settings (margin, penetration, the fixed
     point's iterations and tolerance, the sweeps' count and tolerance: ``ContactStep``); then the sizes (nb, count,
@@ -130,18 +130,17 @@ def constant_buffers(floats, ints):
     o = 0
     P, o = take(floats, o, sizes[0])
     work, o = take(floats, o, sizes[1])
-    f_ext, o = take(floats, o, sizes[2])
-    axis, o = take(floats, o, sizes[3])
-    E_T, o = take(floats, o, sizes[4])
-    r, o = take(floats, o, sizes[5])
-    S_ang, o = take(floats, o, sizes[6])
-    S_lin, o = take(floats, o, sizes[7])
-    centre, o = take(floats, o, sizes[8])
-    radius, o = take(floats, o, sizes[9])
-    reach, o = take(floats, o, sizes[10])
-    lower, o = take(floats, o, sizes[11])
-    upper, o = take(floats, o, sizes[12])
-    settings, o = take(floats, o, sizes[13])
+    axis, o = take(floats, o, sizes[2])
+    E_T, o = take(floats, o, sizes[3])
+    r, o = take(floats, o, sizes[4])
+    S_ang, o = take(floats, o, sizes[5])
+    S_lin, o = take(floats, o, sizes[6])
+    centre, o = take(floats, o, sizes[7])
+    radius, o = take(floats, o, sizes[8])
+    reach, o = take(floats, o, sizes[9])
+    lower, o = take(floats, o, sizes[10])
+    upper, o = take(floats, o, sizes[11])
+    settings, o = take(floats, o, sizes[12])
     o = int_sizes[0]
     parent, o = take(ints, o, int_sizes[1])
     joint_type, o = take(ints, o, int_sizes[2])
@@ -151,7 +150,7 @@ def constant_buffers(floats, ints):
     body, o = take(ints, o, int_sizes[6])
     idx_v, o = take(ints, o, int_sizes[7])
     q_of_v, o = take(ints, o, int_sizes[8])
-    return (P.reshape((nv, N_COLUMNS)), work.reshape((nv, WORK_WIDTH)), f_ext.reshape((nv, 6)), axis.reshape((nb, 3)),
+    return (P.reshape((nv, N_COLUMNS)), work.reshape((nv, WORK_WIDTH)), axis.reshape((nb, 3)),
             E_T.reshape((nb, 3, 3)), r.reshape((nb, 3)), S_ang.reshape((tree_nv, 3)), S_lin.reshape((tree_nv, 3)),
             centre.reshape((count, 3)), radius, reach.reshape((nb, 8)), lower, upper, settings, parent, joint_type,
             idx_q, column_body, moves.reshape((nb, tree_nv)), body, idx_v, q_of_v)
