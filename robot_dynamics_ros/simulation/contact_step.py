@@ -5,11 +5,13 @@ ABA, the joints' rows, the contact points' kinematics and candidate rows, M = U 
 point over certified patterns, the roles kept for the next step and the free-root integration. ``contact_step`` runs
 the same stage kernels, in the same order, in one call, over the same step data (``step_data.StepData``, allocated
 once, passed as its five arenas), so that a standing or walking robot's step costs one call instead of some sixty
-NumPy and kernel calls. One stage differs in
-how, not what: the free acceleration M^-1 (tau - h) takes the bias h from RNEA (qdd = 0) and M^-1 from Saha's
-sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the Delassus stage needs anyway, where ABA
-would compute the articulated-body inertias (U D U^T's pivots) a second time; the two agree to rounding. Written as
-loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
+NumPy and kernel calls. One stage differs in how, not what: the free acceleration M^-1 (tau - h) takes the bias h
+from RNEA (qdd = 0) and M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the
+Delassus stage needs anyway, where ABA would compute the articulated-body inertias (U D U^T's pivots) a second
+time; both recursions run in the world-aligned frame (``algorithms/world_frame``), on the bodies' poses and world
+columns the contact stage needs anyway, with no joint transform between bodies. The two agree to rounding. Written
+as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it
+(``step_data.stage_kernels``).
 
 It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the quaternion is
 off unit norm, the free velocity or the result is not finite, a zero pivot, rows that outgrow the buffers
@@ -87,7 +89,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     elif mode != GIVEN:
         tau[:] = 0.0
     # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
-    # by the sweeps on M = U D U^T), the root's linear part carried as a point's
+    # by the sweeps on M = U D U^T, both in the world-aligned frame), the root's linear part carried as a point's
     if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
         return QUATERNION
     bias = joints[BIAS]

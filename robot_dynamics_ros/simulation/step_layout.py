@@ -46,31 +46,42 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     of the points, boxes and stops, the candidates' roles, the per-joint ``joint_ints`` and the bodies ``near`` the
     ground (``model_sizes``)."""
     sizes, int_sizes = model_sizes(nb, count, nv, nq, tree_nv)
-    ends, int_ends = np.cumsum(np.array(sizes)), np.cumsum(np.array(int_sizes))
-    R = floats[:ends[0]].reshape((nb, 3, 3))
-    p = floats[ends[0]:ends[1]].reshape((nb, 3))
-    C_ang = floats[ends[1]:ends[2]].reshape((3, tree_nv))
-    C_lin = floats[ends[2]:ends[3]].reshape((3, tree_nv))
-    x = floats[ends[3]:ends[4]].reshape((count, 3))
-    phi = floats[ends[4]:ends[5]]
-    bodies = floats[ends[5]:ends[6]].reshape((nb, 5))
-    G = floats[ends[6]:ends[7]].reshape((3 * count + 3 * nv, nv))
-    impulses = floats[ends[7]:ends[8]].reshape((count, 3))
-    v = floats[ends[8]:ends[9]]
-    shift = floats[ends[9]:ends[10]].reshape((2, count))
-    swept_shift = floats[ends[10]:ends[11]]
-    joint_impulse = floats[ends[11]:ends[12]].reshape((4, nv))
-    slip = floats[ends[12]:ends[13]].reshape((count, SLIP_COLUMNS))
-    slope = floats[ends[13]:ends[14]]
-    U = floats[ends[14]:ends[15]].reshape((nv, nv))
-    joints = floats[ends[15]:ends[16]].reshape((JOINT_ROWS, nv))
-    trial, gap, beta, q_start = floats[ends[16]:ends[17]], floats[ends[17]:ends[18]], floats[ends[18]:ends[19]], \
-        floats[ends[19]:ends[20]]
-    which, contact_role = ints[:int_ends[0]], ints[int_ends[0]:int_ends[1]]
-    box_role, lower_role = ints[int_ends[1]:int_ends[2]], ints[int_ends[2]:int_ends[3]]
-    upper_role, contact_roles = ints[int_ends[3]:int_ends[4]], ints[int_ends[4]:int_ends[5]]
-    joint_ints = ints[int_ends[5]:int_ends[6]].reshape((JOINT_INT_ROWS, nv))
-    near = ints[int_ends[6]:int_ends[7]]
+    R, o = take(floats, 0, sizes[0])
+    p, o = take(floats, o, sizes[1])
+    C_ang, o = take(floats, o, sizes[2])
+    C_lin, o = take(floats, o, sizes[3])
+    x, o = take(floats, o, sizes[4])
+    phi, o = take(floats, o, sizes[5])
+    bodies, o = take(floats, o, sizes[6])
+    G, o = take(floats, o, sizes[7])
+    impulses, o = take(floats, o, sizes[8])
+    v, o = take(floats, o, sizes[9])
+    shift, o = take(floats, o, sizes[10])
+    swept_shift, o = take(floats, o, sizes[11])
+    joint_impulse, o = take(floats, o, sizes[12])
+    slip, o = take(floats, o, sizes[13])
+    slope, o = take(floats, o, sizes[14])
+    U, o = take(floats, o, sizes[15])
+    joints, o = take(floats, o, sizes[16])
+    trial, o = take(floats, o, sizes[17])
+    gap, o = take(floats, o, sizes[18])
+    beta, o = take(floats, o, sizes[19])
+    q_start, o = take(floats, o, sizes[20])
+    which, o = take(ints, 0, int_sizes[0])
+    contact_role, o = take(ints, o, int_sizes[1])
+    box_role, o = take(ints, o, int_sizes[2])
+    lower_role, o = take(ints, o, int_sizes[3])
+    upper_role, o = take(ints, o, int_sizes[4])
+    contact_roles, o = take(ints, o, int_sizes[5])
+    joint_ints, o = take(ints, o, int_sizes[6])
+    near, o = take(ints, o, int_sizes[7])
+    R, p, C_ang, C_lin, x = R.reshape((nb, 3, 3)), p.reshape((nb, 3)), C_ang.reshape((3, tree_nv)), \
+        C_lin.reshape((3, tree_nv)), x.reshape((count, 3))
+    bodies, G, impulses = bodies.reshape((nb, 5)), G.reshape((3 * count + 3 * nv, nv)), impulses.reshape((count, 3))
+    shift, joint_impulse, slip = shift.reshape((2, count)), joint_impulse.reshape((4, nv)), \
+        slip.reshape((count, SLIP_COLUMNS))
+    U, joints, joint_ints = U.reshape((nv, nv)), joints.reshape((JOINT_ROWS, nv)), \
+        joint_ints.reshape((JOINT_INT_ROWS, nv))
     return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U,
             joints, trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
             joint_ints, near)
