@@ -38,10 +38,12 @@ def body_reach(nb, body, centre, radius):
 def near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius, reach,
                 height, margin, dt, q, w, R, p, C_ang, C_lin, bodies, near, x, phi):
     """The kinematics stage at q: body poses, world columns, the bodies' velocities under w, the bodies near the
-    ground (the broad phase, ``near_bodies``) and the heights of their points (phi = inf elsewhere)."""
+    ground (the broad phase, ``near_bodies``) and the heights of their points (phi = inf elsewhere); returns the
+    lowest height, 0 if none is below 0 (``point_heights``)."""
     body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
     world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-    points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x, phi)
+    return points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x,
+                       phi)
 
 
 @njit()
@@ -49,7 +51,7 @@ def points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p,
     """``near_points`` on the body poses and world columns at q."""
     body_velocities(moves, C_ang, C_lin, w, bodies)
     near_bodies(reach, height, margin, dt, R, p, bodies, near)
-    point_heights(body, centre, radius, height, R, p, x, phi, near)
+    return point_heights(body, centre, radius, height, R, p, x, phi, near)
 
 
 @njit()
@@ -72,7 +74,9 @@ def near_bodies(reach, height, margin, dt, R, p, bodies, near):
 @njit()
 def point_heights(body, centre, radius, height, R, p, x, phi, near):
     """x (count, 3): each point's lowest world point (its sphere's), phi (count,): its height above the ground; for
-    a point on a body that is not ``near`` (``near_bodies``), phi = inf and x is not written."""
+    a point on a body that is not ``near`` (``near_bodies``), phi = inf and x is not written. Returns the lowest
+    height, 0 if none is below 0."""
+    lowest = 0.0
     for i in range(body.shape[0]):
         b = body[i]
         if not near[b]:
@@ -82,6 +86,8 @@ def point_heights(body, centre, radius, height, R, p, x, phi, near):
             x[i, a] = p[b, a] + R[b, a, 0] * centre[i, 0] + R[b, a, 1] * centre[i, 1] + R[b, a, 2] * centre[i, 2]
         x[i, 2] -= radius[i]
         phi[i] = x[i, 2] - height
+        lowest = min(lowest, phi[i])
+    return lowest
 
 
 @njit()

@@ -41,7 +41,7 @@ from .contact_rows import body_velocities, candidate_rows, points_near
 from .integrate_step import integrate_free_root
 from .joint_bounds import applied_effort, joint_bounds
 from .joint_friction import SLIDING
-from .penetration import LIFT_DEPTH, lowest, projection
+from .penetration import LIFT_DEPTH, projection
 from .row_solve import CAPACITY, remember_solution, solve_rows
 from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, EFFORT_LIMIT, EXTERNAL, FREE_VELOCITY, \
     FRICTION, LOWER_V, N_SIZES, PIVOTS, QDD, SPEED, TAU, TAU_TOTAL, UPPER_V, V_AFTER, V_HI, V_LO, constant_buffers, \
@@ -109,10 +109,10 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     if not finite(w):
         return NOT_FINITE
     # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only
-    points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x, phi)
-    for k in range(q.shape[0]):
+    deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near,
+                          x, phi)                   # the lowest point: below the ground, q out of it first
+    for k in range(q.shape[0]):                     # (penetration.py)
         q_start[k] = q[k]
-    deepest = lowest(phi)                           # a point below the ground: q out of it first (penetration.py)
     projected = deepest < -penetration and deepest >= -LIFT_DEPTH   # (the lift moves the root's height alone)
     if deepest < -LIFT_DEPTH:                       # deep: the whole robot lifted
         q_start[2] -= deepest

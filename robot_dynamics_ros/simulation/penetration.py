@@ -21,15 +21,6 @@ LIFT_DEPTH = 1e-3   # m: deeper than this, the whole robot is lifted (a placemen
 
 
 @njit()
-def lowest(phi):
-    """The smallest height (0 if none is below 0)."""
-    value = 0.0
-    for height in phi:
-        value = min(value, height)
-    return value
-
-
-@njit()
 def projection(moves, body, x, phi, C_ang, C_lin, U, D, tolerance, G, Y, A, L, F, free, c, z, scratch, rhs, dq):
     """dq, the smallest displacement in the metric M = U D U^T that lifts the points deeper than ``tolerance`` onto
     the ground (the linearised projection of the module's docstring); returns their number k (G, Y, A, L, F, free,
