@@ -102,23 +102,26 @@ def sliding_system(A, c, m, lam, free, L, F, nc, contact_roles, slip, mu, rhs):
         if free[r]:
             F[n] = r
             n += 1
+    counts, rows, coefficients = np.empty(n, dtype=np.int64), np.empty((n, 3), dtype=np.int64), np.empty((n, 3))
+    for a in range(n):                              # each unknown's rows, once (not once per entry of K)
+        counts[a], rows_a, coefficients_a = expansion(F[a], nc, contact_roles, slip, mu)
+        for k in range(3):
+            rows[a, k], coefficients[a, k] = rows_a[k], coefficients_a[k]
     for a in range(n):
-        count_a, rows_a, coef_a = expansion(F[a], nc, contact_roles, slip, mu)
         value = 0.0
-        for k in range(count_a):
-            row = rows_a[k]
+        for k in range(counts[a]):
+            row = rows[a, k]
             fixed = c[row]
             for s in range(m):
                 if not free[s]:
                     fixed += A[row, s] * lam[s]
-            value -= coef_a[k] * fixed
+            value -= coefficients[a, k] * fixed
         rhs[a] = value
         for b in range(a + 1):
-            count_b, rows_b, coef_b = expansion(F[b], nc, contact_roles, slip, mu)
             entry = 0.0
-            for k in range(count_a):
-                for j in range(count_b):
-                    entry += coef_a[k] * coef_b[j] * A[rows_a[k], rows_b[j]]
+            for k in range(counts[a]):
+                for j in range(counts[b]):
+                    entry += coefficients[a, k] * coefficients[b, j] * A[rows[a, k], rows[b, j]]
             L[a, b] = L[b, a] = entry
         r = F[a]
         if r < 3 * nc and r % 3 == 0 and contact_roles[r // 3] == SLIDE:
