@@ -32,10 +32,6 @@ def world_rows(P, W, column_body, R, p, C_ang, C_lin):
         S[5] = C_lin[2, i] + wx * ry - wy * rx
         mass = P[i, MASS]
         I[0] = mass
-        if mass == 0.0:                                      # (the rows that a multi-DOF joint's last row continues)
-            for e in range(1, 13):
-                I[e] = 0.0
-            continue
         b = column_body[i]
         h = P[i, FIRST_MOMENT.start:FIRST_MOMENT.stop]
         Ibar = P[i, IBAR.start:IBAR.stop]

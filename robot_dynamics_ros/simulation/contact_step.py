@@ -108,10 +108,11 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
     if not finite(w):
         return NOT_FINITE
-    # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only
+    # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only; a
+    # point below the ground: q out of it first (penetration.py)
     deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near,
-                          x, phi)                   # the lowest point: below the ground, q out of it first
-    for k in range(q.shape[0]):                     # (penetration.py)
+                          x, phi)
+    for k in range(q.shape[0]):
         q_start[k] = q[k]
     projected = deepest < -penetration and deepest >= -LIFT_DEPTH   # (the lift moves the root's height alone)
     if deepest < -LIFT_DEPTH:                       # deep: the whole robot lifted
