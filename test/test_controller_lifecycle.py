@@ -27,6 +27,7 @@ STATUS = 'computed_torque_controller: computed-torque control'   # its /diagnost
 COMMAND_TIMEOUT = 0.05   # sim s after which the simulator's command is stale and it brakes
 SETTLE = 1.0             # s wall after deactivation for commands in flight to arrive and the command to go stale
 WINDOW = 1.0             # s wall over which the inactive controller is watched
+INACTIVE_STATES = 100    # states watched at least (STARTUP s wall for them on a machine that stalls the simulator)
 OFFSET = 0.2             # rad: the trajectory given while inactive moves every joint by this
 TOLERANCE = 0.01         # rad: the tracking the config's gains (kp 400, ki 1600) reach at rest, with margin
 TRACK_TIME = 60.0        # s wall for the arm to reach the trajectory's end on a loaded machine
@@ -68,8 +69,9 @@ def test_lifecycle_services_switch_a_controller_off_and_on(ros_domain, start):
     probe.spin_for(SETTLE)
     commanded, watched = len(commands), len(states)
     probe.spin_for(WINDOW)
+    assert probe.spin_until(lambda: len(states) > watched + INACTIVE_STATES, STARTUP), (
+        "the simulator must keep running while the controller is inactive\n" + sim.log() + controller.log())
     inactive = states[watched:]
-    assert len(inactive) > 100, "the simulator must keep running while the controller is inactive"
     assert len(commands) == commanded, f"{len(commands) - commanded} commands from an inactive controller"
     positions = np.array([position for position, _ in inactive])
     velocities = np.array([velocity for _, velocity in inactive])
