@@ -545,6 +545,25 @@ print('ok')
     assert result.returncode == 0 and result.stdout.strip().endswith('ok'), result.stderr[-3000:]
 
 
+def test_the_one_call_kernel_is_loaded_with_the_simulator_not_by_its_first_step():
+    """In a fresh process, building the simulator loads (once: compiles) the one call's machine code for the types
+    its steps pass; the first step adds no other (loading it took ~50 ms, a real-time node's first step)."""
+    pytest.importorskip('numba')
+    import subprocess
+    import sys
+    script = f'''
+import sys
+sys.path.insert(0, {os.path.dirname(__file__)!r})
+import test_contact_step as t
+sim = t.standing(t.QUADRUPED, t.STAND)
+loaded = list(sim.contact_step.kernel.signatures)
+t.pd_step(sim, t.STAND)
+print(len(loaded), sim.contact_step.kernel.signatures == loaded, sim.contact_step.steps)
+'''
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True, timeout=600)
+    assert result.stdout.split() == ['1', 'True', '1'], result.stdout + result.stderr[-3000:]
+
+
 
 @functools.cache
 def held_blocks(robot_steps=1200):

@@ -247,6 +247,12 @@ class ContactStep:
                   *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_v, sim._q_of_v)
         for view, value in zip(views, values):
             view[...] = value
+        if not self.plain:   # the machine code loaded (once: compiled) now, not by the first step (~50 ms)
+            from numba import typeof
+            q, qd = np.empty(model.nq), np.empty(nv)
+            example = (*self.constants, *d.arenas, self.pack.default_base_acceleration, 0.0, 0.0, float(sim.dt),
+                       COMMAND, q, qd, q, qd, np.empty((count, 3)), qd, qd)
+            self.kernel.compile(tuple(typeof(value) for value in example))
         self.steps, self.fallbacks = 0, {}
         # the state arrays the last taken step wrote; whether the external effort row may be nonzero
         self.written, self.forces_shape, self.external = (None, None), (count, 3), True
