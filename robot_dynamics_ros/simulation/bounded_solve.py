@@ -20,7 +20,8 @@ A_rr clipped to its box or half-line. A fixed point of the sweep solves every bl
 the conditions above. y is kept by one column of A per change, so a sweep costs m^2. (A sweep on the split
 conditions, the normal row alone and then the friction disk, cycled on a quadruped's knee sliding at 0.4 m/s with
 mu 0.8, leaving it 0.1 m/s into the ground; De Saxce's block converged in 22 sweeps to the interior-point
-solver's fixed point.)
+solver's fixed point.) Lengths in the plane are np.sqrt of the sum of squares: np.hypot's guard against overflow
+(impulses and velocities are far from it) took a third of a sweep.
 
 Bounded: at most MAX_SWEEPS sweeps, stopping when the conditions hold within SWEEP_TOLERANCE in velocity
 (``residual``: a sweep's own changes can be small far from the solution, where many contacts share a load).
@@ -88,7 +89,7 @@ def remember_joint_impulses(lam, nc, bilateral, boxed, lower, upper, joint_impul
 @njit()
 def cone_projection(t0, t1, n, mu):
     """The nearest point of the Coulomb cone |t| <= mu n to (t0, t1, n) (Euclidean; mu = 0: the half-line n >= 0)."""
-    radius = np.hypot(t0, t1)
+    radius = np.sqrt(t0 * t0 + t1 * t1)
     if radius <= mu * n:
         return t0, t1, n
     if mu * radius <= -n:                                # in the polar cone
@@ -114,7 +115,7 @@ def projected_gauss_seidel(A, c, m, nc, n_bilateral, bound, mu, lam, y, max_swee
     for i in range(nc):                                  # a feasible start
         n = 3 * i + 2
         lam[n] = max(lam[n], 0.0)
-        norm = np.hypot(lam[n - 2], lam[n - 1])
+        norm = np.sqrt(lam[n - 2] * lam[n - 2] + lam[n - 1] * lam[n - 1])
         if norm > mu * lam[n]:
             scale = mu * lam[n] / norm
             lam[n - 2] *= scale
@@ -131,7 +132,7 @@ def projected_gauss_seidel(A, c, m, nc, n_bilateral, bound, mu, lam, y, max_swee
     for sweep in range(max_sweeps):
         for i in range(nc):
             r = 3 * i
-            shift = mu * np.hypot(y[r], y[r + 1])        # De Saxce's shift at the current velocity
+            shift = mu * np.sqrt(y[r] * y[r] + y[r + 1] * y[r + 1])        # De Saxce's shift at the current velocity
             a00, a01, a02, a11, a12, a22 = A[r, r], A[r, r + 1], A[r, r + 2], A[r + 1, r + 1], A[r + 1, r + 2], \
                 A[r + 2, r + 2]
             g0, g1, g2 = y[r], y[r + 1], y[r + 2] + shift
@@ -144,18 +145,19 @@ def projected_gauss_seidel(A, c, m, nc, n_bilateral, bound, mu, lam, y, max_swee
                 x0 = lam[r] - (c00 * g0 + c01 * g1 + c02 * g2) / determinant
                 x1 = lam[r + 1] - (c01 * g0 + c11 * g1 + c12 * g2) / determinant
                 x2 = lam[r + 2] - (c02 * g0 + c12 * g1 + c22 * g2) / determinant
-                inside = np.hypot(x0, x1) <= mu * x2
+                inside = np.sqrt(x0 * x0 + x1 * x1) <= mu * x2
             if not inside:   # else projected gradient steps on the block, step 1 / (a bound on its largest value)
                 sigma = max(abs(a00) + abs(a01) + abs(a02), abs(a01) + abs(a11) + abs(a12),
                             abs(a02) + abs(a12) + abs(a22))
                 if not sigma > 0.0:
                     continue
                 x0, x1, x2 = lam[r], lam[r + 1], lam[r + 2]
+                step = 1.0 / sigma
                 for _ in range(BLOCK_STEPS):
                     d0, d1, d2 = x0 - lam[r], x1 - lam[r + 1], x2 - lam[r + 2]
-                    x0 -= (g0 + a00 * d0 + a01 * d1 + a02 * d2) / sigma
-                    x1 -= (g1 + a01 * d0 + a11 * d1 + a12 * d2) / sigma
-                    x2 -= (g2 + a02 * d0 + a12 * d1 + a22 * d2) / sigma
+                    x0 -= (g0 + a00 * d0 + a01 * d1 + a02 * d2) * step
+                    x1 -= (g1 + a01 * d0 + a11 * d1 + a12 * d2) * step
+                    x2 -= (g2 + a02 * d0 + a12 * d1 + a22 * d2) * step
                     x0, x1, x2 = cone_projection(x0, x1, x2, mu)
             for a, value in ((0, x0), (1, x1), (2, x2)):
                 change = value - lam[r + a]
@@ -191,7 +193,7 @@ def residual(A, y, lam, m, nc, n_bilateral, bound, mu):
         sigma = max(A[r, r], A[r + 1, r + 1], A[r + 2, r + 2])
         if not sigma > 0.0:
             continue
-        shift = mu * np.hypot(y[r], y[r + 1])
+        shift = mu * np.sqrt(y[r] * y[r] + y[r + 1] * y[r + 1])
         x0, x1, x2 = cone_projection(lam[r] - y[r] / sigma, lam[r + 1] - y[r + 1] / sigma,
                                      lam[r + 2] - (y[r + 2] + shift) / sigma, mu)
         largest = max(largest, sigma * max(abs(x0 - lam[r]), abs(x1 - lam[r + 1]), abs(x2 - lam[r + 2])))
