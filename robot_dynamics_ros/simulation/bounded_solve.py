@@ -20,8 +20,7 @@ A_rr clipped to its box or half-line. A fixed point of the sweep solves every bl
 the conditions above. y is kept by one column of A per change, so a sweep costs m^2. (A sweep on the split
 conditions, the normal row alone and then the friction disk, cycled on a quadruped's knee sliding at 0.4 m/s with
 mu 0.8, leaving it 0.1 m/s into the ground; De Saxce's block converged in 22 sweeps to the interior-point
-solver's fixed point.) Lengths in the plane are np.sqrt of the sum of squares: np.hypot's guard against overflow
-(impulses and velocities are far from it) took a third of a sweep.
+solver's fixed point.)
 
 Bounded: at most MAX_SWEEPS sweeps, stopping when the conditions hold within SWEEP_TOLERANCE in velocity
 (``residual``: a sweep's own changes can be small far from the solution, where many contacts share a load).
@@ -37,7 +36,7 @@ from ..algorithms.backends import njit
 from .contact_active_set import GUESS_TOLERANCE, IMPULSE_TOLERANCE, LEAST_SQUARES_TOLERANCE, contact_role_of
 from .pattern_fixed_point import pattern_fixed_point
 from .roles import AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE
-from .sliding import slip_of
+from .sliding import planar_length, slip_of
 
 MAX_SWEEPS = 200          # the bound on a step's sweeps
 SWEEP_TOLERANCE = LEAST_SQUARES_TOLERANCE   # m/s or rad/s: the conditions hold within this (``residual``): converged
@@ -89,7 +88,7 @@ def remember_joint_impulses(lam, nc, bilateral, boxed, lower, upper, joint_impul
 @njit()
 def cone_projection(t0, t1, n, mu):
     """The nearest point of the Coulomb cone |t| <= mu n to (t0, t1, n) (Euclidean; mu = 0: the half-line n >= 0)."""
-    radius = np.sqrt(t0 * t0 + t1 * t1)
+    radius = planar_length(t0, t1)
     if radius <= mu * n:
         return t0, t1, n
     if mu * radius <= -n:                                # in the polar cone
@@ -115,7 +114,7 @@ def projected_gauss_seidel(A, c, m, nc, n_bilateral, bound, mu, lam, y, max_swee
     for i in range(nc):                                  # a feasible start
         n = 3 * i + 2
         lam[n] = max(lam[n], 0.0)
-        norm = np.sqrt(lam[n - 2] * lam[n - 2] + lam[n - 1] * lam[n - 1])
+        norm = planar_length(lam[n - 2], lam[n - 1])
         if norm > mu * lam[n]:
             scale = mu * lam[n] / norm
             lam[n - 2] *= scale
@@ -132,7 +131,7 @@ def projected_gauss_seidel(A, c, m, nc, n_bilateral, bound, mu, lam, y, max_swee
     for sweep in range(max_sweeps):
         for i in range(nc):
             r = 3 * i
-            shift = mu * np.sqrt(y[r] * y[r] + y[r + 1] * y[r + 1])        # De Saxce's shift at the current velocity
+            shift = mu * planar_length(y[r], y[r + 1])   # De Saxce's shift at the current velocity
             a00, a01, a02, a11, a12, a22 = A[r, r], A[r, r + 1], A[r, r + 2], A[r + 1, r + 1], A[r + 1, r + 2], \
                 A[r + 2, r + 2]
             g0, g1, g2 = y[r], y[r + 1], y[r + 2] + shift
@@ -145,7 +144,7 @@ def projected_gauss_seidel(A, c, m, nc, n_bilateral, bound, mu, lam, y, max_swee
                 x0 = lam[r] - (c00 * g0 + c01 * g1 + c02 * g2) / determinant
                 x1 = lam[r + 1] - (c01 * g0 + c11 * g1 + c12 * g2) / determinant
                 x2 = lam[r + 2] - (c02 * g0 + c12 * g1 + c22 * g2) / determinant
-                inside = np.sqrt(x0 * x0 + x1 * x1) <= mu * x2
+                inside = planar_length(x0, x1) <= mu * x2
             if not inside:   # else projected gradient steps on the block, step 1 / (a bound on its largest value)
                 sigma = max(abs(a00) + abs(a01) + abs(a02), abs(a01) + abs(a11) + abs(a12),
                             abs(a02) + abs(a12) + abs(a22))
@@ -193,7 +192,7 @@ def residual(A, y, lam, m, nc, n_bilateral, bound, mu):
         sigma = max(A[r, r], A[r + 1, r + 1], A[r + 2, r + 2])
         if not sigma > 0.0:
             continue
-        shift = mu * np.sqrt(y[r] * y[r] + y[r + 1] * y[r + 1])
+        shift = mu * planar_length(y[r], y[r + 1])
         x0, x1, x2 = cone_projection(lam[r] - y[r] / sigma, lam[r + 1] - y[r + 1] / sigma,
                                      lam[r + 2] - (y[r + 2] + shift) / sigma, mu)
         largest = max(largest, sigma * max(abs(x0 - lam[r]), abs(x1 - lam[r + 1]), abs(x2 - lam[r + 2])))
@@ -257,7 +256,7 @@ def bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, boun
         for j in range(nv):
             ux += G[3 * i, j] * v[j]
             uy += G[3 * i + 1, j] * v[j]
-        shift[i] = mu * np.hypot(ux, uy)
+        shift[i] = mu * planar_length(ux, uy)
     for r in range(m):
         swept[r] = lam[r]
     for i in range(nc):

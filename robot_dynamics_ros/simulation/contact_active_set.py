@@ -46,7 +46,7 @@ from ..algorithms.backends import njit
 from ..algorithms.cholesky import cholesky_factor, cholesky_solve
 from ..algorithms.least_norm import least_norm_semidefinite
 from .roles import APART, AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE, STICK  # noqa: F401 (one set: roles.py)
-from .sliding import SLIP_COLUMNS, slip_of, sliding_certified
+from .sliding import SLIP_COLUMNS, planar_length, slip_of, sliding_certified
 
 VELOCITY_TOLERANCE = 1e-10   # m/s or rad/s: a condition on y holds within this
 # m/s or rad/s: the same where the held rows took the least-squares solve (more held rows than freedoms: their
@@ -225,9 +225,9 @@ def certified(A, c, m, lam, free, nc, start_box, bound, mu, contact_roles, box_r
         elif free[n]:  # touching: y = 0, lam in the cone
             if abs(y[n]) > velocity_tolerance or (mu > 0.0 and max(abs(y[n - 2]), abs(y[n - 1])) > velocity_tolerance):
                 return False
-            if np.hypot(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance or lam[n] < -impulse_tolerance:
+            if planar_length(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance or lam[n] < -impulse_tolerance:
                 return False
-        elif mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + velocity_tolerance:   # apart: y in the dual cone
+        elif mu * planar_length(y[n - 2], y[n - 1]) > y[n] + velocity_tolerance:   # apart: y in the dual cone
             return False
     for r in range(3 * nc, m):
         if free[r] and abs(y[r]) > velocity_tolerance:
@@ -258,11 +258,11 @@ def revise_roles(A, c, m, lam, nc, n_bilateral, bound, mu, contact_roles, box_ro
     changed = False
     for i in range(nc):
         n, role = 3 * i + 2, contact_roles[i]
-        if role == APART and mu * np.hypot(y[n - 2], y[n - 1]) > y[n] + velocity_tolerance:
+        if role == APART and mu * planar_length(y[n - 2], y[n - 1]) > y[n] + velocity_tolerance:
             contact_roles[i] = STICK
         elif role == STICK and lam[n] < -impulse_tolerance:
             contact_roles[i] = APART
-        elif role == STICK and np.hypot(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance:
+        elif role == STICK and planar_length(lam[n - 2], lam[n - 1]) > mu * lam[n] + impulse_tolerance:
             contact_roles[i] = SLIDE
             slip_of(lam[n - 2], lam[n - 1], lam[n], 0.0, mu, slip, i)
         elif role == SLIDE and lam[n] < -impulse_tolerance:
@@ -299,7 +299,7 @@ def contact_role_of(lam, i, mu, shift, impulse_tolerance):
     normal = lam[3 * i + 2]
     if normal <= impulse_tolerance:
         return APART
-    if mu == 0.0 or np.hypot(lam[3 * i], lam[3 * i + 1]) < mu * normal - impulse_tolerance or \
+    if mu == 0.0 or planar_length(lam[3 * i], lam[3 * i + 1]) < mu * normal - impulse_tolerance or \
             shift <= mu * LEAST_SQUARES_TOLERANCE:
         return STICK
     return SLIDE

@@ -15,7 +15,7 @@ from .contact_active_set import LEAST_SQUARES_TOLERANCE, PATTERN_REVISIONS, VELO
     closest_held_rows, fix_pattern, held_rows, more_held_than_freedoms, revise_roles
 from .roles import SLIDE, STICK
 from .sliding import SINGULAR_SLIDING_SOLVES, SLIDING_ITERATIONS, any_sliding, closest_sliding_held_rows, \
-    next_shift, onto_cones, sliding_held_rows, update_slip
+    next_shift, onto_cones, planar_length, sliding_held_rows, update_slip
 
 
 @njit()
@@ -81,7 +81,7 @@ def pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocit
             for j in range(nv):
                 ux += G[3 * i, j] * v[j]
                 uy += G[3 * i + 1, j] * v[j]
-            new_shift = mu * np.hypot(ux, uy) if contact_roles[i] != STICK else 0.0   # (held: u_t = 0)
+            new_shift = mu * planar_length(ux, uy) if contact_roles[i] != STICK else 0.0   # (held: u_t = 0)
             converged = converged and abs(new_shift - shift[i]) <= tolerance
             if contact_roles[i] == SLIDE and mu > 0.0:
                 converged = update_slip(i, ux, uy, lam, mu, slip, tolerance) and converged
