@@ -14,11 +14,11 @@ KERNEL_STATES = {'rnea': ('q', 'qd', 'qdd'), 'aba': ('q', 'qd', 'tau'), 'crba': 
 KERNEL_FORCES = {'rnea': 2, 'aba': 2, 'crba': 0, 'udut': 0, 'regressor': 1}
 
 
-def njit(*signature, cache=True):
-    """Mark a function for ``compiled`` with numba's arguments (``numba.njit(*signature, cache=cache)``); the
-    function itself is returned unchanged, so importing a recursion never imports numba."""
+def njit(*signature, cache=True, inline='never'):
+    """Mark a function for ``compiled`` with numba's arguments (``numba.njit(*signature, cache=cache,
+    inline=inline)``); the function itself is returned unchanged, so importing a recursion never imports numba."""
     def mark(function):
-        function.njit_arguments = (signature, cache)
+        function.njit_arguments = (signature, cache, inline)
         return function
     return mark
 
@@ -55,8 +55,8 @@ def compiled(function):
             namespace[name] = compiled(namespace[name])
     copy = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
                               function.__closure__)
-    signature, cache = function.njit_arguments
+    signature, cache, inline = function.njit_arguments
     # numba's disk cache names an entry by module and qualified name: with the sources' hash in it, an edit of any
     # helper gets new machine code (old entries are left behind, unused)
     copy.__qualname__ = f'{function.__qualname__}_{source_hash()}' if cache else function.__qualname__
-    return numba_njit(*signature, cache=cache)(copy)
+    return numba_njit(*signature, cache=cache, inline=inline)(copy)
