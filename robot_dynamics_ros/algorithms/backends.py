@@ -44,6 +44,12 @@ def hash_sources(package):
     return digest.hexdigest()[:16]
 
 
+def shaped(vector, shape):
+    """``vector.reshape(shape)`` of a one-dimensional C-contiguous array; compiled, the view is written in place
+    (``numba_views.py``; numba is imported by it only)."""
+    return vector.reshape(shape)
+
+
 @functools.cache
 def compiled(function):
     """numba's compiled version of a marked function: its own code with the marked functions it calls replaced by
@@ -53,6 +59,9 @@ def compiled(function):
     for name in function.__code__.co_names:   # the global names it uses
         if hasattr(namespace.get(name), 'njit_arguments'):
             namespace[name] = compiled(namespace[name])
+        elif namespace.get(name) is shaped:
+            from .numba_views import shaped as compiled_shaped
+            namespace[name] = compiled_shaped
     copy = types.FunctionType(function.__code__, namespace, function.__name__, function.__defaults__,
                               function.__closure__)
     signature, cache, inline = function.njit_arguments

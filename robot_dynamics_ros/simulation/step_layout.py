@@ -10,7 +10,7 @@ is counted in and out of its arena's reference count, ~20 ns apiece, some 60 a s
 """
 import numpy as np
 
-from ..algorithms.backends import njit
+from ..algorithms.backends import njit, shaped
 from ..algorithms.packing import N_COLUMNS, WORK_WIDTH
 from .sliding import SLIP_COLUMNS
 
@@ -77,13 +77,13 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     contact_roles, o = take(ints, o, int_sizes[5])
     joint_ints, o = take(ints, o, int_sizes[6])
     near, o = take(ints, o, int_sizes[7])
-    R, p, C_ang, C_lin, x = R.reshape((nb, 3, 3)), p.reshape((nb, 3)), C_ang.reshape((3, tree_nv)), \
-        C_lin.reshape((3, tree_nv)), x.reshape((count, 3))
-    bodies, G, impulses = bodies.reshape((nb, 5)), G.reshape((3 * count + 3 * nv, nv)), impulses.reshape((count, 3))
-    shift, joint_impulse, slip = shift.reshape((2, count)), joint_impulse.reshape((4, nv)), \
-        slip.reshape((count, SLIP_COLUMNS))
-    U, joints, joint_ints = U.reshape((nv, nv)), joints.reshape((JOINT_ROWS, nv)), \
-        joint_ints.reshape((JOINT_INT_ROWS, nv))
+    R, p, C_ang, C_lin, x = shaped(R, (nb, 3, 3)), shaped(p, (nb, 3)), shaped(C_ang, (3, tree_nv)), \
+        shaped(C_lin, (3, tree_nv)), shaped(x, (count, 3))
+    bodies, G, impulses = shaped(bodies, (nb, 5)), shaped(G, (3 * count + 3 * nv, nv)), shaped(impulses, (count, 3))
+    shift, joint_impulse, slip = shaped(shift, (2, count)), shaped(joint_impulse, (4, nv)), \
+        shaped(slip, (count, SLIP_COLUMNS))
+    U, joints, joint_ints = shaped(U, (nv, nv)), shaped(joints, (JOINT_ROWS, nv)), \
+        shaped(joint_ints, (JOINT_INT_ROWS, nv))
     return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U,
             joints, trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
             joint_ints, near)
@@ -101,9 +101,9 @@ def row_buffers(floats, ints, flags, nv):
     (previous, rhs), the sweeps' impulses, the last solve's impulses (restored on a fall-back); the held rows F; the
     rows held ``free``."""
     m = flags.shape[0]
-    Y = floats[:nv * m].reshape((nv, m))
-    A = floats[nv * m:nv * m + m * m].reshape((m, m))
-    L = floats[nv * m + m * m:nv * m + 2 * m * m].reshape((m, m))
+    Y = shaped(floats[:nv * m], (nv, m))
+    A = shaped(floats[nv * m:nv * m + m * m], (m, m))
+    L = shaped(floats[nv * m + m * m:nv * m + 2 * m * m], (m, m))
     o = nv * m + 2 * m * m
     c, lam, y, previous = floats[o:o + m], floats[o + m:o + 2 * m], floats[o + 2 * m:o + 3 * m], \
         floats[o + 3 * m:o + 4 * m]
@@ -163,7 +163,7 @@ def constant_buffers(floats, ints):
     body, o = take(ints, o, int_sizes[6])
     idx_v, o = take(ints, o, int_sizes[7])
     q_of_v, o = take(ints, o, int_sizes[8])
-    return (P.reshape((nv, N_COLUMNS)), work.reshape((nv, WORK_WIDTH)), axis.reshape((nb, 3)),
-            E_T.reshape((nb, 3, 3)), r.reshape((nb, 3)), S_ang.reshape((tree_nv, 3)), S_lin.reshape((tree_nv, 3)),
-            centre.reshape((count, 3)), radius, reach.reshape((nb, 8)), lower, upper, settings, parent, joint_type,
-            idx_q, column_body, moves.reshape((nb, tree_nv)), body, idx_v, q_of_v)
+    return (shaped(P, (nv, N_COLUMNS)), shaped(work, (nv, WORK_WIDTH)), shaped(axis, (nb, 3)),
+            shaped(E_T, (nb, 3, 3)), shaped(r, (nb, 3)), shaped(S_ang, (tree_nv, 3)), shaped(S_lin, (tree_nv, 3)),
+            shaped(centre, (count, 3)), radius, shaped(reach, (nb, 8)), lower, upper, settings, parent, joint_type,
+            idx_q, column_body, shaped(moves, (nb, tree_nv)), body, idx_v, q_of_v)
