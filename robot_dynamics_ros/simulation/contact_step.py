@@ -28,7 +28,7 @@ state, as it does without this kernel.
 """
 import numpy as np
 
-from ..algorithms.backends import njit
+from ..algorithms.backends import njit, shaped
 from ..algorithms.inverse_mass import inverse_mass_rows
 from ..algorithms.packing import packed, spatial_gravity
 from ..algorithms.point_kinematics import body_poses, world_columns
@@ -100,7 +100,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     world_rnea(P, work, a0, qd, qdd, bias)          # h
     for j in range(nv):
         tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
-    inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, qdd.reshape((nv, 1)))
+    inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, shaped(qdd, (nv, 1)))
     for j in range(nv):
         w[j] = qd[j] + dt * qdd[j]
     w[0] += dt * (qd[4] * qd[2] - qd[5] * qd[1])    # dt omega x v
