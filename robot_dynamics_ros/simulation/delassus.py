@@ -5,7 +5,8 @@ rows at once, each entry to the bit of a sweep of its own row), then A = G Y. Th
 row is +-e_j, a contact point's has nonzeros only on the columns that move its body (the root's and its leg's);
 A = G Y sums each row's nonzero terms only (a term skipped is an exact zero, g_k = 0 times a finite y: the same
 sum), four entries of a row at a time, each summed in a register (summed in place in A, the products of TALOS's 98
-rows took 40 us, twice Y's sweeps; now 20). Written as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it.
+rows took 40 us, twice Y's sweeps; now 20). Written as loops, as ``algorithms/``, so the plain-Python reference runs
+it and numba compiles it.
 """
 import numpy as np
 
