@@ -13,10 +13,10 @@ from conftest import ROOT, example_robot_data
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.errors import RobotDynamicsError
 from robot_dynamics_ros.fast import crba
-from robot_dynamics_ros.model.collision import contact_points_from_urdf
+from robot_dynamics_ros.model.collision import ContactPoint, contact_points_from_urdf
 from robot_dynamics_ros.model.srdf import load_srdf, stance_configuration
 from robot_dynamics_ros.model.urdf import URDFWarning
-from robot_dynamics_ros.simulation.simulator import Simulator
+from robot_dynamics_ros.simulation.simulator import SimulationDiverged, Simulator
 
 pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
@@ -356,6 +356,108 @@ def test_the_one_call_step_takes_the_stops_a_limp_robot_falls_onto():
         synchronise(one_call, staged)
     assert one_call.q[2] < 0.5 * start_height   # down on its trunk and knees
     assert one_call.contact_step.fallbacks == {} and one_call.contact_step.steps == 600
+
+
+ARM = os.path.join(ROOT, 'urdf', 'arm7.urdf')
+# spheres on the bundled arm's tool, wrist and elbow (it has no collision geometry)
+ARM_POINTS = (ContactPoint('arm7_tool', (0.0, 0.0, 0.0), 0.02), ContactPoint('arm7_link7', (0.03, 0.0, 0.0), 0.0),
+              ContactPoint('arm7_link5', (0.0, 0.0, 0.0), 0.05))
+
+
+def fixed_and_planar(root):
+    """(one call, staged): the bundled arm (fixed base) bent down with its lowest sphere on the ground and pushed by
+    5 N m at every joint, or the bundled quadruped on a planar root (the base slides and turns in its
+    plane, at a fixed height) with its feet 1 cm into the ground, under a joint PD, and that command."""
+    if root == 'fixed':
+        model, points, q0 = load_urdf(ARM), ARM_POINTS, np.array([0.0, 1.2, 0.0, -0.5, 0.0, 0.0, 0.0])
+
+        def command(sim):
+            return np.full(model.nv, 5.0)
+    else:
+        model, points, q0 = load_urdf(QUADRUPED, root_joint='planar'), contact_points_from_urdf(QUADRUPED), STAND
+
+        def command(sim):
+            return np.concatenate([np.zeros(3), 100.0 * (STAND - sim.q[4:]) - 2.0 * sim.qd[3:]])
+    probe = Simulator(model, DT, ground=Ground(0.0, 0.8), contact_points=points, initial_positions=q0)
+    height = probe.contact.lowest_height(probe.q) + (0.0 if root == 'fixed' else 0.01)
+    one_call, staged = (Simulator(model, DT, ground=Ground(height, 0.8), contact_points=points, initial_positions=q0)
+                        for _ in range(2))
+    staged.contact_step = None
+    return one_call, staged, command
+
+
+@pytest.mark.parametrize('root', ['fixed', 'planar'])
+def test_the_one_call_step_equals_the_staged_step_on_a_fixed_or_planar_root(root):
+    """The one call takes every step of a fixed-base arm pressing on the ground as it slides and turns on it, and of
+    a planar-rooted quadruped projected out of the ground and pressing its feet on it (its root's integration is
+    SE(2)'s exponential, the staged path's ``configuration.integrate``): the same steps as the staged path, to
+    rounding, each with points near the ground (in the air the staged path's warm start is not the rows')."""
+    pytest.importorskip('numba')
+    one_call, staged, command = fixed_and_planar(root)
+    assert one_call.contact_step is not None
+    for k in range(800):
+        for sim in (one_call, staged):
+            sim.set_command(command(sim))
+            sim.step()
+        assert one_call.contact_step.rows[1] > 0, f'no contact candidate at step {k}'
+        assert_same_step(one_call, staged, k)
+        synchronise(one_call, staged)
+    assert one_call.contact_step.fallbacks == {} and one_call.contact_step.steps == 800
+    assert np.sum(one_call.contact_forces[:, 2]) > 0   # it presses on the ground
+
+
+@pytest.mark.parametrize('backend', ['python', 'numba'])
+def test_the_integrate_stage_equals_configuration_integrate_on_fixed_and_planar_roots(backend):
+    """``integrate_step.integrate_joints`` on a fixed-base arm and a planar-rooted quadruped equals
+    ``configuration.integrate`` (q (+) dt v; the planar root by SE(2)'s exponential), small and large turns, and
+    leaves v as it is."""
+    from robot_dynamics_ros.model.configuration import integrate
+    from robot_dynamics_ros.simulation.step_data import stage_kernels
+    if backend == 'numba':
+        pytest.importorskip('numba')
+    integrate_joints = stage_kernels(backend).integrate_joints
+    rng = np.random.default_rng(5)
+    for model in (load_urdf(ARM), load_urdf(QUADRUPED, root_joint='planar')):
+        kinds, idx_q, idx_v = (np.ascontiguousarray(a, dtype=np.int64) for a in (model.joint_type, model.idx_q,
+                                                                                  model.idx_v))
+        for turn in (0.0, 1e-9, 0.3, 3.0):
+            q = model.neutral()
+            q[model.joint_q_index] = rng.uniform(-1.0, 1.0, len(model.joint_q_index))
+            if not model.fixed_base:
+                angle = rng.uniform(-np.pi, np.pi)
+                q[:4] = rng.normal(size=2).tolist() + [np.cos(angle), np.sin(angle)]
+            v = rng.normal(size=model.nv)
+            if not model.fixed_base:
+                v[2] = turn / DT
+            q_out, v_out = np.empty(model.nq), np.empty(model.nv)
+            integrate_joints(kinds, idx_q, idx_v, q, v, DT, q_out, v_out)
+            np.testing.assert_allclose(q_out, integrate(model, q, DT * v), rtol=0, atol=1e-14)
+            np.testing.assert_array_equal(v_out, v)
+
+
+def test_the_one_call_step_raises_the_staged_paths_errors():
+    """A quaternion off unit norm is the staged path's ValueError naming the joint; joint speeds whose squares
+    overflow are its SimulationDiverged, the positions kept and the robot at rest. The one call raises both itself:
+    it leaves neither step to the staged path."""
+    pytest.importorskip('numba')
+    one_call, staged = staged_and_one_call(QUADRUPED, STAND)
+    messages = []
+    for sim in (one_call, staged):
+        sim.q[3:7] *= 1.5
+        with pytest.raises(ValueError, match=r"quaternion of joint 'root_joint', has norm 1.5") as error:
+            sim.step()
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    assert one_call.contact_step.fallbacks == {}
+    one_call, staged = staged_and_one_call(QUADRUPED, STAND)
+    for sim in (one_call, staged):
+        q = sim.q.copy()
+        sim.qd[6:] = 1e200
+        with pytest.raises(SimulationDiverged, match='non-finite'):
+            sim.step()
+        np.testing.assert_array_equal(sim.q, q)
+        assert not sim.qd.any()
+    assert one_call.contact_step.fallbacks == {} and one_call.contact_step.steps == 0
 
 
 @pytest.mark.parametrize('stages', ['python', 'numba'])

@@ -14,9 +14,10 @@ as loops, as ``algorithms/``, so the plain-Python reference runs it and numba co
 (``step_data.stage_kernels``).
 
 It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the quaternion is
-off unit norm, the free velocity or the result is not finite, a zero pivot, rows that outgrow the buffers
-(``ContactStep`` then grows them and runs it again), or a servo's step whose penetration was projected out (its drives'
-rows, set by the caller at q, belong at the projected q). In the air (no point near the ground) the joints' rows alone
+off unit norm or the free velocity or the result is not finite (``ContactStep`` then raises the staged path's error),
+a zero pivot, rows that outgrow the buffers (``ContactStep`` then grows them and runs it again), or a servo's step whose
+penetration was projected out (its drives' rows, set by the caller at q, belong at the projected q). The root may be
+fixed, a free flyer or planar, the joints below it 1-DOF. In the air (no point near the ground) the joints' rows alone
 make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds, here by the same
 fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is solved again
 (constraint generation, as the Python path does: at most one round per stop). A point below the ground is removed first,
@@ -36,9 +37,10 @@ from ..algorithms.spatial_kernels import unit_quaternions
 from ..algorithms.world_frame import world_rows
 from ..algorithms.world_rnea import world_rnea
 from ..algorithms.world_udut import world_udut
-from ..model.configuration import QUATERNION_TOLERANCE
+from ..model.configuration import QUATERNION_TOLERANCE, check_quaternions
+from ..model.joints import FREE_FLYER
 from .contact_rows import body_velocities, candidate_rows, points_near
-from .integrate_step import integrate_free_root
+from .integrate_step import integrate_joints
 from .joint_bounds import applied_effort, joint_bounds
 from .joint_friction import SLIDING
 from .penetration import LIFT_DEPTH, projection
@@ -103,9 +105,11 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, shaped(qdd, (nv, 1)))
     for j in range(nv):
         w[j] = qd[j] + dt * qdd[j]
-    w[0] += dt * (qd[4] * qd[2] - qd[5] * qd[1])    # dt omega x v
-    w[1] += dt * (qd[5] * qd[0] - qd[3] * qd[2])
-    w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
+    free_root = joint_type[0] == FREE_FLYER
+    if free_root:
+        w[0] += dt * (qd[4] * qd[2] - qd[5] * qd[1])    # dt omega x v
+        w[1] += dt * (qd[5] * qd[0] - qd[3] * qd[2])
+        w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
     if not finite(w):
         return NOT_FINITE
     # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only; a
@@ -114,8 +118,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
                           x, phi)
     for k in range(q.shape[0]):
         q_start[k] = q[k]
-    projected = deepest < -penetration and deepest >= -LIFT_DEPTH   # (the lift moves the root's height alone)
-    if deepest < -LIFT_DEPTH:                       # deep: the whole robot lifted
+    lift = free_root and deepest < -LIFT_DEPTH
+    projected = deepest < -penetration and not lift   # (the lift moves the root's height alone)
+    if lift:                                        # deep: the whole robot lifted
         q_start[2] -= deepest
         for b in range(p.shape[0]):
             p[b, 2] -= deepest
@@ -134,7 +139,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         dq = joints[V_AFTER]
         projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
                    dq)
-        integrate_free_root(idx_q, idx_v, q, dq, 1.0, q_start, qd_new)
+        integrate_joints(joint_type, idx_q, idx_v, q, dq, 1.0, q_start, qd_new)
         world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q_start, R, p,
                        C_ang, C_lin, U, D)
         points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x,
@@ -162,7 +167,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         for row in range(m):
             impulse += G[row, j] * lam[row]
         constraint_effort[j] = impulse / dt
-    integrate_free_root(idx_q, idx_v, q_start, v_after, dt, q_new, qd_new)
+    integrate_joints(joint_type, idx_q, idx_v, q_start, v_after, dt, q_new, qd_new)
     if not (finite(v_after) and finite(q_new) and finite(qd_new)):
         return restore(lam, saved, NOT_FINITE)
     for k in range(q_new.shape[0]):
@@ -214,7 +219,8 @@ def _is_vector(x, n):
 
 
 class ContactStep:
-    """``contact_step`` for one simulator (a free-flyer root over 1-DOF joints, with a ground; ``stages``: the stage
+    """``contact_step`` for one simulator (1-DOF joints below a fixed, free-flyer or planar root, with a ground, without
+    coupled mimic joints; ``stages``: the stage
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
     then its ROW_SETTINGS, those of ``row_solve.solve_rows``): its
     constants (the simulator's at construction, in two arrays laid out by ``step_layout.constant_buffers``; its data
@@ -308,6 +314,11 @@ class ContactStep:
         if status == CAPACITY:   # room for the rows, as the staged path makes it (once: the buffers double), and again
             contact.data.reserve(int(self.joint_ints[COUNTS, 0]))
             status = self._run(contact.data, step_inputs)
+        if status == QUATERNION:   # the staged path's errors, raised here: a ValueError naming the joint,
+            check_quaternions(model, q)
+        elif status == NOT_FINITE:   # or SimulationDiverged with the state kept, at rest
+            for x in (joints[FREE_VELOCITY], joints[V_AFTER], q_new, qd_new):   # (written where w is finite)
+                sim._finite(x)
         if status <= 0:
             self.fallbacks[REASONS[status]] = self.fallbacks.get(REASONS[status], 0) + 1
             return False

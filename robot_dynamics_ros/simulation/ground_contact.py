@@ -419,10 +419,11 @@ class GroundContact:
             Y, A = np.empty((len(D), len(deep))), np.empty((len(deep), len(deep)))
             k.delassus(U, D, np.ascontiguousarray(J_n), len(deep), Y, A)   # Y = M^-1 J_n^T, A = J_n Y
             dq = Y @ np.linalg.lstsq(A, -phi[deep], rcond=None)[0]
-        if free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
+        if all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
             result = np.empty(model.nq)
-            k.integrate_free_root(np.ascontiguousarray(model.idx_q, dtype=np.int64),
-                                  np.ascontiguousarray(model.idx_v, dtype=np.int64), q, dq, 1.0, result, np.empty(model.nv))
+            k.integrate_joints(np.ascontiguousarray(model.joint_type, dtype=np.int64),
+                               np.ascontiguousarray(model.idx_q, dtype=np.int64),
+                               np.ascontiguousarray(model.idx_v, dtype=np.int64), q, dq, 1.0, result, np.empty(model.nv))
             return result
         return integrate(model, q, dq)
 

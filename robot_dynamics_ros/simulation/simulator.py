@@ -75,10 +75,10 @@ class Simulator:
     inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
     brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
     The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as
-    plain Python (the reference, ``step_data.stage_kernels``). With a free-flyer root over 1-DOF joints, a step on
-    the last step's pattern (standing, walking) runs its stages in one call (``contact_step``), and the stages run
-    one by one from Python where that call declines (``contact_step.fallbacks`` says why) and on a model with coupled
-    mimic joints (their rows J G: ``ground_contact``).
+    plain Python (the reference, ``step_data.stage_kernels``). With 1-DOF joints below a fixed, free-flyer or planar root, the
+    step runs its stages in one call (``contact_step``), and the stages run one by one from Python where that call
+    declines (``contact_step.fallbacks`` says why), on a model with coupled mimic joints (their rows J G:
+    ``ground_contact``) and with free-flyer or planar joints below the root.
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
@@ -109,13 +109,14 @@ class Simulator:
                 self._q_of_v[iv] = iq
         self._actuated = self._q_of_v >= 0
         self._free_root = model.joint_type[0] == FREE_FLYER
-        # a free-flyer root over 1-DOF joints: the compiled integrate stage (else ``configuration.integrate``)
-        self._free_root_tree = self._free_root and all(NQ[kind] == 1 for kind in model.joint_type[1:])
+        # 1-DOF joints below the root: the compiled integrate stage (else ``configuration.integrate``)
+        self._one_dof_tree = all(NQ[kind] == 1 for kind in model.joint_type[1:])
         # the stage kernels (step_data.py): compiled where numba is; the effort and the joints' bounds for every
-        # simulator (joint_bounds.py), the contact step's for a free-flyer tree
+        # simulator (joint_bounds.py), the contact step's for a tree of 1-DOF joints below its root
         from .step_data import stage_kernels
         self._stages = stage_kernels(stages)
-        if self._free_root_tree:
+        if self._one_dof_tree:
+            self._joint_type = np.ascontiguousarray(model.joint_type, dtype=np.int64)
             self._idx_q = np.ascontiguousarray(model.idx_q, dtype=np.int64)
             self._idx_v = np.ascontiguousarray(model.idx_v, dtype=np.int64)
         self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
@@ -133,7 +134,7 @@ class Simulator:
         self.velocity_limit = np.where(limit_velocity & np.isfinite(limit) & (limit > 0), limit, np.inf)
         # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
         self.contact_step = None
-        if self.contact is not None and self.contact.count and self._free_root_tree and model.coupling is None:
+        if self.contact is not None and self.contact.count and self._one_dof_tree and model.coupling is None:
             from .contact_step import ContactStep
             from .ground_contact import CONTACT_MARGIN, PENETRATION_TOLERANCE, ROW_SETTINGS
             self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, *ROW_SETTINGS))
@@ -395,9 +396,9 @@ class Simulator:
         straight line dt R v_linear, as MuJoCo's free joint, not on the screw of exp(dt v) (the linearised contact
         velocity J v is then exact for points at the base origin: a rolling ball does not dip by omega |v| dt^2 / 2
         each step), and its linear velocity is re-expressed in the base frame at the end of the step, R'^T R v."""
-        if self._free_root_tree:   # the integrate stage (integrate_step.py), compiled where numba is
+        if self._one_dof_tree:   # the integrate stage (integrate_step.py), compiled where numba is
             result, v_new = np.empty(self.model.nq), np.empty(self.model.nv)
-            self._stages.integrate_free_root(self._idx_q, self._idx_v, q, v, self.dt, result, v_new)
+            self._stages.integrate_joints(self._joint_type, self._idx_q, self._idx_v, q, v, self.dt, result, v_new)
             return result, v_new
         result = integrate(self.model, q, self.dt * v)
         if self._free_root:

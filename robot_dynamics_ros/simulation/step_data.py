@@ -33,7 +33,7 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           bounded_solve: ('bounded_step',),
           row_solve: ('solve_rows', 'remember_solution'),
           penetration: ('projection',),
-          integrate_step: ('integrate_free_root',),
+          integrate_step: ('integrate_joints',),
           joint_bounds: ('applied_effort', 'joint_bounds'),
           contact_step: ('contact_step',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
