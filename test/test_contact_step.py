@@ -542,6 +542,21 @@ def test_the_one_call_step_lifts_a_robot_out_of_the_ground_and_takes_one_in_the_
     assert one_call.contact_step.fallbacks == {} and one_call.contact_step.steps == 300
 
 
+def test_the_one_call_step_takes_a_servos_step_out_of_the_ground():
+    """A servo's drives belong at the configuration the step starts from: with the robot 0.1 mm in the ground, after
+    the penetration is projected out. The one call computes them there itself (``joint_bounds.drive_rows``; it had
+    left such steps to the staged path) and takes the step, the same as the staged path's, to rounding."""
+    pytest.importorskip('numba')
+    one_call, staged = staged_and_one_call(QUADRUPED, STAND)
+    for sim in (one_call, staged):
+        sim.q[2] -= 1e-4
+        sim.set_joint_command(position=np.concatenate([np.zeros(6), STAND + 0.1]))
+        sim.step()
+    assert_same_step(one_call, staged, 0)
+    assert one_call.contact_step.fallbacks == {} and one_call.contact_step.steps == 1
+    assert np.any(one_call.applied_effort != 0.0)   # the drives' effort
+
+
 def test_candidates_passed_over_by_their_bodies_velocity_are_those_their_own_rows_reject():
     """``candidate_rows`` passes over points clear of the margin by their body's velocity; the candidates and their
     rows are those of testing every point on its own row (eq. 2), as before that shortcut: on random states of the

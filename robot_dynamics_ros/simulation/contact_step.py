@@ -15,8 +15,7 @@ as loops, as ``algorithms/``, so the plain-Python reference runs it and numba co
 
 It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the quaternion is
 off unit norm or the free velocity or the result is not finite (``ContactStep`` then raises the staged path's error),
-a zero pivot, rows that outgrow the buffers (``ContactStep`` then grows them and runs it again), or a servo's step whose
-penetration was projected out (its drives' rows, set by the caller at q, belong at the projected q). The root may be
+a zero pivot, or rows that outgrow the buffers (``ContactStep`` then grows them and runs it again). The root may be
 fixed, a free flyer or planar, the joints below it 1-DOF. In the air (no point near the ground) the joints' rows alone
 make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds, here by the same
 fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is solved again
@@ -41,24 +40,23 @@ from ..model.configuration import QUATERNION_TOLERANCE, check_quaternions
 from ..model.joints import FREE_FLYER
 from .contact_rows import body_velocities, candidate_rows, points_near
 from .integrate_step import integrate_joints
-from .joint_bounds import applied_effort, joint_bounds
+from .joint_bounds import applied_effort, drive_rows, joint_bounds
 from .joint_friction import SLIDING
 from .penetration import LIFT_DEPTH, projection
 from .row_solve import CAPACITY, remember_solution, solve_rows
-from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, COUNTS, DAMPING, EFFORT_LIMIT, EXTERNAL, FREE_VELOCITY, \
-    FRICTION, LOWER_V, N_SIZES, PIVOTS, QDD, SPEED, TAU, TAU_TOTAL, UPPER_V, V_AFTER, V_HI, V_LO, constant_buffers, \
-    constant_sizes, model_buffers, row_buffers
+from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, CONTINUOUS, COUNTS, DAMPING, DRIVEN, EFFORT_LIMIT, \
+    EXTERNAL, FREE_VELOCITY, FRICTION, LOWER_V, N_SIZES, PIVOTS, POSITION_TARGET, QDD, SPEED, TAU, TAU_TOTAL, UPPER_V, \
+    V_AFTER, V_HI, V_LO, VELOCITY_TARGET, constant_buffers, constant_sizes, model_buffers, row_buffers
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
-# effort (a stale command otherwise); or given by the caller (the servo's targets and drives).
-COMMAND, BRAKED, NO_EFFORT, GIVEN = 0, 1, 2, 3
+# effort (a stale command otherwise); or the servo's effort targets and its drives (``joint_bounds.drive_rows``).
+COMMAND, BRAKED, NO_EFFORT, SERVO = 0, 1, 2, 3
 # Why the kernel left a step to the Python path (it returns the fixed point's iterations or the sweeps, > 0, when
 # it took it).
-QUATERNION, NOT_FINITE, SINGULAR, PROJECTED = -1, -2, -4, -5   # (and row_solve.CAPACITY, -3)
+QUATERNION, NOT_FINITE, SINGULAR = -1, -2, -4   # (and row_solve.CAPACITY, -3)
 REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
-           CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot',
-           PROJECTED: "a servo's step projected out of the ground"}
+           CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
 @njit()
 def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt, mode, q,
                  qd, q_new, qd_new, forces, constraint_effort, applied):
@@ -86,9 +84,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     tau, tau_total, qdd, w = joints[TAU], joints[TAU_TOTAL], joints[QDD], joints[FREE_VELOCITY]
     v_lo, v_hi, bound, center = joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
     D, v_after = joints[PIVOTS], joints[V_AFTER]
-    if mode == COMMAND:                             # the applied effort (Simulator._effort)
+    if mode == COMMAND or mode == SERVO:            # the applied effort (Simulator._effort)
         applied_effort(joints[COMMAND_EFFORT], joints[EFFORT_LIMIT], q_of_v, tau)
-    elif mode != GIVEN:
+    else:
         tau[:] = 0.0
     # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
     # by the sweeps on M = U D U^T, both in the world-aligned frame), the root's linear part carried as a point's
@@ -119,8 +117,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     for k in range(q.shape[0]):
         q_start[k] = q[k]
     lift = free_root and deepest < -LIFT_DEPTH
-    projected = deepest < -penetration and not lift   # (the lift moves the root's height alone)
-    if lift:                                        # deep: the whole robot lifted
+    if lift:                                        # deep: the whole robot lifted (its root's height alone)
         q_start[2] -= deepest
         for b in range(p.shape[0]):
             p[b, 2] -= deepest
@@ -144,13 +141,13 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
                        C_ang, C_lin, U, D)
         points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x,
                     phi)
-    # the joints' bounds at the configuration stepped from, q_start (Simulator._joint_rows; GroundContact.solve says
-    # why); the servo's were set by the caller at q: a projection that moved q leaves the step to the Python path
-    if mode != GIVEN:
-        joint_bounds(joints[LOWER_V], joints[UPPER_V], joints[SPEED], joints[FRICTION], q_start, q_of_v, dt,
-                     mode == BRAKED, v_lo, v_hi, bound, center)
-    elif projected:
-        return PROJECTED
+    # the joints' bounds and the servo's drives at the configuration stepped from, q_start (Simulator._joint_rows;
+    # GroundContact.solve says why)
+    joint_bounds(joints[LOWER_V], joints[UPPER_V], joints[SPEED], joints[FRICTION], q_start, q_of_v, dt,
+                 mode == BRAKED, v_lo, v_hi, bound, center)
+    if mode == SERVO:
+        drive_rows(joints[POSITION_TARGET], joints[VELOCITY_TARGET], joints[CONTINUOUS], joints[EFFORT_LIMIT], tau,
+                   q_start, q_of_v, dt, v_lo, v_hi, bound, center, joints[DRIVEN])
     nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)   # 0 in the air
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (as GroundContact does)
     iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
@@ -179,8 +176,11 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     for i in range(nc):
         for a in range(3):
             forces[which[i], a] = impulses[which[i], a] / dt
-    for j in range(nv):
+    for j in range(nv):   # the drives' constraint effort is applied effort (Simulator._contact_and_joints)
         applied[j] = tau[j]
+        if mode == SERVO and joints[DRIVEN, j] != 0.0:
+            limit = joints[EFFORT_LIMIT, j]
+            applied[j] = min(max(tau[j] + constraint_effort[j], -limit), limit)
     return iterations
 
 
@@ -239,6 +239,7 @@ class ContactStep:
             sim.velocity_limit
         self.joints[EFFORT_LIMIT], self.joints[DAMPING], self.joints[FRICTION] = model.effort_limit, sim.damping, \
             sim.friction
+        self.joints[CONTINUOUS] = sim._continuous
         self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
         self.sliding.flags.writeable = False
         nb, tree_nv = len(contact._tree[0]), len(contact._columns[0])
@@ -290,11 +291,11 @@ class ContactStep:
                 and (qd is last_qd or _is_vector(qd, nv))):
             return False
         joints, dt = self.joints, sim.dt
-        driven = None
-        if sim.servo_mode:   # (the drives' bounds take this step's effort: set first, as the Python path does)
-            sim.applied_effort = joints[TAU] = sim._effort(q, qd)
-            joints[V_LO], joints[V_HI], joints[BOUND], driven, joints[CENTER] = sim._joint_rows(q)
-            mode = GIVEN
+        if sim.servo_mode:
+            effort = sim.effort_target
+            joints[COMMAND_EFFORT] = np.where(np.isnan(effort), 0.0, effort)
+            joints[POSITION_TARGET], joints[VELOCITY_TARGET] = sim.position_target, sim.velocity_target
+            mode = SERVO
         elif sim.command_is_stale():
             mode = BRAKED if sim.on_command_timeout == 'brake' else NO_EFFORT
         else:
@@ -324,9 +325,6 @@ class ContactStep:
             return False
         self.steps += 1
         contact.count_solve(status)
-        if driven is not None:   # the drives' constraint effort is applied effort (Simulator._contact_and_joints)
-            limit = model.effort_limit
-            applied = np.clip(applied + np.where(driven, constraint_effort, 0.0), -limit, limit)
         sim.contact_forces, sim.constraint_effort, sim.applied_effort = forces, constraint_effort, applied
         sim._step_inertia, sim._pattern = None, self.sliding
         sim.q, sim.qd = self.written = q_new, qd_new

@@ -15,6 +15,7 @@ from ..model.configuration import integrate, normalize
 from ..model.joints import as_finite_vector
 from ..model.model import FREE_FLYER, NQ, NV, REVOLUTE, Model
 from ..spatial import quaternion_to_matrix
+from .joint_bounds import POSITION_GAIN
 from .joint_friction import SLIDING, solve_velocity_step
 
 if TYPE_CHECKING:   # clarabel, the optional solver, is imported only with a ground
@@ -23,10 +24,6 @@ if TYPE_CHECKING:   # clarabel, the optional solver, is imported only with a gro
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 TIMEOUT_BEHAVIOURS = ('brake', 'zero_effort')
-# The position servo as gz_ros2_control's: each step the joint is driven at the velocity that closes this fraction
-# of its position error (its position_proportional_gain, default 0.1): a first-order response with time constant
-# dt / POSITION_GAIN (10 ms at the default 1 kHz), held by the drive with up to the effort limit.
-POSITION_GAIN = 0.1
 # A pivot D_i of U D U^T at or below this fraction of the largest one is a singular mass matrix.
 SINGULAR_PIVOT_RATIO = 1e-12
 # A push or held external wrench accelerates the robot's whole mass by at most 10 g (a hard shove is a few g), its
@@ -132,6 +129,10 @@ class Simulator:
         self.friction = model.friction if apply_friction else np.zeros(model.nv)
         limit = model.velocity_limit
         self.velocity_limit = np.where(limit_velocity & np.isfinite(limit) & (limit > 0), limit, np.inf)
+        revolute = np.zeros(model.nv, dtype=bool)
+        revolute[model.idx_v[model.joint_type == REVOLUTE]] = True
+        # 1.0 on a continuous joint (revolute, no limits): the servo's position error wrapped into [-pi, pi)
+        self._continuous = (revolute & ~np.isfinite(self._lower_v) & ~np.isfinite(self._upper_v)).astype(float)
         # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
         self.contact_step = None
         if self.contact is not None and self.contact.count and self._one_dof_tree and model.coupling is None:
@@ -142,9 +143,6 @@ class Simulator:
         self.on_command_timeout = on_command_timeout
         self.initial_positions = self._within_limits(initial_positions)
         self._check_positive_definite(self.initial_positions)
-        revolute = np.zeros(model.nv, dtype=bool)
-        revolute[model.idx_v[model.joint_type == REVOLUTE]] = True
-        self._continuous = revolute & ~np.isfinite(self._lower_v) & ~np.isfinite(self._upper_v)
         self.paused = False
         self.reset()
 
@@ -333,14 +331,6 @@ class Simulator:
         """The 1-DOF joint positions at their velocity coordinates (0 at floating and planar ones)."""
         return q if self.model.fixed_base else np.where(self._actuated, q[np.maximum(self._q_of_v, 0)], 0.0)
 
-    def _drive_velocity(self, q):
-        """(driven, velocity): which joints the servo drives at a velocity this step, and that velocity."""
-        has_position, has_velocity = ~np.isnan(self.position_target), ~np.isnan(self.velocity_target)
-        error = np.where(has_position, self.position_target - self._positions_v(q), 0.0)
-        error[self._continuous] = (error[self._continuous] + np.pi) % (2.0 * np.pi) - np.pi
-        velocity = np.where(has_velocity, self.velocity_target, 0.0) + POSITION_GAIN * error / self.dt
-        return has_position | has_velocity, velocity
-
     def step(self) -> None:
         """Advance the state by one dt; SimulationDiverged (a ValueError) if it would become non-finite."""
         if self.contact_step is not None and self.contact_step.step(self):
@@ -440,7 +430,7 @@ class Simulator:
 
         Bounds (lower - q)/dt <= v <= (upper - q)/dt keep q + dt v within the limits (v >= 0 / v <= 0 on a
         stop), and |v| <= the URDF velocity limit (the drives saturate there, as Gazebo's joints do; unless
-        ``limit_velocity=False``); braked joints are bounded to v = 0. A driven joint (``_drive_velocity``) is
+        ``limit_velocity=False``); braked joints are bounded to v = 0. A driven joint (``joint_bounds.drive_rows``) is
         held at its drive velocity c (within those bounds) by an impulse of at most dt times what its effort
         target leaves of the effort limit: the same problem as friction, about c instead of 0, so it is solved in
         the shifted velocity v - c (its Coulomb friction is taken within that bound: the drive overcomes it).
@@ -467,18 +457,16 @@ class Simulator:
     def _joint_rows(self, q):
         """(v_lo, v_hi, impulse_bound, driven, center) of the joints for this step; see ``_friction_and_stops``."""
         dt, nv = self.dt, self.model.nv
-        v_lo, v_hi, impulse_bound, center = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv)
-        self._stages.joint_bounds(self._lower_v, self._upper_v, self.velocity_limit, self.friction,
-                                  np.ascontiguousarray(q, dtype=float), self._q_of_v, dt, self.braking(), v_lo, v_hi,
-                                  impulse_bound, center)
-        driven = np.zeros(nv, dtype=bool)
+        v_lo, v_hi, impulse_bound, center, driven = (np.empty(nv) for _ in range(5))
+        q = np.ascontiguousarray(q, dtype=float)
+        self._stages.joint_bounds(self._lower_v, self._upper_v, self.velocity_limit, self.friction, q, self._q_of_v,
+                                  dt, self.braking(), v_lo, v_hi, impulse_bound, center)
+        driven[:] = 0.0
         if self.servo_mode:
-            driven, drive = self._drive_velocity(q)
-            driven &= self._actuated
-            center = np.where(driven, np.clip(drive, v_lo, v_hi), 0.0)
-            impulse_bound = np.where(driven, dt * (self.model.effort_limit - np.abs(self.applied_effort)),
-                                     impulse_bound)
-        return v_lo, v_hi, impulse_bound, driven, center
+            self._stages.drive_rows(self.position_target, self.velocity_target, self._continuous,
+                                    self.model.effort_limit, self.applied_effort, q, self._q_of_v, dt, v_lo, v_hi,
+                                    impulse_bound, center, driven)
+        return v_lo, v_hi, impulse_bound, driven != 0.0, center
 
     def _contact_and_joints(self, q, free_velocity):
         """(configuration to step from, velocity after the step): ground contact solved together with the joints'

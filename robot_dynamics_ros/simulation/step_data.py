@@ -34,7 +34,7 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           row_solve: ('solve_rows', 'remember_solution'),
           penetration: ('projection',),
           integrate_step: ('integrate_joints',),
-          joint_bounds: ('applied_effort', 'joint_bounds'),
+          joint_bounds: ('applied_effort', 'joint_bounds', 'drive_rows'),
           contact_step: ('contact_step',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 

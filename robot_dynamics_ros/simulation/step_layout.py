@@ -17,9 +17,10 @@ from .sliding import SLIP_COLUMNS
 # Rows of the per-joint float array ``joints`` of the one-call step (nv columns each): the simulator's constants,
 # the step's inputs, then its scratch.
 LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
-COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs (TAU..CENTER: GIVEN)
+COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs
 TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER, BIAS = range(13, 20)  # scratch
-JOINT_ROWS = 20
+CONTINUOUS, POSITION_TARGET, VELOCITY_TARGET, DRIVEN = range(20, 24)   # the servo's: constant, inputs, scratch
+JOINT_ROWS = 24
 # Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
 # ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
 # step's counts: its rows m, contact candidates nc (``ContactStep.rows``) and the bounded solve's sweeps (0: a
