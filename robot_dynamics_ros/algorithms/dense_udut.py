@@ -4,7 +4,8 @@ A model whose URDF mimic joints are coupled coordinates (``model/mimic.py``) has
 tree's mass matrix, so Saha's O(n) factorisation (``udut.py``) does not apply to it. Its U D U^T (U unit upper
 triangular: the factorisation is unique, and on a tree it is Saha's) is taken here from the dense M, the last pivot
 first as Saha orders them. ``udut``, ``forward_dynamics_udut``, ``mass_matrix_inverse``, ``mass_matrix_log_det`` and
-``operational_space_inertia`` use it on coupled models. (Jain's constraint embedding, which keeps ``embedded_aba.py``
+``operational_space_inertia`` use it on coupled models, and the simulator's contact step from the tree's own
+U D U^T (``reduced_udut``). (Jain's constraint embedding, which keeps ``embedded_aba.py``
 O(n), would keep these O(n) as well, with block pivots; not done yet.)
 """
 import numpy as np
@@ -32,6 +33,27 @@ def dense_udut(M, U, D):
             U[i, j] = x / d
             U[j, i] = 0.0
         U[j, j] = 1.0
+
+
+@njit()
+def reduced_udut(U_tree, D_tree, G, B, M, U, D):
+    """U, D with G^T M_tree G = U diag(D) U^T, from the tree's M_tree = U_tree diag(D_tree) U_tree^T (its unit upper
+    triangle strictly above the diagonal read): B = U_tree^T G, M = B^T diag(D_tree) B, then ``dense_udut``."""
+    n_tree, n = G.shape[0], G.shape[1]
+    for i in range(n_tree):
+        for j in range(n):
+            value = G[i, j]
+            for k in range(i):
+                value += U_tree[k, i] * G[k, j]
+            B[i, j] = value
+    for a in range(n):
+        for b in range(a, n):
+            value = 0.0
+            for i in range(n_tree):
+                value += B[i, a] * D_tree[i] * B[i, b]
+            M[a, b] = value
+            M[b, a] = value
+    dense_udut(M, U, D)
 
 
 def coupled_udut(model, M, kernel=dense_udut):

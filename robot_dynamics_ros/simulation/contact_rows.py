@@ -105,9 +105,24 @@ def point_row(moves_b, C_ang, C_lin, x, axis, row):
 
 
 @njit()
-def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near):
+def model_row(moves_b, C_ang, C_lin, x, axis, coupling, tree_row, row):
+    """row (nv,): ``point_row`` on the model's coordinates. With coupled mimic joints (``coupling`` = their G,
+    tree_nv x nv: ``model/mimic.py``) the tree's row, in ``tree_row``, times G; without (G empty), the tree's row."""
+    if coupling.shape[0] == 0:
+        point_row(moves_b, C_ang, C_lin, x, axis, row)
+        return
+    point_row(moves_b, C_ang, C_lin, x, axis, tree_row)
+    for j in range(row.shape[0]):
+        value = 0.0
+        for k in range(tree_row.shape[0]):
+            value += tree_row[k] * coupling[k, j]
+        row[j] = value
+
+
+@njit()
+def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near, coupling, tree_row):
     """The number n of candidates: points with phi + 2 dt min(xdot_z(w), 0) < margin; their indices in which[:n] and
-    their rows x, y, z in G[3 j : 3 j + 3] (j < n). A point on a body not ``near`` (``near_bodies``), or clear of
+    their rows x, y, z in G[3 j : 3 j + 3] (j < n), on the model's coordinates (``model_row``: w, G's columns). A point on a body not ``near`` (``near_bodies``), or clear of
     the margin by its body's velocity (eq. 2 summed per body first, ``body_velocities``: omega_x, omega_y and the
     origin's z-velocity in ``bodies`` (nb, 5), with bounds of the sums' terms) is passed over; any other is tested
     on its own row, so the candidates are those of that test alone."""
@@ -121,13 +136,13 @@ def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, b
         if phi[i] + 2.0 * dt * min(approach - CLEAR * terms, 0.0) >= margin:
             continue   # clear however the sum is rounded: 1e-12 of its terms is far beyond the rounding
         row = G[3 * n + 2]
-        point_row(moves[body[i]], C_ang, C_lin, x[i], 2, row)
+        model_row(moves[body[i]], C_ang, C_lin, x[i], 2, coupling, tree_row, row)
         approach = 0.0
         for k in range(w.shape[0]):
             approach += row[k] * w[k]
         if phi[i] + 2.0 * dt * min(approach, 0.0) < margin:
-            point_row(moves[body[i]], C_ang, C_lin, x[i], 0, G[3 * n])
-            point_row(moves[body[i]], C_ang, C_lin, x[i], 1, G[3 * n + 1])
+            model_row(moves[body[i]], C_ang, C_lin, x[i], 0, coupling, tree_row, G[3 * n])
+            model_row(moves[body[i]], C_ang, C_lin, x[i], 1, coupling, tree_row, G[3 * n + 1])
             which[n] = i
             n += 1
     return n

@@ -16,7 +16,9 @@ as loops, as ``algorithms/``, so the plain-Python reference runs it and numba co
 It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the quaternion is
 off unit norm or the free velocity or the result is not finite (``ContactStep`` then raises the staged path's error),
 a zero pivot, or rows that outgrow the buffers (``ContactStep`` then grows them and runs it again). The root may be
-fixed, a free flyer or planar, the joints below it 1-DOF. In the air (no point near the ground) the joints' rows alone
+fixed, a free flyer or planar, the joints below it 1-DOF; with coupled mimic joints (``model/mimic.py``) the
+kinematics and RNEA run on the tree's coordinates, M = G^T M_tree G is factorised densely
+(``dense_udut.reduced_udut``) and the rows are J G (``contact_rows.model_row``), as in the staged path. In the air (no point near the ground) the joints' rows alone
 make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds, here by the same
 fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is solved again
 (constraint generation, as the Python path does: at most one round per stop). A point below the ground is removed first,
@@ -29,6 +31,7 @@ state, as it does without this kernel.
 import numpy as np
 
 from ..algorithms.backends import njit, shaped
+from ..algorithms.dense_udut import reduced_udut
 from ..algorithms.inverse_mass import inverse_mass_rows
 from ..algorithms.packing import packed, spatial_gravity
 from ..algorithms.point_kinematics import body_poses, world_columns
@@ -46,7 +49,8 @@ from .penetration import LIFT_DEPTH, projection
 from .row_solve import CAPACITY, remember_solution, solve_rows
 from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, CONTINUOUS, COUNTS, DAMPING, DRIVEN, EFFORT_LIMIT, \
     EXTERNAL, FREE_VELOCITY, FRICTION, LOWER_V, N_SIZES, PIVOTS, POSITION_TARGET, QDD, SPEED, TAU, TAU_TOTAL, UPPER_V, \
-    V_AFTER, V_HI, V_LO, VELOCITY_TARGET, constant_buffers, constant_sizes, model_buffers, row_buffers
+    TREE_BIAS, TREE_D, TREE_QD, TREE_ROW, TREE_W, TREE_ZERO, V_AFTER, V_HI, V_LO, VELOCITY_TARGET, constant_buffers, \
+    constant_sizes, model_buffers, row_buffers, tree_buffers
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
@@ -69,14 +73,19 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     contact points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
     ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows); a0 the
     base acceleration -[0; g]; the rest as ``ContactStep``."""
-    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type,
-     idx_q, column_body, moves, body, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
+    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, coupling, Gq, q_offset, settings, parent,
+     joint_type, idx_q, column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
     margin, penetration = settings[0], settings[1]   # (the solve's settings follow: row_solve.solve_rows)
-    nv = qd.shape[0]
+    nv, tree_nq, tree_nv = qd.shape[0], constant_ints[5], column_body.shape[0]
     (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
-     trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
-     near) = \
-        model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
+     trial, gap, beta, q_start, tree, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
+     near) = model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], tree_nv, tree_nq,
+                           constant_ints[6])
+    # with coupled mimic joints (``model/mimic.py``), the kinematics and RNEA run on the tree's coordinates:
+    # q_tree = Gq q + q_offset, qd_tree = G qd, w_tree = G w; M = G^T M_tree G; the rows J G
+    coupled = coupling.shape[0] > 0
+    q_tree, tree_vectors, U_tree, B, M = tree_buffers(tree, nv, tree_nq, tree_nv)
+    tree_row = tree_vectors[TREE_ROW]
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
     lam_capacity = lam.shape[0]
     for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
@@ -90,14 +99,23 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         tau[:] = 0.0
     # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
     # by the sweeps on M = U D U^T, both in the world-aligned frame), the root's linear part carried as a point's
-    if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
-        return QUATERNION
     bias = joints[BIAS]
     for j in range(nv):
         qdd[j] = 0.0
-    world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q, R, p, C_ang, C_lin,
-                   U, D)
-    world_rnea(P, work, a0, qd, qdd, bias)          # h
+    kinematic_q = tree_positions(Gq, q_offset, q, q_tree) if coupled else q
+    if not unit_quaternions(P, kinematic_q, QUATERNION_TOLERANCE):
+        return QUATERNION
+    D_tree = tree_vectors[TREE_D]
+    world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, kinematic_q, R, p,
+                   C_ang, C_lin, U, D, coupling, U_tree, D_tree, B, M)
+    if coupled:                                     # h = G^T h_tree(q_tree, G qd)
+        qd_tree, bias_tree, zero = tree_vectors[TREE_QD], tree_vectors[TREE_BIAS], tree_vectors[TREE_ZERO]
+        multiply(coupling, qd, qd_tree)
+        zero[:] = 0.0
+        world_rnea(P, work, a0, qd_tree, zero, bias_tree)
+        multiply_transposed(coupling, bias_tree, bias)
+    else:
+        world_rnea(P, work, a0, qd, qdd, bias)      # h
     for j in range(nv):
         tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
     inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, shaped(qdd, (nv, 1)))
@@ -110,10 +128,14 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
     if not finite(w):
         return NOT_FINITE
+    w_tree = w
+    if coupled:
+        w_tree = tree_vectors[TREE_W]
+        multiply(coupling, w, w_tree)
     # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only; a
     # point below the ground: q out of it first (penetration.py)
-    deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near,
-                          x, phi)
+    deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies,
+                          near, x, phi)
     for k in range(q.shape[0]):
         q_start[k] = q[k]
     lift = free_root and deepest < -LIFT_DEPTH
@@ -125,7 +147,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
             x[i, 2] -= deepest
             phi[i] -= deepest
         world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-        body_velocities(moves, C_ang, C_lin, w, bodies)
+        body_velocities(moves, C_ang, C_lin, w_tree, bodies)
     elif deepest < -penetration:                    # the smallest displacement in M, then the stages at the new q
         n_deep = 0
         for i in range(phi.shape[0]):
@@ -135,12 +157,13 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
             return CAPACITY
         dq = joints[V_AFTER]
         projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
-                   dq)
-        integrate_joints(joint_type, idx_q, idx_v, q, dq, 1.0, q_start, qd_new)
-        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q_start, R, p,
-                       C_ang, C_lin, U, D)
-        points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x,
-                    phi)
+                   dq, coupling, tree_row)
+        integrate_joints(joint_type, model_q, idx_v, q, dq, 1.0, q_start, qd_new)
+        kinematic_q = tree_positions(Gq, q_offset, q_start, q_tree) if coupled else q_start
+        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, kinematic_q, R, p,
+                       C_ang, C_lin, U, D, coupling, U_tree, D_tree, B, M)
+        points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies, near,
+                    x, phi)
     # the joints' bounds and the servo's drives at the configuration stepped from, q_start (Simulator._joint_rows;
     # GroundContact.solve says why)
     joint_bounds(joints[LOWER_V], joints[UPPER_V], joints[SPEED], joints[FRICTION], q_start, q_of_v, dt,
@@ -148,7 +171,8 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     if mode == SERVO:
         drive_rows(joints[POSITION_TARGET], joints[VELOCITY_TARGET], joints[CONTINUOUS], joints[EFFORT_LIMIT], tau,
                    q_start, q_of_v, dt, v_lo, v_hi, bound, center, joints[DRIVEN])
-    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)   # 0 in the air
+    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near, coupling,
+                        tree_row)                   # 0 in the air
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (as GroundContact does)
     iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
         U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam, y, previous,
@@ -164,7 +188,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         for row in range(m):
             impulse += G[row, j] * lam[row]
         constraint_effort[j] = impulse / dt
-    integrate_joints(joint_type, idx_q, idx_v, q_start, v_after, dt, q_new, qd_new)
+    integrate_joints(joint_type, model_q, idx_v, q_start, v_after, dt, q_new, qd_new)
     if not (finite(v_after) and finite(q_new) and finite(qd_new)):
         return restore(lam, saved, NOT_FINITE)
     for k in range(q_new.shape[0]):
@@ -186,13 +210,48 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
 
 @njit()
 def world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q, R, p, C_ang, C_lin,
-                   U, D):
-    """The bodies' world poses R, p and columns C_ang, C_lin at q (``point_kinematics``), the rows' columns and
-    inertias in the world-aligned frame (``world_frame``) and M = U D U^T there (``world_udut``)."""
+                   U, D, coupling, U_tree, D_tree, B, M):
+    """The bodies' world poses R, p and columns C_ang, C_lin at the tree's q (``point_kinematics``), the rows'
+    columns and inertias in the world-aligned frame (``world_frame``) and M = U D U^T there (``world_udut``). With
+    coupled mimic joints (``coupling``, their G, not empty) the tree's M_tree = U_tree D_tree U_tree^T, and U, D of
+    the model's M = G^T M_tree G (``dense_udut.reduced_udut``; B, M its scratch)."""
     body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
     world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
     world_rows(P, work, column_body, R, p, C_ang, C_lin)
-    world_udut(P, work, U, D)
+    if coupling.shape[0] == 0:
+        world_udut(P, work, U, D)
+        return
+    world_udut(P, work, U_tree, D_tree)
+    reduced_udut(U_tree, D_tree, coupling, B, M, U, D)
+
+
+@njit()
+def tree_positions(Gq, q_offset, q, q_tree):
+    """q_tree = Gq q + q_offset, every joint's coordinates from the model's (``model/mimic.py``); returns q_tree."""
+    multiply(Gq, q, q_tree)
+    for k in range(q_tree.shape[0]):
+        q_tree[k] += q_offset[k]
+    return q_tree
+
+
+@njit()
+def multiply(A, x, out):
+    """out = A x (the coupling's maps: a few dozen entries)."""
+    for i in range(A.shape[0]):
+        value = 0.0
+        for j in range(A.shape[1]):
+            value += A[i, j] * x[j]
+        out[i] = value
+
+
+@njit()
+def multiply_transposed(A, x, out):
+    """out = A^T x."""
+    for j in range(A.shape[1]):
+        value = 0.0
+        for i in range(A.shape[0]):
+            value += A[i, j] * x[i]
+        out[j] = value
 
 
 @njit()
@@ -219,8 +278,8 @@ def _is_vector(x, n):
 
 
 class ContactStep:
-    """``contact_step`` for one simulator (1-DOF joints below a fixed, free-flyer or planar root, with a ground, without
-    coupled mimic joints; ``stages``: the stage
+    """``contact_step`` for one simulator (1-DOF joints below a fixed, free-flyer or planar root, with a ground;
+    ``stages``: the stage
     kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
     then its ROW_SETTINGS, those of ``row_solve.solve_rows``): its
     constants (the simulator's at construction, in two arrays laid out by ``step_layout.constant_buffers``; its data
@@ -231,7 +290,7 @@ class ContactStep:
         sim, contact = simulator, simulator.contact
         model, kin, count = sim.model, contact.kinematics, contact.count
         nv = model.nv
-        self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model)
+        self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model.tree)
         integer = np.int64
         d = contact.data
         self.joints, self.joint_ints = d.joints, d.joint_ints
@@ -242,17 +301,20 @@ class ContactStep:
         self.joints[CONTINUOUS] = sim._continuous
         self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
         self.sliding.flags.writeable = False
-        nb, tree_nv = len(contact._tree[0]), len(contact._columns[0])
-        sizes = (nb, count, nv, model.nq, tree_nv)
+        coupling = model.coupling
+        sizes = (len(contact._tree[0]), count, nv, model.nq, model.tree.nv, model.tree.nq, int(coupling is not None))
         assert d.sizes == sizes
         float_sizes, int_sizes = constant_sizes(*sizes)
         self.constants = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=integer)
         self.constants[1][:N_SIZES] = sizes
         views = constant_buffers(*self.constants)
+        maps = () if coupling is None else (coupling.G, coupling.Gq, coupling.q_offset)
         values = (self.pack.table, 0.0, *contact._tree[3:], *contact._columns[1:], contact.centre, contact.radius,
-                  contact._reach, model.lower, model.upper, settings,
-                  *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_v, sim._q_of_v)
-        for view, value in zip(views, values):
+                  contact._reach, model.lower, model.upper, *maps, settings,
+                  *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_q, model.idx_v,
+                  sim._q_of_v)
+        views = views[:12] + views[12 + 3 * (coupling is None):]   # (the maps: empty views without coupling)
+        for view, value in zip(views, values, strict=True):
             view[...] = value
         if not self.plain:   # the machine code loaded (once: compiled) now, not by the first step (~50 ms)
             from numba import typeof

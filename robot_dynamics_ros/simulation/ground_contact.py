@@ -142,8 +142,9 @@ class GroundContact:
         self.data, self.kernels = StepData(model, len(body)), stage_kernels(backend)
         k = self.kinematics
         self._tree = k.tree
-        if self.coupling is not None:   # the points' rows on the tree's coordinates, before the projection
-            self._tree_rows = np.zeros((3 * len(body), model.tree.nv))
+        # the coupling G of mimic joints and a row on the tree's coordinates (``contact_rows.model_row``; empty without)
+        self._coupling = (np.zeros((0, 0)), np.zeros(0)) if self.coupling is None else \
+            (np.ascontiguousarray(self.coupling.G), np.zeros(model.tree.nv))
         self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
                          np.ascontiguousarray(k.S_lin))
         self._udut = udut if self.kernels.backend == 'numba' else plain_udut
@@ -208,17 +209,15 @@ class GroundContact:
         which the clip to the limits then moved back unseen by the contacts (docs/simulator_and_contact.md). The
         stages, each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
         d, k = self.data, self.kernels
-        # with coupled mimic joints: the kinematics and rows J on the tree at its velocity G w, then J G on the model's
-        tree_w, rows = (w, d.G) if self.coupling is None else (self.coupling.G @ w, self._tree_rows)
+        # with coupled mimic joints: the kinematics on the tree at its velocity G w, the rows J G on the model's
+        tree_w = w if self.coupling is None else self.coupling.G @ w
         phi, x = self._near_points(q, tree_w, dt)
         if phi.min(initial=np.inf) < -PENETRATION_TOLERANCE:
             q = self.project_out(q, phi, x, d.R, d.p)
             phi, x = self._near_points(q, tree_w, dt)
         joints = joint_rows(q)
-        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, tree_w, float(dt),
-                              CONTACT_MARGIN, d.which, rows, d.bodies, d.near)
-        if self.coupling is not None:
-            d.G[:3 * nc] = self._tree_rows[:3 * nc] @ self.coupling.G
+        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt), CONTACT_MARGIN,
+                              d.which, d.G, d.bodies, d.near, *self._coupling)
         if not nc:
             d.impulses[:] = 0.0
             d.shift[:] = 0.0
@@ -407,18 +406,11 @@ class GroundContact:
             q[model.idx_q[0] + 2] -= phi.min()
             return q
         U, D = self._udut(model, q)
-        if self.coupling is None:
-            k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
-            d.reserve(self.count)
-            dq = np.empty(model.nv)
-            k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE,
-                         d.G, d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq)
-        else:   # the same projection on the rows J_n G: dq = M^-1 J_n^T (J_n M^-1 J_n^T)^+ (-phi), least norm
-            deep = np.flatnonzero(phi < -PENETRATION_TOLERANCE)
-            J_n = self.jacobians(R, p, x, deep)[2::3]
-            Y, A = np.empty((len(D), len(deep))), np.empty((len(deep), len(deep)))
-            k.delassus(U, D, np.ascontiguousarray(J_n), len(deep), Y, A)   # Y = M^-1 J_n^T, A = J_n Y
-            dq = Y @ np.linalg.lstsq(A, -phi[deep], rcond=None)[0]
+        k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
+        d.reserve(self.count)
+        dq = np.empty(model.nv)
+        k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE, d.G,
+                     d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq, *self._coupling)
         if all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
             result = np.empty(model.nq)
             k.integrate_joints(np.ascontiguousarray(model.joint_type, dtype=np.int64),

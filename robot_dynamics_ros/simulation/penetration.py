@@ -14,22 +14,24 @@ Written as loops, as ``algorithms/``, so the plain-Python reference runs it and 
 """
 from ..algorithms.backends import njit
 from .contact_active_set import closest_held_rows, held_rows
-from .contact_rows import point_row
+from .contact_rows import model_row
 from .delassus import delassus
 
 LIFT_DEPTH = 1e-3   # m: deeper than this, the whole robot is lifted (a placement), else the smallest displacement
 
 
 @njit()
-def projection(moves, body, x, phi, C_ang, C_lin, U, D, tolerance, G, Y, A, L, F, free, c, z, scratch, rhs, dq):
+def projection(moves, body, x, phi, C_ang, C_lin, U, D, tolerance, G, Y, A, L, F, free, c, z, scratch, rhs, dq,
+               coupling, tree_row):
     """dq, the smallest displacement in the metric M = U D U^T that lifts the points deeper than ``tolerance`` onto
     the ground (the linearised projection of the module's docstring); returns their number k (G, Y, A, L, F, free,
-    c, z, scratch, rhs: buffers of the step's data, overwritten; at least k rows). Where J_n M^-1 J_n^T is singular
-    (more points than freedoms), its least-norm solution."""
+    c, z, scratch, rhs: buffers of the step's data, overwritten; at least k rows; the rows J_n on the model's
+    coordinates, ``contact_rows.model_row``). Where J_n M^-1 J_n^T is singular (more points than freedoms), its
+    least-norm solution."""
     k = 0
     for i in range(phi.shape[0]):
         if phi[i] < -tolerance:
-            point_row(moves[body[i]], C_ang, C_lin, x[i], 2, G[k])
+            model_row(moves[body[i]], C_ang, C_lin, x[i], 2, coupling, tree_row, G[k])
             c[k] = phi[i]                           # J_n M^-1 J_n^T z = -phi
             free[k] = True
             k += 1

@@ -72,10 +72,10 @@ class Simulator:
     inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
     brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
     The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as
-    plain Python (the reference, ``step_data.stage_kernels``). With 1-DOF joints below a fixed, free-flyer or planar root, the
-    step runs its stages in one call (``contact_step``), and the stages run one by one from Python where that call
-    declines (``contact_step.fallbacks`` says why), on a model with coupled mimic joints (their rows J G:
-    ``ground_contact``) and with free-flyer or planar joints below the root.
+    plain Python (the reference, ``step_data.stage_kernels``). With 1-DOF joints below a fixed, free-flyer or planar root
+    (coupled mimic joints too), the step runs its stages in one call (``contact_step``), and the stages run one by
+    one from Python where that call declines (``contact_step.fallbacks`` says why) and with free-flyer or planar
+    joints below the root.
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
@@ -135,7 +135,7 @@ class Simulator:
         self._continuous = (revolute & ~np.isfinite(self._lower_v) & ~np.isfinite(self._upper_v)).astype(float)
         # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
         self.contact_step = None
-        if self.contact is not None and self.contact.count and self._one_dof_tree and model.coupling is None:
+        if self.contact is not None and self.contact.count and self._one_dof_tree:
             from .contact_step import ContactStep
             from .ground_contact import CONTACT_MARGIN, PENETRATION_TOLERANCE, ROW_SETTINGS
             self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, *ROW_SETTINGS))
