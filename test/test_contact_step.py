@@ -590,7 +590,7 @@ def test_candidates_passed_over_by_their_bodies_velocity_are_those_their_own_row
         exact_hits += np.sum(phi + 2.0 * DT * np.minimum(approach, 0.0) == CONTACT_MARGIN)
         k.body_velocities(moves, d.C_ang, d.C_lin, w, d.bodies)
         n = k.candidate_rows(moves, contact.body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
-                             d.bodies, np.ones(sim.model.nb, dtype=np.int64), *contact._coupling)
+                             d.bodies, np.ones(sim.model.nb, dtype=np.int64))
         np.testing.assert_array_equal(d.which[:n], expected, err_msg=f'trial {trial}')
         np.testing.assert_array_equal(d.G[:3 * n], rows[expected].reshape(-1, nv), err_msg=f'trial {trial}')
     assert exact_hits > 0   # the margin itself was met
@@ -625,12 +625,12 @@ def test_the_broad_phase_passes_over_only_points_their_own_rows_reject():
         height = d.x[i, 2] + 2.0 * DT * min(approach, 0.0) - CONTACT_MARGIN + rng.uniform(-1e-6, 1e-6)
         phi = d.x[:, 2] - height
         n = k.candidate_rows(moves, body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
-                             d.bodies, every, *contact._coupling)
+                             d.bodies, every)
         expected, rows = d.which[:n].copy(), d.G[:3 * n].copy()
         k.near_bodies(reach, height, CONTACT_MARGIN, DT, d.R, d.p, d.bodies, near)
         k.point_heights(body, contact.centre, contact.radius, height, d.R, d.p, d.x, phi, near)
         n = k.candidate_rows(moves, body, d.x, phi, d.C_ang, d.C_lin, w, DT, CONTACT_MARGIN, d.which, d.G,
-                             d.bodies, near, *contact._coupling)
+                             d.bodies, near)
         np.testing.assert_array_equal(d.which[:n], expected, err_msg=f'trial {trial}')
         np.testing.assert_array_equal(d.G[:3 * n], rows, err_msg=f'trial {trial}')
         assert np.all(np.isinf(phi[near[body] == 0]))   # their heights were not computed

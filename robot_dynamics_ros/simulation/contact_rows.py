@@ -17,6 +17,7 @@ import numpy as np
 
 from ..algorithms.backends import njit
 from ..algorithms.point_kinematics import body_poses, world_columns
+from .step_layout import TREE_ROW, tree_buffers
 
 CLEAR = 1e-12   # of the terms of a point's z-velocity: what a sum's rounding could be, many times over
 BROAD_SLACK = 1e-9   # m: the broad phase's bound over the per-point test's (a height's rounding: 1e-15 m at 10 m)
@@ -105,24 +106,27 @@ def point_row(moves_b, C_ang, C_lin, x, axis, row):
 
 
 @njit()
-def model_row(moves_b, C_ang, C_lin, x, axis, coupling, tree_row, row):
-    """row (nv,): ``point_row`` on the model's coordinates. With coupled mimic joints (``coupling`` = their G,
-    tree_nv x nv: ``model/mimic.py``) the tree's row, in ``tree_row``, times G; without (G empty), the tree's row."""
-    if coupling.shape[0] == 0:
+def model_row(moves_b, C_ang, C_lin, x, axis, coupled, row):
+    """row (nv,): ``point_row`` on the model's coordinates: the tree's row itself (``coupled`` None), or with coupled
+    mimic joints (``coupled``: their G, tree_nv x nv, ``model/mimic.py``, and the arena of ``step_layout.tree_buffers``)
+    the tree's row times G. (numba compiles the two cases apart: None prunes the other branch.)"""
+    if coupled is None:
         point_row(moves_b, C_ang, C_lin, x, axis, row)
-        return
-    point_row(moves_b, C_ang, C_lin, x, axis, tree_row)
-    for j in range(row.shape[0]):
-        value = 0.0
-        for k in range(tree_row.shape[0]):
-            value += tree_row[k] * coupling[k, j]
-        row[j] = value
+    else:
+        G = coupled[0]
+        tree_row = tree_buffers(coupled)[1][TREE_ROW]
+        point_row(moves_b, C_ang, C_lin, x, axis, tree_row)
+        for j in range(row.shape[0]):
+            value = 0.0
+            for k in range(tree_row.shape[0]):
+                value += tree_row[k] * G[k, j]
+            row[j] = value
 
 
 @njit()
-def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near, coupling, tree_row):
+def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near):
     """The number n of candidates: points with phi + 2 dt min(xdot_z(w), 0) < margin; their indices in which[:n] and
-    their rows x, y, z in G[3 j : 3 j + 3] (j < n), on the model's coordinates (``model_row``: w, G's columns). A point on a body not ``near`` (``near_bodies``), or clear of
+    their rows x, y, z in G[3 j : 3 j + 3] (j < n). A point on a body not ``near`` (``near_bodies``), or clear of
     the margin by its body's velocity (eq. 2 summed per body first, ``body_velocities``: omega_x, omega_y and the
     origin's z-velocity in ``bodies`` (nb, 5), with bounds of the sums' terms) is passed over; any other is tested
     on its own row, so the candidates are those of that test alone."""
@@ -136,13 +140,13 @@ def candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, b
         if phi[i] + 2.0 * dt * min(approach - CLEAR * terms, 0.0) >= margin:
             continue   # clear however the sum is rounded: 1e-12 of its terms is far beyond the rounding
         row = G[3 * n + 2]
-        model_row(moves[body[i]], C_ang, C_lin, x[i], 2, coupling, tree_row, row)
+        point_row(moves[body[i]], C_ang, C_lin, x[i], 2, row)
         approach = 0.0
         for k in range(w.shape[0]):
             approach += row[k] * w[k]
         if phi[i] + 2.0 * dt * min(approach, 0.0) < margin:
-            model_row(moves[body[i]], C_ang, C_lin, x[i], 0, coupling, tree_row, G[3 * n])
-            model_row(moves[body[i]], C_ang, C_lin, x[i], 1, coupling, tree_row, G[3 * n + 1])
+            point_row(moves[body[i]], C_ang, C_lin, x[i], 0, G[3 * n])
+            point_row(moves[body[i]], C_ang, C_lin, x[i], 1, G[3 * n + 1])
             which[n] = i
             n += 1
     return n

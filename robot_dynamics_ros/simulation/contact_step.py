@@ -62,8 +62,8 @@ QUATERNION, NOT_FINITE, SINGULAR = -1, -2, -4   # (and row_solve.CAPACITY, -3)
 REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
            CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
 @njit()
-def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, a0, height, mu, dt, mode, q,
-                 qd, q_new, qd_new, forces, constraint_effort, applied):
+def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
+                 mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
@@ -71,21 +71,20 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     (``bounded_solve``) take the step, from the last step's impulses. constants, constant_ints: the simulator's
     constants (``step_layout.constant_buffers``: the packed model for RNEA and U D U^T, the point kinematics, the
     contact points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
-    ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows); a0 the
-    base acceleration -[0; g]; the rest as ``ContactStep``."""
-    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, coupling, Gq, q_offset, settings, parent,
-     joint_type, idx_q, column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
+    ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows);
+    ``coupled``: None, or with coupled mimic joints their G, Gq, q_offset and the arena of
+    ``step_layout.tree_buffers``; a0 the base acceleration -[0; g]; the rest as ``ContactStep``."""
+    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
+     column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
     margin, penetration = settings[0], settings[1]   # (the solve's settings follow: row_solve.solve_rows)
-    nv, tree_nq, tree_nv = qd.shape[0], constant_ints[5], column_body.shape[0]
+    nv = qd.shape[0]
     (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
-     trial, gap, beta, q_start, tree, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
-     near) = model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], tree_nv, tree_nq,
-                           constant_ints[6])
-    # with coupled mimic joints (``model/mimic.py``), the kinematics and RNEA run on the tree's coordinates:
-    # q_tree = Gq q + q_offset, qd_tree = G qd, w_tree = G w; M = G^T M_tree G; the rows J G
-    coupled = coupling.shape[0] > 0
-    q_tree, tree_vectors, U_tree, B, M = tree_buffers(tree, nv, tree_nq, tree_nv)
-    tree_row = tree_vectors[TREE_ROW]
+     trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
+     near) = \
+        model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
+    # with coupled mimic joints (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, q_tree =
+    # Gq q + q_offset, qd_tree = G qd, w_tree = G w, M = G^T M_tree G, and the rows are J G (numba compiles the step
+    # without coupling apart: ``coupled`` None prunes these branches)
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
     lam_capacity = lam.shape[0]
     for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
@@ -102,20 +101,23 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     bias = joints[BIAS]
     for j in range(nv):
         qdd[j] = 0.0
-    kinematic_q = tree_positions(Gq, q_offset, q, q_tree) if coupled else q
-    if not unit_quaternions(P, kinematic_q, QUATERNION_TOLERANCE):
-        return QUATERNION
-    D_tree = tree_vectors[TREE_D]
-    world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, kinematic_q, R, p,
-                   C_ang, C_lin, U, D, coupling, U_tree, D_tree, B, M)
-    if coupled:                                     # h = G^T h_tree(q_tree, G qd)
-        qd_tree, bias_tree, zero = tree_vectors[TREE_QD], tree_vectors[TREE_BIAS], tree_vectors[TREE_ZERO]
-        multiply(coupling, qd, qd_tree)
-        zero[:] = 0.0
-        world_rnea(P, work, a0, qd_tree, zero, bias_tree)
-        multiply_transposed(coupling, bias_tree, bias)
-    else:
+    if coupled is None:
+        if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
+            return QUATERNION
+        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q, R, p, C_ang,
+                       C_lin, U, D, coupled)
         world_rnea(P, work, a0, qd, qdd, bias)      # h
+    else:
+        q_tree, tree_vectors = tree_buffers(coupled)[:2]
+        if not unit_quaternions(P, tree_positions(coupled, q, q_tree), QUATERNION_TOLERANCE):
+            return QUATERNION
+        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q_tree, R, p,
+                       C_ang, C_lin, U, D, coupled)
+        qd_tree, bias_tree, zero = tree_vectors[TREE_QD], tree_vectors[TREE_BIAS], tree_vectors[TREE_ZERO]
+        multiply(coupled[0], qd, qd_tree)
+        zero[:] = 0.0
+        world_rnea(P, work, a0, qd_tree, zero, bias_tree)   # h = G^T h_tree(q_tree, G qd)
+        multiply_transposed(coupled[0], bias_tree, bias)
     for j in range(nv):
         tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
     inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, shaped(qdd, (nv, 1)))
@@ -129,9 +131,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     if not finite(w):
         return NOT_FINITE
     w_tree = w
-    if coupled:
-        w_tree = tree_vectors[TREE_W]
-        multiply(coupling, w, w_tree)
+    if coupled is not None:
+        w_tree = tree_buffers(coupled)[1][TREE_W]
+        multiply(coupled[0], w, w_tree)
     # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only; a
     # point below the ground: q out of it first (penetration.py)
     deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies,
@@ -157,11 +159,15 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
             return CAPACITY
         dq = joints[V_AFTER]
         projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
-                   dq, coupling, tree_row)
+                   dq, coupled)
         integrate_joints(joint_type, model_q, idx_v, q, dq, 1.0, q_start, qd_new)
-        kinematic_q = tree_positions(Gq, q_offset, q_start, q_tree) if coupled else q_start
-        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, kinematic_q, R, p,
-                       C_ang, C_lin, U, D, coupling, U_tree, D_tree, B, M)
+        if coupled is None:
+            world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q_start, R, p,
+                           C_ang, C_lin, U, D, coupled)
+        else:
+            world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin,
+                           tree_positions(coupled, q_start, tree_buffers(coupled)[0]), R, p, C_ang, C_lin, U, D,
+                           coupled)
         points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies, near,
                     x, phi)
     # the joints' bounds and the servo's drives at the configuration stepped from, q_start (Simulator._joint_rows;
@@ -171,8 +177,13 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     if mode == SERVO:
         drive_rows(joints[POSITION_TARGET], joints[VELOCITY_TARGET], joints[CONTINUOUS], joints[EFFORT_LIMIT], tau,
                    q_start, q_of_v, dt, v_lo, v_hi, bound, center, joints[DRIVEN])
-    nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near, coupling,
-                        tree_row)                   # 0 in the air
+    if coupled is None:                             # (0 in the air)
+        nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)
+    else:                                           # the rows J on the tree, then J G
+        tree_rows = tree_buffers(coupled)[5]
+        nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w_tree, dt, margin, which, tree_rows, bodies, near)
+        for row in range(3 * nc):
+            multiply_transposed(coupled[0], tree_rows[row], G[row])
     # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (as GroundContact does)
     iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
         U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam, y, previous,
@@ -210,24 +221,26 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
 
 @njit()
 def world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q, R, p, C_ang, C_lin,
-                   U, D, coupling, U_tree, D_tree, B, M):
+                   U, D, coupled):
     """The bodies' world poses R, p and columns C_ang, C_lin at the tree's q (``point_kinematics``), the rows'
     columns and inertias in the world-aligned frame (``world_frame``) and M = U D U^T there (``world_udut``). With
-    coupled mimic joints (``coupling``, their G, not empty) the tree's M_tree = U_tree D_tree U_tree^T, and U, D of
-    the model's M = G^T M_tree G (``dense_udut.reduced_udut``; B, M its scratch)."""
+    coupled mimic joints (``coupled`` not None: ``contact_step``) the tree's M_tree = U_tree D_tree U_tree^T, and U,
+    D of the model's M = G^T M_tree G (``dense_udut.reduced_udut``)."""
     body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
     world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
     world_rows(P, work, column_body, R, p, C_ang, C_lin)
-    if coupling.shape[0] == 0:
+    if coupled is None:
         world_udut(P, work, U, D)
-        return
-    world_udut(P, work, U_tree, D_tree)
-    reduced_udut(U_tree, D_tree, coupling, B, M, U, D)
+    else:
+        _, tree_vectors, U_tree, B, M, _ = tree_buffers(coupled)
+        world_udut(P, work, U_tree, tree_vectors[TREE_D])
+        reduced_udut(U_tree, tree_vectors[TREE_D], coupled[0], B, M, U, D)
 
 
 @njit()
-def tree_positions(Gq, q_offset, q, q_tree):
+def tree_positions(coupled, q, q_tree):
     """q_tree = Gq q + q_offset, every joint's coordinates from the model's (``model/mimic.py``); returns q_tree."""
+    _, Gq, q_offset, _ = coupled
     multiply(Gq, q, q_tree)
     for k in range(q_tree.shape[0]):
         q_tree[k] += q_offset[k]
@@ -301,26 +314,23 @@ class ContactStep:
         self.joints[CONTINUOUS] = sim._continuous
         self.sliding = np.full(nv, SLIDING)   # the joints' pattern after a contact step (never written)
         self.sliding.flags.writeable = False
-        coupling = model.coupling
-        sizes = (len(contact._tree[0]), count, nv, model.nq, model.tree.nv, model.tree.nq, int(coupling is not None))
+        sizes = (len(contact._tree[0]), count, nv, model.nq, model.tree.nv)
         assert d.sizes == sizes
         float_sizes, int_sizes = constant_sizes(*sizes)
         self.constants = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=integer)
         self.constants[1][:N_SIZES] = sizes
         views = constant_buffers(*self.constants)
-        maps = () if coupling is None else (coupling.G, coupling.Gq, coupling.q_offset)
         values = (self.pack.table, 0.0, *contact._tree[3:], *contact._columns[1:], contact.centre, contact.radius,
-                  contact._reach, model.lower, model.upper, *maps, settings,
+                  contact._reach, model.lower, model.upper, settings,
                   *contact._tree[:3], contact._columns[0], kin.moves, contact.body, model.idx_q, model.idx_v,
                   sim._q_of_v)
-        views = views[:12] + views[12 + 3 * (coupling is None):]   # (the maps: empty views without coupling)
         for view, value in zip(views, values, strict=True):
             view[...] = value
         if not self.plain:   # the machine code loaded (once: compiled) now, not by the first step (~50 ms)
             from numba import typeof
             q, qd = np.empty(model.nq), np.empty(nv)
-            example = (*self.constants, *d.arenas, self.pack.default_base_acceleration, 0.0, 0.0, float(sim.dt),
-                       COMMAND, q, qd, q, qd, np.empty((count, 3)), qd, qd)
+            example = (*self.constants, *d.arenas, contact.coupled, self.pack.default_base_acceleration, 0.0, 0.0,
+                       float(sim.dt), COMMAND, q, qd, q, qd, np.empty((count, 3)), qd, qd)
             self.kernel.compile(tuple(typeof(value) for value in example))
         self.steps, self.fallbacks = 0, {}
         # the state arrays the last taken step wrote; whether the external effort row may be nonzero
@@ -371,8 +381,8 @@ class ContactStep:
         q_new, qd_new, forces, constraint_effort, applied = empty(model.nq), empty(nv), empty(self.forces_shape), \
             empty(nv), empty(nv)
         ground = contact.ground
-        step_inputs = (a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new, qd_new, forces,
-                       constraint_effort, applied)
+        step_inputs = (contact.coupled, a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new, qd_new,
+                       forces, constraint_effort, applied)
         status = self._run(contact.data, step_inputs)
         if status == CAPACITY:   # room for the rows, as the staged path makes it (once: the buffers double), and again
             contact.data.reserve(int(self.joint_ints[COUNTS, 0]))

@@ -69,7 +69,7 @@ from .contact_active_set import APART
 from .penetration import LIFT_DEPTH
 from .row_solve import CAPACITY
 from .step_data import StepData, stage_kernels
-from .step_layout import BOX_BOUND, COUNTS
+from .step_layout import BOX_BOUND, COUNTS, tree_buffers, tree_size
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
 # by FIXED_POINT_TOLERANCE dt per step (1 nm at 1 kHz), which the gap term max(phi, 0) / dt takes back the next step.
@@ -142,9 +142,12 @@ class GroundContact:
         self.data, self.kernels = StepData(model, len(body)), stage_kernels(backend)
         k = self.kinematics
         self._tree = k.tree
-        # the coupling G of mimic joints and a row on the tree's coordinates (``contact_rows.model_row``; empty without)
-        self._coupling = (np.zeros((0, 0)), np.zeros(0)) if self.coupling is None else \
-            (np.ascontiguousarray(self.coupling.G), np.zeros(model.tree.nv))
+        # None, or the coupling of mimic joints (G, Gq, q_offset) and an arena of the step's buffers on the tree's
+        # coordinates (``step_layout.tree_buffers``), as the rows J G (``contact_rows.model_row``) and the one-call
+        # step take them
+        c, tree = self.coupling, model.tree
+        self.coupled = None if c is None else (*(np.ascontiguousarray(a) for a in (c.G, c.Gq, c.q_offset)),
+                                               np.zeros(tree_size(model.nv, tree.nq, tree.nv, len(body))))
         self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
                          np.ascontiguousarray(k.S_lin))
         self._udut = udut if self.kernels.backend == 'numba' else plain_udut
@@ -209,15 +212,17 @@ class GroundContact:
         which the clip to the limits then moved back unseen by the contacts (docs/simulator_and_contact.md). The
         stages, each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
         d, k = self.data, self.kernels
-        # with coupled mimic joints: the kinematics on the tree at its velocity G w, the rows J G on the model's
-        tree_w = w if self.coupling is None else self.coupling.G @ w
+        # with coupled mimic joints: the kinematics and rows J on the tree at its velocity G w, then J G on the model's
+        tree_w, rows = (w, d.G) if self.coupled is None else (self.coupling.G @ w, tree_buffers(self.coupled)[5])
         phi, x = self._near_points(q, tree_w, dt)
         if phi.min(initial=np.inf) < -PENETRATION_TOLERANCE:
             q = self.project_out(q, phi, x, d.R, d.p)
             phi, x = self._near_points(q, tree_w, dt)
         joints = joint_rows(q)
-        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, w, float(dt), CONTACT_MARGIN,
-                              d.which, d.G, d.bodies, d.near, *self._coupling)
+        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, tree_w, float(dt),
+                              CONTACT_MARGIN, d.which, rows, d.bodies, d.near)
+        if self.coupled is not None:
+            d.G[:3 * nc] = rows[:3 * nc] @ self.coupling.G
         if not nc:
             d.impulses[:] = 0.0
             d.shift[:] = 0.0
@@ -410,7 +415,7 @@ class GroundContact:
         d.reserve(self.count)
         dq = np.empty(model.nv)
         k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE, d.G,
-                     d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq, *self._coupling)
+                     d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq, self.coupled)
         if all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
             result = np.empty(model.nq)
             k.integrate_joints(np.ascontiguousarray(model.joint_type, dtype=np.int64),

@@ -22,7 +22,7 @@ LIFT_DEPTH = 1e-3   # m: deeper than this, the whole robot is lifted (a placemen
 
 @njit()
 def projection(moves, body, x, phi, C_ang, C_lin, U, D, tolerance, G, Y, A, L, F, free, c, z, scratch, rhs, dq,
-               coupling, tree_row):
+               coupled):
     """dq, the smallest displacement in the metric M = U D U^T that lifts the points deeper than ``tolerance`` onto
     the ground (the linearised projection of the module's docstring); returns their number k (G, Y, A, L, F, free,
     c, z, scratch, rhs: buffers of the step's data, overwritten; at least k rows; the rows J_n on the model's
@@ -31,7 +31,7 @@ def projection(moves, body, x, phi, C_ang, C_lin, U, D, tolerance, G, Y, A, L, F
     k = 0
     for i in range(phi.shape[0]):
         if phi[i] < -tolerance:
-            model_row(moves[body[i]], C_ang, C_lin, x[i], 2, coupling, tree_row, G[k])
+            model_row(moves[body[i]], C_ang, C_lin, x[i], 2, coupled, G[k])
             c[k] = phi[i]                           # J_n M^-1 J_n^T z = -phi
             free[k] = True
             k += 1

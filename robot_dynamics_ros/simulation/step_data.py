@@ -59,14 +59,14 @@ class StepData:
 
     def __init__(self, model, count):
         nb, nv = model.nb, model.nv
-        tree = model.tree   # (with coupled mimic joints, more columns and coordinates than the model's)
-        self.sizes = (nb, count, nv, model.nq, tree.nv, tree.nq, int(model.coupling is not None))
+        tree_nv = model.tree.nv   # (the tree's columns: with coupled mimic joints, more than nv)
+        self.sizes = (nb, count, nv, model.nq, tree_nv)
         self.rows = 3 * count + 3 * nv                                     # at most: 3 per point, 3 per joint
         float_sizes, int_sizes = model_sizes(*self.sizes)
         self.floats, self.ints = np.zeros(sum(float_sizes)), np.zeros(sum(int_sizes), dtype=np.int64)
         (self.R, self.p, self.C_ang, self.C_lin, self.x, self.phi, self.bodies, self.G, self.impulses, self.v,
          self.shift, self.swept_shift, self.joint_impulse, self.slip, self.slope, self.U, self.joints, self.trial,
-         self.gap, self.beta, self.q_start, self.tree, self.which, self.contact_role, self.box_role, self.lower_role,
+         self.gap, self.beta, self.q_start, self.which, self.contact_role, self.box_role, self.lower_role,
          self.upper_role, self.contact_roles, self.joint_ints, self.near) = model_buffers(self.floats, self.ints,
                                                                                            *self.sizes)
         self.sets = self.joint_ints[SETS:SETS + 4]                       # joints with rows, by kind

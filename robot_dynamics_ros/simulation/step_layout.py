@@ -35,48 +35,51 @@ TREE_QD, TREE_W, TREE_D, TREE_BIAS, TREE_ZERO, TREE_ROW = range(6)
 TREE_ROWS = 6
 
 
-@njit()
-def tree_size(nv, tree_nq, tree_nv, coupled):
-    """The length of ``tree_buffers``' arena (0 without coupled mimic joints)."""
-    return tree_nq + TREE_ROWS * tree_nv + tree_nv * tree_nv + tree_nv * nv + nv * nv if coupled else 0
+def tree_size(nv, tree_nq, tree_nv, count):
+    """The length of ``tree_buffers``' arena (``count`` contact points)."""
+    return tree_nq + TREE_ROWS * tree_nv + tree_nv * tree_nv + tree_nv * nv + nv * nv + 3 * count * tree_nv
 
 
 @njit()
-def model_sizes(nb, count, nv, nq, tree_nv, tree_nq, coupled):
+def model_sizes(nb, count, nv, nq, tree_nv):
     """The sizes of ``model_buffers``' float views and int views, in their order."""
     return ((9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count, count, 5 * nb, (3 * count + 3 * nv) * nv, 3 * count,
              nv, 2 * count, count, 4 * nv, SLIP_COLUMNS * count, count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv,
-             nq, tree_size(nv, tree_nq, tree_nv, coupled)),
+             nq),
             (count, count, nv, nv, nv, count, JOINT_INT_ROWS * nv, nb))
 
 
 @njit(inline='always')
-def tree_buffers(tree, nv, tree_nq, tree_nv):
-    """The one-call step's buffers on the tree's coordinates where mimic joints are coupled (``model/mimic.py``), as
-    views of ``tree`` (``model_buffers``' last float view; empty views without coupling): q_tree, the per-joint
-    vectors (rows TREE_QD ..), U of M_tree = U D U^T, B = U^T G and the reduced M = G^T M_tree G."""
-    if tree.shape[0] == 0:
-        nv, tree_nq, tree_nv = 0, 0, 0
+def tree_buffers(coupled):
+    """The step's buffers on the tree's coordinates where mimic joints are coupled (``model/mimic.py``; ``coupled``:
+    their G, Gq, q_offset and an arena of ``tree_size``), as views of its arena: q_tree, the per-joint vectors (rows
+    TREE_QD ..), U of M_tree = U D U^T, B = U^T G, the reduced M = G^T M_tree G and the contact candidates' rows J on
+    the tree's coordinates (3 per point)."""
+    G, Gq, _, tree = coupled
+    tree_nv, nv, tree_nq = G.shape[0], G.shape[1], Gq.shape[0]
     o = tree_nq + TREE_ROWS * tree_nv
     vectors = shaped(tree[tree_nq:o], (TREE_ROWS, tree_nv))
     U_tree = shaped(tree[o:o + tree_nv * tree_nv], (tree_nv, tree_nv))
     o += tree_nv * tree_nv
     B = shaped(tree[o:o + tree_nv * nv], (tree_nv, nv))
-    M = shaped(tree[o + tree_nv * nv:o + tree_nv * nv + nv * nv], (nv, nv))
-    return tree[:tree_nq], vectors, U_tree, B, M
+    o += tree_nv * nv
+    M = shaped(tree[o:o + nv * nv], (nv, nv))
+    o += nv * nv
+    rows = tree[o:]
+    return tree[:tree_nq], vectors, U_tree, B, M, shaped(rows, (rows.shape[0] // tree_nv, tree_nv))
 
 
 @njit(inline='always')
-def model_buffers(floats, ints, nb, count, nv, nq, tree_nv, tree_nq, coupled):
+def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     """The step's buffers sized by the model, as views of its two arenas (floats, ints), in this order: body poses
     R, p; world columns C_ang, C_lin; points x, heights phi; body velocities; the row set G (3 per point, 3 per
     joint); each point's impulse; the velocity v; the shifts of the last two steps; the sweeps' shifts; the joint
     rows' impulses; the sliding candidates' slip; each point's last secant slope (``sliding.next_shift``); the
     one-call step's U of M = U D U^T, its per-joint ``joints`` (D among them), the candidates' trial shifts and gap
-    velocities, the joint rows' offsets beta, q lifted out of the ground, the arena of ``tree_buffers``; then the
-    candidates ``which``, the roles of the points, boxes and stops, the candidates' roles, the per-joint
-    ``joint_ints`` and the bodies ``near`` the ground (``model_sizes``)."""
-    sizes, int_sizes = model_sizes(nb, count, nv, nq, tree_nv, tree_nq, coupled)
+    velocities, the joint rows' offsets beta, q lifted out of the ground; then the candidates ``which``, the roles
+    of the points, boxes and stops, the candidates' roles, the per-joint ``joint_ints`` and the bodies ``near`` the
+    ground (``model_sizes``)."""
+    sizes, int_sizes = model_sizes(nb, count, nv, nq, tree_nv)
     R, o = take(floats, 0, sizes[0])
     p, o = take(floats, o, sizes[1])
     C_ang, o = take(floats, o, sizes[2])
@@ -98,7 +101,6 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv, tree_nq, coupled):
     gap, o = take(floats, o, sizes[18])
     beta, o = take(floats, o, sizes[19])
     q_start, o = take(floats, o, sizes[20])
-    tree, o = take(floats, o, sizes[21])
     which, o = take(ints, 0, int_sizes[0])
     contact_role, o = take(ints, o, int_sizes[1])
     box_role, o = take(ints, o, int_sizes[2])
@@ -115,8 +117,8 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv, tree_nq, coupled):
     U, joints, joint_ints = shaped(U, (nv, nv)), shaped(joints, (JOINT_ROWS, nv)), \
         shaped(joint_ints, (JOINT_INT_ROWS, nv))
     return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U,
-            joints, trial, gap, beta, q_start, tree, which, contact_role, box_role, lower_role, upper_role,
-            contact_roles, joint_ints, near)
+            joints, trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
+            joint_ints, near)
 
 
 def row_floats(nv, m):
@@ -141,15 +143,14 @@ def row_buffers(floats, ints, flags, nv):
     return Y, A, L, c, lam, y, previous, rhs, swept, saved, ints[:m], flags
 
 
-N_SETTINGS, N_SIZES = 6, 7   # the settings at the end of the constants' float arena, the sizes first in their ints
+N_SETTINGS, N_SIZES = 6, 5   # the settings at the end of the constants' float arena, the sizes first in their ints
 
 
 @njit()
-def constant_sizes(nb, count, nv, nq, tree_nv, tree_nq, coupled):
+def constant_sizes(nb, count, nv, nq, tree_nv):
     """The sizes of ``constant_buffers``' float views and int views, in their order."""
-    maps = tree_nv * nv + tree_nq * nq + tree_nq if coupled else 0
     return ((tree_nv * N_COLUMNS, tree_nv * WORK_WIDTH, 3 * nb, 9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count,
-             count, 8 * nb, nq, nq, maps, N_SETTINGS),
+             count, 8 * nb, nq, nq, N_SETTINGS),
             (N_SIZES, nb, nb, nb, tree_nv, nb * tree_nv, count, nb, nb, nv))
 
 
@@ -164,14 +165,14 @@ def constant_buffers(floats, ints):
     """The one-call step's constants as views of their two arenas, in this order: the packed model's table, its work
     rows; the point kinematics' joint axes, E^T and r of the tree transforms, the motion subspace's
     columns (angular, linear); the contact points' centres and radii, and their reach per body
-    (``contact_rows.body_reach``); the position bounds lower, upper; the coupling of mimic joints G, Gq, q_offset
-    (``model/mimic.py``; empty without); the settings (margin, penetration, the fixed point's iterations and
-    tolerance, the sweeps' count and tolerance: ``ContactStep``); then the sizes (nb, count, nv, nq, tree_nv,
-    tree_nq, coupled: the int arena's first entries), the tree's parents, joint types and coordinate offsets, each
+    (``contact_rows.body_reach``); the position bounds lower, upper; the settings (margin, penetration, the fixed
+    point's iterations and tolerance, the sweeps' count and tolerance: ``ContactStep``); then the sizes (nb, count,
+    nv, nq, tree_nv: the int arena's first entries), the tree's parents, joint types and coordinate offsets, each
     column's body, which columns move each body, each point's body, the bodies' coordinate and velocity offsets in
-    the model's q and v and each velocity's coordinate (-1 for the root's)."""
-    nb, count, nv, nq, tree_nv, tree_nq, coupled = ints[0], ints[1], ints[2], ints[3], ints[4], ints[5], ints[6]
-    sizes, int_sizes = constant_sizes(nb, count, nv, nq, tree_nv, tree_nq, coupled)
+    the model's q and v (with coupled mimic joints, not the tree's) and each velocity's coordinate (-1 for the
+    root's)."""
+    nb, count, nv, nq, tree_nv = ints[0], ints[1], ints[2], ints[3], ints[4]
+    sizes, int_sizes = constant_sizes(nb, count, nv, nq, tree_nv)
     o = 0
     P, o = take(floats, o, sizes[0])
     work, o = take(floats, o, sizes[1])
@@ -185,8 +186,7 @@ def constant_buffers(floats, ints):
     reach, o = take(floats, o, sizes[9])
     lower, o = take(floats, o, sizes[10])
     upper, o = take(floats, o, sizes[11])
-    maps, o = take(floats, o, sizes[12])
-    settings, o = take(floats, o, sizes[13])
+    settings, o = take(floats, o, sizes[12])
     o = int_sizes[0]
     parent, o = take(ints, o, int_sizes[1])
     joint_type, o = take(ints, o, int_sizes[2])
@@ -197,11 +197,7 @@ def constant_buffers(floats, ints):
     model_q, o = take(ints, o, int_sizes[7])
     idx_v, o = take(ints, o, int_sizes[8])
     q_of_v, o = take(ints, o, int_sizes[9])
-    rows, columns, q_rows, q_columns = (tree_nv, nv, tree_nq, nq) if coupled else (0, 0, 0, 0)
-    G = shaped(maps[:rows * columns], (rows, columns))
-    Gq = shaped(maps[rows * columns:rows * columns + q_rows * q_columns], (q_rows, q_columns))
-    q_offset = maps[rows * columns + q_rows * q_columns:]
     return (shaped(P, (tree_nv, N_COLUMNS)), shaped(work, (tree_nv, WORK_WIDTH)), shaped(axis, (nb, 3)),
             shaped(E_T, (nb, 3, 3)), shaped(r, (nb, 3)), shaped(S_ang, (tree_nv, 3)), shaped(S_lin, (tree_nv, 3)),
-            shaped(centre, (count, 3)), radius, shaped(reach, (nb, 8)), lower, upper, G, Gq, q_offset, settings,
-            parent, joint_type, idx_q, column_body, shaped(moves, (nb, tree_nv)), body, model_q, idx_v, q_of_v)
+            shaped(centre, (count, 3)), radius, shaped(reach, (nb, 8)), lower, upper, settings, parent, joint_type,
+            idx_q, column_body, shaped(moves, (nb, tree_nv)), body, model_q, idx_v, q_of_v)
