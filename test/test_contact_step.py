@@ -364,34 +364,53 @@ ARM_POINTS = (ContactPoint('arm7_tool', (0.0, 0.0, 0.0), 0.02), ContactPoint('ar
               ContactPoint('arm7_link5', (0.0, 0.0, 0.0), 0.05))
 
 
+# The bundled quadruped carrying a box on a floating joint and a puck on a planar joint below its trunk (free-flyer
+# and planar joints below the root: the box falls to the ground beside it, the puck slides in the trunk's plane)
+NESTED = open(QUADRUPED).read().replace('</robot>', '''
+  <link name="box"><inertial><mass value="1.0"/><inertia ixx="0.002" iyy="0.002" izz="0.002" ixy="0" ixz="0" iyz="0"/>
+    </inertial><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+  <joint name="box_joint" type="floating"><parent link="trunk"/><child link="box"/><origin xyz="0.5 0 0"/></joint>
+  <link name="puck"><inertial><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/>
+    </inertial><collision><geometry><sphere radius="0.05"/></geometry></collision></link>
+  <joint name="puck_joint" type="planar"><parent link="trunk"/><child link="puck"/><origin xyz="-0.5 0 -0.2"/>
+    <axis xyz="0 0 1"/></joint></robot>''')
+
+
 def fixed_and_planar(root):
     """(one call, staged): the bundled arm (fixed base) bent down with its lowest sphere on the ground and pushed by
-    5 N m at every joint, or the bundled quadruped on a planar root (the base slides and turns in its
-    plane, at a fixed height) with its feet 1 cm into the ground, under a joint PD, and that command."""
+    5 N m at every joint; the bundled quadruped on a planar root (the base slides and turns in its plane, at a
+    fixed height) with its feet 1 cm into the ground, under a joint PD; or the quadruped carrying ``NESTED``'s box
+    and puck, standing under the PD; and that command."""
     if root == 'fixed':
         model, points, q0 = load_urdf(ARM), ARM_POINTS, np.array([0.0, 1.2, 0.0, -0.5, 0.0, 0.0, 0.0])
 
         def command(sim):
             return np.full(model.nv, 5.0)
+    elif root == 'nested':
+        model, points, q0 = load_urdf(NESTED, root_joint='floating'), contact_points_from_urdf(NESTED), STAND
+
+        def command(sim):
+            return np.concatenate([np.zeros(6), 100.0 * (STAND - sim.q[7:19]) - 2.0 * sim.qd[6:18], np.zeros(9)])
     else:
         model, points, q0 = load_urdf(QUADRUPED, root_joint='planar'), contact_points_from_urdf(QUADRUPED), STAND
 
         def command(sim):
             return np.concatenate([np.zeros(3), 100.0 * (STAND - sim.q[4:]) - 2.0 * sim.qd[3:]])
     probe = Simulator(model, DT, ground=Ground(0.0, 0.8), contact_points=points, initial_positions=q0)
-    height = probe.contact.lowest_height(probe.q) + (0.0 if root == 'fixed' else 0.01)
+    height = probe.contact.lowest_height(probe.q) + {'fixed': 0.0, 'planar': 0.01, 'nested': 0.0}[root]
     one_call, staged = (Simulator(model, DT, ground=Ground(height, 0.8), contact_points=points, initial_positions=q0)
                         for _ in range(2))
     staged.contact_step = None
     return one_call, staged, command
 
 
-@pytest.mark.parametrize('root', ['fixed', 'planar'])
+@pytest.mark.parametrize('root', ['fixed', 'planar', 'nested'])
 def test_the_one_call_step_equals_the_staged_step_on_a_fixed_or_planar_root(root):
-    """The one call takes every step of a fixed-base arm pressing on the ground as it slides and turns on it, and of
-    a planar-rooted quadruped projected out of the ground and pressing its feet on it (its root's integration is
-    SE(2)'s exponential, the staged path's ``configuration.integrate``): the same steps as the staged path, to
-    rounding, each with points near the ground (in the air the staged path's warm start is not the rows')."""
+    """The one call takes every step of a fixed-base arm pressing on the ground as it slides and turns on it, of a
+    planar-rooted quadruped projected out of the ground and pressing its feet on it, and of the quadruped standing
+    while the box it carries on a floating joint falls to the ground beside it (``fixed_and_planar``): the same steps
+    as the staged path, to rounding, each with points near the ground (in the air the staged path's warm start is not
+    the rows')."""
     pytest.importorskip('numba')
     one_call, staged, command = fixed_and_planar(root)
     assert one_call.contact_step is not None
@@ -408,27 +427,32 @@ def test_the_one_call_step_equals_the_staged_step_on_a_fixed_or_planar_root(root
 
 @pytest.mark.parametrize('backend', ['python', 'numba'])
 def test_the_integrate_stage_equals_configuration_integrate_on_fixed_and_planar_roots(backend):
-    """``integrate_step.integrate_joints`` on a fixed-base arm and a planar-rooted quadruped equals
-    ``configuration.integrate`` (q (+) dt v; the planar root by SE(2)'s exponential), small and large turns, and
-    leaves v as it is."""
+    """``integrate_step.integrate_joints`` on a fixed-base arm, a planar-rooted quadruped and a fixed-base quadruped
+    with a floating and a planar joint below its trunk (``NESTED``) equals ``configuration.integrate`` (q (+) dt v;
+    planar joints by SE(2)'s exponential, free flyers below the root by SE(3)'s), still, small (the series) and large
+    turns, and leaves v as it is."""
     from robot_dynamics_ros.model.configuration import integrate
+    from robot_dynamics_ros.model.joints import FREE_FLYER, PLANAR
     from robot_dynamics_ros.simulation.step_data import stage_kernels
     if backend == 'numba':
         pytest.importorskip('numba')
     integrate_joints = stage_kernels(backend).integrate_joints
     rng = np.random.default_rng(5)
-    for model in (load_urdf(ARM), load_urdf(QUADRUPED, root_joint='planar')):
+    for model in (load_urdf(ARM), load_urdf(QUADRUPED, root_joint='planar'), load_urdf(NESTED)):
         kinds, idx_q, idx_v = (np.ascontiguousarray(a, dtype=np.int64) for a in (model.joint_type, model.idx_q,
                                                                                   model.idx_v))
-        for turn in (0.0, 1e-9, 0.3, 3.0):
-            q = model.neutral()
+        for turn in (0.0, 1e-9, 1e-5, 0.3, 3.0):   # rad in the step
+            q, v = model.neutral(), rng.normal(size=model.nv)
             q[model.joint_q_index] = rng.uniform(-1.0, 1.0, len(model.joint_q_index))
-            if not model.fixed_base:
-                angle = rng.uniform(-np.pi, np.pi)
-                q[:4] = rng.normal(size=2).tolist() + [np.cos(angle), np.sin(angle)]
-            v = rng.normal(size=model.nv)
-            if not model.fixed_base:
-                v[2] = turn / DT
+            for kind, k, j in zip(model.joint_type, model.idx_q, model.idx_v):
+                if kind == PLANAR:
+                    angle = rng.uniform(-np.pi, np.pi)
+                    q[k:k + 4] = *rng.normal(size=2), np.cos(angle), np.sin(angle)
+                    v[j + 2] = turn / DT
+                elif kind == FREE_FLYER:
+                    quaternion, axis = rng.normal(size=4), rng.normal(size=3)
+                    q[k:k + 7] = *rng.normal(size=3), *(quaternion / np.linalg.norm(quaternion))
+                    v[j + 3:j + 6] = turn / DT * axis / np.linalg.norm(axis)
             q_out, v_out = np.empty(model.nq), np.empty(model.nv)
             integrate_joints(kinds, idx_q, idx_v, q, v, DT, q_out, v_out)
             np.testing.assert_allclose(q_out, integrate(model, q, DT * v), rtol=0, atol=1e-14)

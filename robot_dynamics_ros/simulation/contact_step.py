@@ -14,19 +14,20 @@ as loops, as ``algorithms/``, so the plain-Python reference runs it and numba co
 (``step_data.stage_kernels``).
 
 It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the quaternion is
-off unit norm or the free velocity or the result is not finite (``ContactStep`` then raises the staged path's error),
-a zero pivot, or rows that outgrow the buffers (``ContactStep`` then grows them and runs it again). The root may be
-fixed, a free flyer or planar, the joints below it 1-DOF; with coupled mimic joints (``model/mimic.py``) the
-kinematics and RNEA run on the tree's coordinates, M = G^T M_tree G is factorised densely
-(``dense_udut.reduced_udut``) and the rows are J G (``contact_rows.model_row``), as in the staged path. In the air (no point near the ground) the joints' rows alone
-make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds, here by the same
-fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is solved again
-(constraint generation, as the Python path does: at most one round per stop). A point below the ground is removed first,
-as the Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of ``bounded_solve``
-take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints' friction, drives or
-brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here compiled:
-``contact_active_set.closest_held_rows``). Where the kernel falls back, the Python path runs the step from the same
-state, as it does without this kernel.
+off unit norm or the free velocity or the result is not finite (``ContactStep`` then raises the staged path's error), a
+zero pivot, or rows that outgrow the buffers (``ContactStep`` then grows them and runs it again). Any tree (a fixed,
+free-flyer or planar root, free-flyer and planar joints below it): only a free-flyer root has the omega x v term and the
+whole-robot lift, and ``integrate_step`` moves each joint on its own manifold. With coupled mimic joints
+(``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, M = G^T M_tree G is factorised densely
+(``dense_udut.reduced_udut``) and the rows are J G, as in the staged path. In the air (no point near the ground) the
+joints' rows alone make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds,
+here by the same fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is
+solved again (constraint generation, as the Python path does: at most one round per stop). A point below the ground is
+removed first, as the Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of
+``bounded_solve`` take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints'
+friction, drives or brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here
+compiled: ``contact_active_set.closest_held_rows``). Where the kernel falls back, the Python path runs the step from the
+same state, as it does without this kernel.
 """
 import numpy as np
 
@@ -49,7 +50,7 @@ from .penetration import LIFT_DEPTH, projection
 from .row_solve import CAPACITY, remember_solution, solve_rows
 from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, CONTINUOUS, COUNTS, DAMPING, DRIVEN, EFFORT_LIMIT, \
     EXTERNAL, FREE_VELOCITY, FRICTION, LOWER_V, N_SIZES, PIVOTS, POSITION_TARGET, QDD, SPEED, TAU, TAU_TOTAL, UPPER_V, \
-    TREE_BIAS, TREE_D, TREE_QD, TREE_ROW, TREE_W, TREE_ZERO, V_AFTER, V_HI, V_LO, VELOCITY_TARGET, constant_buffers, \
+    TREE_BIAS, TREE_D, TREE_QD, TREE_W, TREE_ZERO, V_AFTER, V_HI, V_LO, VELOCITY_TARGET, constant_buffers, \
     constant_sizes, model_buffers, row_buffers, tree_buffers
 
 # The applied effort and the joints' velocity bounds of the step (Simulator._effort, _joint_rows): the command
@@ -291,13 +292,11 @@ def _is_vector(x, n):
 
 
 class ContactStep:
-    """``contact_step`` for one simulator (1-DOF joints below a fixed, free-flyer or planar root, with a ground;
-    ``stages``: the stage
-    kernels, ``step_data.stage_kernels``; ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE,
-    then its ROW_SETTINGS, those of ``row_solve.solve_rows``): its
-    constants (the simulator's at construction, in two arrays laid out by ``step_layout.constant_buffers``; its data
-    are the ground contact's ``StepData``); ``step`` takes a step or leaves it to the Python path. ``steps`` counts
-    the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
+    """``contact_step`` for one simulator with a ground (``stages``: the stage kernels, ``step_data.stage_kernels``;
+    ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE, then its ROW_SETTINGS, those of
+    ``row_solve.solve_rows``): its constants (the simulator's at construction, in two arrays laid out by
+    ``step_layout.constant_buffers``; its data are the ground contact's ``StepData``); ``step`` takes a step or leaves
+    it to the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
 
     def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact
@@ -381,8 +380,8 @@ class ContactStep:
         q_new, qd_new, forces, constraint_effort, applied = empty(model.nq), empty(nv), empty(self.forces_shape), \
             empty(nv), empty(nv)
         ground = contact.ground
-        step_inputs = (contact.coupled, a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new, qd_new,
-                       forces, constraint_effort, applied)
+        step_inputs = (contact.coupled, a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new,
+                       qd_new, forces, constraint_effort, applied)
         status = self._run(contact.data, step_inputs)
         if status == CAPACITY:   # room for the rows, as the staged path makes it (once: the buffers double), and again
             contact.data.reserve(int(self.joint_ints[COUNTS, 0]))

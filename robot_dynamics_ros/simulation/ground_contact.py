@@ -60,8 +60,7 @@ from .. import spatial
 from ..algorithms.point_kinematics import PointKinematics
 from ..errors import RobotDynamicsError
 from ..fast import udut
-from ..model.configuration import integrate
-from ..model.model import FREE_FLYER, NQ
+from ..model.model import FREE_FLYER
 from ..algorithms.udut import udut as plain_udut
 from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE
 from .contact_rows import body_reach
@@ -416,13 +415,10 @@ class GroundContact:
         dq = np.empty(model.nv)
         k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE, d.G,
                      d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq, self.coupled)
-        if all(NQ[kind] == 1 for kind in model.joint_type[1:]):   # as the one-call step integrates
-            result = np.empty(model.nq)
-            k.integrate_joints(np.ascontiguousarray(model.joint_type, dtype=np.int64),
-                               np.ascontiguousarray(model.idx_q, dtype=np.int64),
-                               np.ascontiguousarray(model.idx_v, dtype=np.int64), q, dq, 1.0, result, np.empty(model.nv))
-            return result
-        return integrate(model, q, dq)
+        result = np.empty(model.nq)   # (as the one-call step integrates)
+        indices = (np.ascontiguousarray(a, dtype=np.int64) for a in (model.joint_type, model.idx_q, model.idx_v))
+        k.integrate_joints(*indices, q, dq, 1.0, result, np.empty(model.nv))
+        return result
 
 
 @functools.cache

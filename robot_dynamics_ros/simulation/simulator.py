@@ -11,10 +11,9 @@ from ..algorithms.kinematics import frame_jacobian
 from ..algorithms.udut import innovations_factors
 from ..errors import SingularMassMatrixError
 from ..fast import aba, bias_torques, crba
-from ..model.configuration import integrate, normalize
+from ..model.configuration import normalize
 from ..model.joints import as_finite_vector
 from ..model.model import FREE_FLYER, NQ, NV, REVOLUTE, Model
-from ..spatial import quaternion_to_matrix
 from .joint_bounds import POSITION_GAIN
 from .joint_friction import SLIDING, solve_velocity_step
 
@@ -71,11 +70,10 @@ class Simulator:
     spheres, box corners and cylinder rims; add your own for mesh-only robots). Contact is hard, perfectly
     inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
     brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
-    The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as
-    plain Python (the reference, ``step_data.stage_kernels``). With 1-DOF joints below a fixed, free-flyer or planar root
-    (coupled mimic joints too), the step runs its stages in one call (``contact_step``), and the stages run one by
-    one from Python where that call declines (``contact_step.fallbacks`` says why) and with free-flyer or planar
-    joints below the root.
+    The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as plain
+    Python (the reference, ``step_data.stage_kernels``). The step runs its stages in one call (``contact_step``),
+    whatever the joints (coupled mimic joints too), and one by one from Python where that call declines
+    (``contact_step.fallbacks`` says why: a zero pivot) and for the interior-point oracle.
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
@@ -106,16 +104,13 @@ class Simulator:
                 self._q_of_v[iv] = iq
         self._actuated = self._q_of_v >= 0
         self._free_root = model.joint_type[0] == FREE_FLYER
-        # 1-DOF joints below the root: the compiled integrate stage (else ``configuration.integrate``)
-        self._one_dof_tree = all(NQ[kind] == 1 for kind in model.joint_type[1:])
-        # the stage kernels (step_data.py): compiled where numba is; the effort and the joints' bounds for every
-        # simulator (joint_bounds.py), the contact step's for a tree of 1-DOF joints below its root
+        # the stage kernels (step_data.py): compiled where numba is; the effort, the joints' bounds and the integration
+        # for every simulator (joint_bounds.py, integrate_step.py), the contact step's with a ground
         from .step_data import stage_kernels
         self._stages = stage_kernels(stages)
-        if self._one_dof_tree:
-            self._joint_type = np.ascontiguousarray(model.joint_type, dtype=np.int64)
-            self._idx_q = np.ascontiguousarray(model.idx_q, dtype=np.int64)
-            self._idx_v = np.ascontiguousarray(model.idx_v, dtype=np.int64)
+        self._joint_type = np.ascontiguousarray(model.joint_type, dtype=np.int64)
+        self._idx_q = np.ascontiguousarray(model.idx_q, dtype=np.int64)
+        self._idx_v = np.ascontiguousarray(model.idx_v, dtype=np.int64)
         self._lower_v = np.where(self._actuated, model.lower[np.maximum(self._q_of_v, 0)], -np.inf)
         self._upper_v = np.where(self._actuated, model.upper[np.maximum(self._q_of_v, 0)], np.inf)
         if ground is not None:
@@ -135,7 +130,7 @@ class Simulator:
         self._continuous = (revolute & ~np.isfinite(self._lower_v) & ~np.isfinite(self._upper_v)).astype(float)
         # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
         self.contact_step = None
-        if self.contact is not None and self.contact.count and self._one_dof_tree:
+        if self.contact is not None and self.contact.count:
             from .contact_step import ContactStep
             from .ground_contact import CONTACT_MARGIN, PENETRATION_TOLERANCE, ROW_SETTINGS
             self.contact_step = ContactStep(self, self._stages, (CONTACT_MARGIN, PENETRATION_TOLERANCE, *ROW_SETTINGS))
@@ -385,18 +380,12 @@ class Simulator:
         """(q (+) dt v, v in the new frames) (``integrate``), except for a floating root: its origin moves on the
         straight line dt R v_linear, as MuJoCo's free joint, not on the screw of exp(dt v) (the linearised contact
         velocity J v is then exact for points at the base origin: a rolling ball does not dip by omega |v| dt^2 / 2
-        each step), and its linear velocity is re-expressed in the base frame at the end of the step, R'^T R v."""
-        if self._one_dof_tree:   # the integrate stage (integrate_step.py), compiled where numba is
-            result, v_new = np.empty(self.model.nq), np.empty(self.model.nv)
-            self._stages.integrate_joints(self._joint_type, self._idx_q, self._idx_v, q, v, self.dt, result, v_new)
-            return result, v_new
-        result = integrate(self.model, q, self.dt * v)
-        if self._free_root:
-            R, R_new = quaternion_to_matrix(q[3:7]), quaternion_to_matrix(result[3:7])
-            result[:3] = q[:3] + self.dt * R @ v[:3]
-            v = v.copy()
-            v[:3] = R_new.T @ (R @ v[:3])
-        return result, v
+        each step), and its linear velocity is re-expressed in the base frame at the end of the step, R'^T R v. The
+        integrate stage (integrate_step.py), compiled where numba is."""
+        result, v_new = np.empty(self.model.nq), np.empty(self.model.nv)
+        self._stages.integrate_joints(self._joint_type, self._idx_q, self._idx_v, np.ascontiguousarray(q, dtype=float),
+                                      np.ascontiguousarray(v, dtype=float), self.dt, result, v_new)
+        return result, v_new
 
     def _finite(self, x):
         """x, or SimulationDiverged with the state kept and the arm held still."""
