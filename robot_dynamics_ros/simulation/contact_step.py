@@ -1,9 +1,10 @@
-"""The common path of the simulator's ground-contact step as one loop kernel (no ROS import).
+"""The simulator's ground-contact step as one loop kernel (no ROS import).
 
-``Simulator.step`` with a ground runs its stages one by one from Python (``ground_contact``): the free velocity by
-ABA, the joints' rows, the contact points' kinematics and candidate rows, M = U D U^T, the Delassus matrix, the fixed
-point over certified patterns, the roles kept for the next step and the free-root integration. ``contact_step`` runs
-the same stage kernels, in the same order, in one call, over the same step data (``step_data.StepData``, allocated
+The step's stages: the free velocity, the joints' rows, the contact points' kinematics and candidate rows,
+M = U D U^T, the Delassus matrix, the fixed point over certified patterns, the roles kept for the next step and the
+integration. The staged path (``ground_contact``, ``Simulator``) runs them one by one from Python, the free velocity by
+ABA: the interior-point oracle's path, and the step's where this kernel declines. ``contact_step`` runs the same
+stage kernels, in the same order, in one call, over the same step data (``step_data.StepData``, allocated
 once, passed as its five arenas), so that a standing or walking robot's step costs one call instead of some sixty
 NumPy and kernel calls. One stage differs in how, not what: the free acceleration M^-1 (tau - h) takes the bias h
 from RNEA (qdd = 0) and M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the
@@ -83,9 +84,6 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
      trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
      near) = \
         model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
-    # with coupled mimic joints (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, q_tree =
-    # Gq q + q_offset, qd_tree = G qd, w_tree = G w, M = G^T M_tree G, and the rows are J G (numba compiles the step
-    # without coupling apart: ``coupled`` None prunes these branches)
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
     lam_capacity = lam.shape[0]
     for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
@@ -99,6 +97,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         tau[:] = 0.0
     # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
     # by the sweeps on M = U D U^T, both in the world-aligned frame), the root's linear part carried as a point's
+    # with coupled mimic joints (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, q_tree =
+    # Gq q + q_offset, qd_tree = G qd, w_tree = G w, M = G^T M_tree G, and the rows are J G (numba compiles the step
+    # without coupling apart: ``coupled`` None prunes these branches)
     bias = joints[BIAS]
     for j in range(nv):
         qdd[j] = 0.0

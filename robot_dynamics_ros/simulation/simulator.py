@@ -446,11 +446,10 @@ class Simulator:
     def _joint_rows(self, q):
         """(v_lo, v_hi, impulse_bound, driven, center) of the joints for this step; see ``_friction_and_stops``."""
         dt, nv = self.dt, self.model.nv
-        v_lo, v_hi, impulse_bound, center, driven = (np.empty(nv) for _ in range(5))
+        v_lo, v_hi, impulse_bound, center, driven = np.empty(nv), np.empty(nv), np.empty(nv), np.empty(nv), np.zeros(nv)
         q = np.ascontiguousarray(q, dtype=float)
         self._stages.joint_bounds(self._lower_v, self._upper_v, self.velocity_limit, self.friction, q, self._q_of_v,
                                   dt, self.braking(), v_lo, v_hi, impulse_bound, center)
-        driven[:] = 0.0
         if self.servo_mode:
             self._stages.drive_rows(self.position_target, self.velocity_target, self._continuous,
                                     self.model.effort_limit, self.applied_effort, q, self._q_of_v, dt, v_lo, v_hi,

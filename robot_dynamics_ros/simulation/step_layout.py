@@ -17,7 +17,7 @@ from .sliding import SLIP_COLUMNS
 # Rows of the per-joint float array ``joints`` of the one-call step (nv columns each): the simulator's constants,
 # the step's inputs, then its scratch.
 LOWER_V, UPPER_V, SPEED, EFFORT_LIMIT, DAMPING, FRICTION = range(6)         # constants
-COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs
+COMMAND_EFFORT, EXTERNAL, TAU, V_LO, V_HI, BOUND, CENTER = range(6, 13)      # inputs, the effort, the joints' rows
 TAU_TOTAL, QDD, FREE_VELOCITY, PIVOTS, BOX_BOUND, V_AFTER, BIAS = range(13, 20)  # scratch
 CONTINUOUS, POSITION_TARGET, VELOCITY_TARGET, DRIVEN = range(20, 24)   # the servo's: constant, inputs, scratch
 JOINT_ROWS = 24
