@@ -103,18 +103,15 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     bias = joints[BIAS]
     for j in range(nv):
         qdd[j] = 0.0
+    kinematic_q = tree_positions(coupled, q)
+    if not unit_quaternions(P, kinematic_q, QUATERNION_TOLERANCE):
+        return QUATERNION
+    world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, kinematic_q, R, p,
+                   C_ang, C_lin, U, D, coupled)
     if coupled is None:
-        if not unit_quaternions(P, q, QUATERNION_TOLERANCE):
-            return QUATERNION
-        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q, R, p, C_ang,
-                       C_lin, U, D, coupled)
         world_rnea(P, work, a0, qd, qdd, bias)      # h
     else:
-        q_tree, tree_vectors = tree_buffers(coupled)[:2]
-        if not unit_quaternions(P, tree_positions(coupled, q, q_tree), QUATERNION_TOLERANCE):
-            return QUATERNION
-        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q_tree, R, p,
-                       C_ang, C_lin, U, D, coupled)
+        tree_vectors = tree_buffers(coupled)[1]
         qd_tree, bias_tree, zero = tree_vectors[TREE_QD], tree_vectors[TREE_BIAS], tree_vectors[TREE_ZERO]
         multiply(coupled[0], qd, qd_tree)
         zero[:] = 0.0
@@ -163,13 +160,8 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
                    dq, coupled)
         integrate_joints(joint_type, model_q, idx_v, q, dq, 1.0, q_start, qd_new)
-        if coupled is None:
-            world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, q_start, R, p,
-                           C_ang, C_lin, U, D, coupled)
-        else:
-            world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin,
-                           tree_positions(coupled, q_start, tree_buffers(coupled)[0]), R, p, C_ang, C_lin, U, D,
-                           coupled)
+        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin,
+                       tree_positions(coupled, q_start), R, p, C_ang, C_lin, U, D, coupled)
         points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies, near,
                     x, phi)
     # the joints' bounds and the servo's drives at the configuration stepped from, q_start (Simulator._joint_rows;
@@ -240,9 +232,13 @@ def world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body
 
 
 @njit()
-def tree_positions(coupled, q, q_tree):
-    """q_tree = Gq q + q_offset, every joint's coordinates from the model's (``model/mimic.py``); returns q_tree."""
+def tree_positions(coupled, q):
+    """The tree's coordinates: q itself (``coupled`` None), or with coupled mimic joints q_tree = Gq q + q_offset
+    (``model/mimic.py``), written into its buffer (``step_layout.tree_buffers``)."""
+    if coupled is None:
+        return q
     _, Gq, q_offset, _ = coupled
+    q_tree = tree_buffers(coupled)[0]
     multiply(Gq, q, q_tree)
     for k in range(q_tree.shape[0]):
         q_tree[k] += q_offset[k]
