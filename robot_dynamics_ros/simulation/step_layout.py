@@ -24,9 +24,9 @@ JOINT_ROWS = 24
 # Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
 # ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
 # step's counts: its rows m, contact candidates nc (``ContactStep.rows``) and the bounded solve's sweeps (0: a
-# certified pattern took the step).
+# certified pattern took the step). Its rows have nv columns, and at least N_COUNTS (the counts').
 SETS, FOUND, BOX_ROLES, STOP_ROLES, COUNTS = 0, 4, 8, 9, 10
-JOINT_INT_ROWS = 11
+JOINT_INT_ROWS, N_COUNTS = 11, 3
 
 
 # Rows of the tree's per-joint vectors (``tree_buffers``, with coupled mimic joints): its velocity, the free
@@ -46,7 +46,7 @@ def model_sizes(nb, count, nv, nq, tree_nv):
     return ((9 * nb, 3 * nb, 3 * tree_nv, 3 * tree_nv, 3 * count, count, 5 * nb, (3 * count + 3 * nv) * nv, 3 * count,
              nv, 2 * count, count, 4 * nv, SLIP_COLUMNS * count, count, nv * nv, JOINT_ROWS * nv, count, count, 3 * nv,
              nq),
-            (count, count, nv, nv, nv, count, JOINT_INT_ROWS * nv, nb))
+            (count, count, nv, nv, nv, count, JOINT_INT_ROWS * max(nv, N_COUNTS), nb))
 
 
 @njit(inline='always')
@@ -115,7 +115,7 @@ def model_buffers(floats, ints, nb, count, nv, nq, tree_nv):
     shift, joint_impulse, slip = shaped(shift, (2, count)), shaped(joint_impulse, (4, nv)), \
         shaped(slip, (count, SLIP_COLUMNS))
     U, joints, joint_ints = shaped(U, (nv, nv)), shaped(joints, (JOINT_ROWS, nv)), \
-        shaped(joint_ints, (JOINT_INT_ROWS, nv))
+        shaped(joint_ints, (JOINT_INT_ROWS, max(nv, N_COUNTS)))
     return (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U,
             joints, trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles,
             joint_ints, near)
