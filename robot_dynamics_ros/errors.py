@@ -23,3 +23,8 @@ class URDFWarning(UserWarning):
 class SingularMassMatrixError(RobotDynamicsError):
     """Forward dynamics is undefined: the mass matrix is singular (or not positive definite) at this
     configuration, e.g. a joint that moves no mass or inertia; the message names the joint."""
+
+
+class ContactSolverError(RobotDynamicsError, ValueError):
+    """The contact problem of a simulator's step could not be solved (the interior-point oracle's budget spent, or a
+    zero pivot); the simulator keeps the state before the step."""

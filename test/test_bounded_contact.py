@@ -1,6 +1,6 @@
 """The contact step's bounded solve (issue 39): projected Gauss-Seidel (``simulation/bounded_solve.py``) against the
 interior-point solver (Clarabel, the oracle) on random and captured contact problems; trotting in place, a drop from
-0.3 m and sliding at mu 0.2 with no interior-point solve and no step left to the staged path; and a robot placed
+0.3 m and sliding at mu 0.2 with no interior-point solve; and a robot placed
 0.5 m below the ground lifted out without being thrown (issue 37). Thresholds come from the physics or the solvers'
 stopping criteria, stated beside each."""
 import importlib.util
@@ -24,6 +24,7 @@ from robot_dynamics_ros.simulation.bounded_solve import (MAX_SWEEPS, SWEEP_TOLER
 from robot_dynamics_ros.simulation.ground_contact import FIXED_POINT_TOLERANCE, Ground, GroundContact  # noqa: E402
 from robot_dynamics_ros.simulation import row_solve  # noqa: E402
 from robot_dynamics_ros.simulation.roles import SLIDE  # noqa: E402
+from robot_dynamics_ros.simulation.step_data import stage_kernels  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
 STAND = np.tile([0.0, 0.8, -1.5], 4)   # hip, thigh, knee of each leg
@@ -34,6 +35,7 @@ BOX = '''<robot name="box"><link name="box">
 # The oracle's stopping tolerances (Clarabel's tol_gap_abs, tol_gap_rel, tol_feas; its defaults are 1e-8, which
 # leave lam off by up to sqrt(1e-8) of its scale where the objective is flat)
 CLARABEL_TOLERANCE = 1e-11
+COMPILED = stage_kernels()   # the stage kernels, compiled where numba is
 
 
 def simulator(urdf, mu=0.8, initial_positions=None, **options):
@@ -159,21 +161,20 @@ def test_the_sweeps_fixed_point_is_the_interior_point_solvers_optimum_on_random_
     np.testing.assert_allclose(y, y_expected, rtol=0, atol=1e-6 * velocity_scale)
 
 
-def intercepted(sim, **stages):
-    """The staged path of ``sim`` with its row solve (``row_solve.solve_rows``) run as plain Python, calling
-    ``stages`` (by name: the functions that take the problem as arguments) in place of the compiled ones."""
-    sim.contact.kernels = types.SimpleNamespace(**{**vars(sim.contact.kernels), 'solve_rows': row_solve.solve_rows})
+def intercepted(**stages):
+    """For a simulator whose step runs as plain Python (``stages='python'``): its row solve (``row_solve.solve_rows``)
+    calls ``stages`` (by name: the functions that take the problem as arguments) in place of its own."""
     return mock.patch.multiple(row_solve, **stages)
 
 
 def captured_problems(steps=700):
     """The contact problems the bounded sweeps took on the bundled quadruped trotting in place from its stance,
-    stepped by the staged path (whose stages hand the problem over as arguments): (A, c without shift, nc,
-    n_bilateral, bound, n_stops, mu, the warm start). A step that starts with a sliding contact is left to the
-    sweeps (a pattern with one would certify most of them: ``sliding``), as are those whose pattern is refused."""
-    sim = simulator(QUADRUPED, initial_positions=STAND)
-    sim.contact_step = None   # the staged path: its bounded_step call shows the problem
-    kernels = sim.contact.kernels
+    stepped as plain Python (whose stages hand the problem over as arguments; the compiled stages solve it): (A, c
+    without shift, nc, n_bilateral, bound, n_stops, mu, the warm start). A step that starts with a sliding contact
+    is left to the sweeps (a pattern with one would certify most of them: ``sliding``), as are those whose pattern is
+    refused."""
+    sim = simulator(QUADRUPED, initial_positions=STAND, stages='python')
+    kernels = COMPILED
     problems = []
 
     def no_sliding_pattern(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles, *rest):
@@ -189,7 +190,7 @@ def captured_problems(steps=700):
         problems.append((A[:m, :m].copy(), G[:m] @ w + offsets, nc, n_bilateral, bound.copy(),
                          m - 3 * nc - n_bilateral - len(bound), mu, lam[:m].copy()))
         return kernels.bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, *rest)
-    with intercepted(sim, bounded_step=capture, pattern_fixed_point=no_sliding_pattern):
+    with intercepted(bounded_step=capture, pattern_fixed_point=no_sliding_pattern):
         for _ in range(steps):
             pd_step(sim, trot_targets(sim.t))
     return problems
@@ -215,11 +216,11 @@ def test_the_bounded_sweeps_meet_the_interior_point_solver_on_the_trotting_quadr
 
 
 def sliding_patterns(steps=700):
-    """The problems a pattern with a sliding contact certified while the bundled quadruped trotted in place (staged
-    path): (A, c without shift, nc, n_bilateral, bound, n_stops, mu, lam, contact roles)."""
-    sim = simulator(QUADRUPED, initial_positions=STAND)
-    sim.contact_step = None
-    kernels = sim.contact.kernels
+    """The problems a pattern with a sliding contact certified while the bundled quadruped trotted in place (stepped
+    as plain Python, as ``captured_problems``): (A, c without shift, nc, n_bilateral, bound, n_stops, mu, lam, contact
+    roles)."""
+    sim = simulator(QUADRUPED, initial_positions=STAND, stages='python')
+    kernels = COMPILED
     problems = []
 
     def capture(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles, *rest):
@@ -232,7 +233,7 @@ def sliding_patterns(steps=700):
             problems.append((A[:m, :m].copy(), G[:m] @ w + offsets, nc, n_bilateral, bound.copy(),
                              m - 3 * nc - n_bilateral - len(bound), mu, lam[:m].copy(), contact_roles.copy()))
         return taken
-    with intercepted(sim, pattern_fixed_point=capture):
+    with intercepted(pattern_fixed_point=capture):
         for _ in range(steps):
             pd_step(sim, trot_targets(sim.t))
     return problems
@@ -258,12 +259,12 @@ def test_a_sliding_pattern_solves_the_coulomb_problem_as_the_interior_point_solv
         np.testing.assert_allclose(y, y_expected, rtol=0, atol=10 * FIXED_POINT_TOLERANCE)
 
 
-# --- scenarios: no interior-point solve, no step left to the staged path ------------------------------------------
+# --- scenarios: no interior-point solve ---------------------------------------------------------------------------
 
 
 def test_the_bundled_quadruped_trots_in_place_upright_without_the_interior_point_solver():
     """2 s of trotting in place (feet leaving and touching the ground four times a second): every step is taken by
-    the one compiled call (none left to the staged path), the touch-downs by the bounded sweeps, none by Clarabel;
+    the one compiled call, the touch-downs by the bounded sweeps, none by Clarabel;
     the robot stays upright (tilted by less than 10 degrees) and on its feet (the trunk above half its standing
     height), as MuJoCo's does (benchmarks/bench_contact.py)."""
     sim = simulator(QUADRUPED, initial_positions=STAND)
@@ -273,7 +274,7 @@ def test_the_bundled_quadruped_trots_in_place_upright_without_the_interior_point
         assert tilt(sim) > np.cos(np.radians(10.0))
     assert sim.contact.solves['interior point'] == 0
     assert sim.contact.solves['bounded'] > 0
-    assert sim.contact_step.fallbacks == {} and sim.contact_step.steps == 2000
+    assert sim.contact_step.steps == 2000
     assert sim.q[2] > 0.5 * standing_height
 
 
@@ -301,14 +302,13 @@ def test_a_box_dropped_from_30_cm_lands_without_bounce_and_never_gains_energy():
     assert min(lowest) > -1e-3
     assert sim.q[2] == pytest.approx(0.05, abs=1e-6) and np.max(np.abs(sim.qd)) < 1e-6
     assert sim.contact.solves['interior point'] == 0
-    assert sim.contact_step.fallbacks.keys() <= {'no point near the ground'}
 
 
 def test_the_quadruped_dropped_from_30_cm_lands_on_its_feet_as_in_mujoco():
     """The bundled quadruped dropped from 0.3 m (its feet 0.3 m up) under the joint PD of its stance: an impact of
     2.4 m/s on four feet. After 1.5 s it stands, its base height within 5 mm and orientation within 1 degree of
     MuJoCo's (hard contact, test/mujoco_model.py), as test_ground_contact's standing quadruped; no interior-point
-    solve, no step left to the staged path but those in the air."""
+    solve."""
     mujoco = pytest.importorskip('mujoco')
     mu, seconds = 0.8, 1.5
     sim = simulator(QUADRUPED, mu=mu, initial_positions=STAND)
@@ -326,7 +326,6 @@ def test_the_quadruped_dropped_from_30_cm_lands_on_its_feet_as_in_mujoco():
     assert abs(sim.q[2] - data.qpos[2]) < 5e-3
     assert angle < 1.0
     assert sim.contact.solves['interior point'] == 0
-    assert sim.contact_step.fallbacks.keys() <= {'no point near the ground'}
 
 
 def test_a_box_sliding_at_mu_0_2_decelerates_at_mu_g():

@@ -1,34 +1,30 @@
-"""The simulator's ground-contact step as one loop kernel (no ROS import).
+"""The simulator's ground-contact step (no ROS import).
 
-The step's stages: the free velocity, the joints' rows, the contact points' kinematics and candidate rows,
-M = U D U^T, the Delassus matrix, the fixed point over certified patterns, the roles kept for the next step and the
-integration. The staged path (``ground_contact``, ``Simulator``) runs them one by one from Python, the free velocity by
-ABA: the interior-point oracle's path, and the step's where this kernel declines. ``contact_step`` runs the same
-stage kernels, in the same order, in one call, over the same step data (``step_data.StepData``, allocated
-once, passed as its five arenas), so that a standing or walking robot's step costs one call instead of some sixty
-NumPy and kernel calls. One stage differs in how, not what: the free acceleration M^-1 (tau - h) takes the bias h
-from RNEA (qdd = 0) and M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the
-Delassus stage needs anyway, where ABA would compute the articulated-body inertias (U D U^T's pivots) a second
+Its stages: the free velocity, the joints' rows, the contact points' kinematics and candidate rows, M = U D U^T, the
+Delassus matrix, the fixed point over certified patterns, the roles kept for the next step and the integration, each
+a kernel of its own module, run over one step data (``step_data.StepData``, allocated once, passed as its five
+arenas). ``contact_step`` runs them in one call, so that a step costs one call instead of some sixty NumPy and kernel
+calls; the interior-point oracle of the tests (``GroundContact.oracle_rows``) takes the place of the rows' solve
+between ``step_rows`` and ``finish_step``, the one call's two other parts. The free acceleration M^-1 (tau - h) takes
+the bias h from RNEA (qdd = 0) and M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which
+the Delassus stage needs anyway, where ABA would compute the articulated-body inertias (U D U^T's pivots) a second
 time; both recursions run in the world-aligned frame (``algorithms/world_frame``), on the bodies' poses and world
-columns the contact stage needs anyway, with no joint transform between bodies. The two agree to rounding. Written
-as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it
+columns the contact stage needs anyway, with no joint transform between bodies (the two agree with ABA to rounding:
+a test). Written as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it
 (``step_data.stage_kernels``).
 
-It takes every step but those it returns a reason for, having changed no state (only scratch buffers): the quaternion is
-off unit norm or the free velocity or the result is not finite (``ContactStep`` then raises the staged path's error), a
-zero pivot, or rows that outgrow the buffers (``ContactStep`` then grows them and runs it again). Any tree (a fixed,
-free-flyer or planar root, free-flyer and planar joints below it): only a free-flyer root has the omega x v term and the
-whole-robot lift, and ``integrate_step`` moves each joint on its own manifold. With coupled mimic joints
-(``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, M = G^T M_tree G is factorised densely
-(``dense_udut.reduced_udut``) and the rows are J G, as in the staged path. In the air (no point near the ground) the
-joints' rows alone make the problem: the minimiser the staged path's pivoting joint solver (``joint_friction``) finds,
-here by the same fixed point or sweeps as with contacts. A stop the solution breaks enters as a row and the problem is
-solved again (constraint generation, as the Python path does: at most one round per stop). A point below the ground is
-removed first, as the Python path removes it (``penetration``); where no pattern is certified, the bounded sweeps of
-``bounded_solve`` take the step. A singular pattern (more held rows than freedoms: four sticking feet and the joints'
-friction, drives or brakes) takes the least-squares impulses closest to the last solve's, as the Python path does (here
-compiled: ``contact_active_set.closest_held_rows``). Where the kernel falls back, the Python path runs the step from the
-same state, as it does without this kernel.
+Any tree (a fixed, free-flyer or planar root, free-flyer and planar joints below it): only a free-flyer root has the
+omega x v term and the whole-robot lift, and ``integrate_step`` moves each joint on its own manifold. With coupled
+mimic joints (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, M = G^T M_tree G is
+factorised densely (``dense_udut.reduced_udut``) and the rows are J G. In the air (no point near the ground) the
+joints' rows alone make the problem, solved by the same fixed point or sweeps as with contacts. A stop the solution
+breaks enters as a row and the problem is solved again (constraint generation: at most one round per stop). A point
+below the ground is removed first (``penetration``); where no pattern is certified, the bounded sweeps of
+``bounded_solve`` take the step. A singular pattern (more held rows than freedoms: four sticking feet and the
+joints' friction, drives or brakes) takes the least-squares impulses closest to the last solve's
+(``contact_active_set.closest_held_rows``). A step that cannot be taken changes no state (only scratch buffers):
+``ContactStep`` raises the error (a quaternion off unit norm, a non-finite state, a zero pivot), or, where the rows
+outgrow the buffers, grows them and runs the step again.
 """
 import numpy as np
 
@@ -41,6 +37,7 @@ from ..algorithms.spatial_kernels import unit_quaternions
 from ..algorithms.world_frame import world_rows
 from ..algorithms.world_rnea import world_rnea
 from ..algorithms.world_udut import world_udut
+from ..errors import ContactSolverError
 from ..model.configuration import QUATERNION_TOLERANCE, check_quaternions
 from ..model.joints import FREE_FLYER
 from .contact_rows import body_velocities, candidate_rows, points_near
@@ -58,48 +55,80 @@ from .step_layout import BIAS, BOUND, CENTER, COMMAND_EFFORT, CONTINUOUS, COUNTS
 # within the effort limits; no effort, the joints braked (a stale command with on_command_timeout='brake'); no
 # effort (a stale command otherwise); or the servo's effort targets and its drives (``joint_bounds.drive_rows``).
 COMMAND, BRAKED, NO_EFFORT, SERVO = 0, 1, 2, 3
-# Why the kernel left a step to the Python path (it returns the fixed point's iterations or the sweeps, > 0, when
-# it took it).
+# Why the kernel did not take a step (it returns the fixed point's iterations or the sweeps, > 0, when it took it).
 QUATERNION, NOT_FINITE, SINGULAR = -1, -2, -4   # (and row_solve.CAPACITY, -3)
-REASONS = {QUATERNION: 'quaternion off unit norm', NOT_FINITE: 'not finite',
-           CAPACITY: 'rows outgrow the buffers', SINGULAR: 'zero pivot'}
+
+
 @njit()
 def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
                  mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
-    effort written; returns the fixed point's iterations (> 0), or a reason (< 0) to leave the step to the Python
-    path with the warm start (roles, shifts, lam) unchanged. Where no certified pattern is found, the bounded sweeps
-    (``bounded_solve``) take the step, from the last step's impulses. constants, constant_ints: the simulator's
-    constants (``step_layout.constant_buffers``: the packed model for RNEA and U D U^T, the point kinematics, the
-    contact points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
+    effort written; returns the fixed point's iterations (> 0), or a reason (< 0) with the state and the warm start
+    (roles, shifts, lam) unchanged. Where no certified pattern is found, the bounded sweeps (``bounded_solve``) take
+    the step, from the last step's impulses. Its three stages: the step's rows (``step_rows``), their solve
+    (``row_solve.solve_rows``; the interior-point oracle's in its place where ``ContactStep`` runs that) and the step
+    the impulses make (``finish_step``). constants, constant_ints: the simulator's constants
+    (``step_layout.constant_buffers``: the packed model for RNEA and U D U^T, the point kinematics, the contact
+    points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
     ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows);
     ``coupled``: None, or with coupled mimic joints their G, Gq, q_offset and the arena of
     ``step_layout.tree_buffers``; a0 the base acceleration -[0; g]; the rest as ``ContactStep``."""
+    nc = step_rows(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
+                   mode, q, qd, q_new, qd_new, forces, constraint_effort, applied)
+    if nc < 0:
+        return nc
     (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
      column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
-    margin, penetration = settings[0], settings[1]   # (the solve's settings follow: row_solve.solve_rows)
     nv = qd.shape[0]
     (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
      trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
      near) = \
         model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
+    w, v_lo, v_hi, bound, center = joints[FREE_VELOCITY], joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
+    iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
+        U, joints[PIVOTS], w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam,
+        y, previous, rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses,
+        joint_impulse, slip, slope, contact_role, box_role, lower_role, upper_role, contact_roles)
+    if iterations == CAPACITY:
+        return restore(lam, saved, CAPACITY)
+    return finish_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height,
+                       mu, dt, mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, iterations, n_bilateral,
+                       n_boxed, n_lower, n_upper)
+
+
+@njit(inline='always')
+def step_rows(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
+              mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
+    """The step's problem in the step data (``contact_step``'s arguments): the applied effort, the free velocity w,
+    M = U D U^T, the configuration stepped from (q_start: q out of the ground), the joints' bounds there and the
+    contact candidates' rows; returns their number nc, or a reason (< 0). It saves the last solve's impulses first
+    (``restore``)."""
+    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
+     column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
+    nv = qd.shape[0]
+    (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
+     trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
+     near) = \
+        model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
+    Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
+    margin, penetration = settings[0], settings[1]
     lam_capacity = lam.shape[0]
-    for k in range(lam_capacity):                   # the last solve's impulses, restored on a fall-back
+    for k in range(lam_capacity):                   # the last solve's impulses, restored where the step fails
         saved[k] = lam[k]
     tau, tau_total, qdd, w = joints[TAU], joints[TAU_TOTAL], joints[QDD], joints[FREE_VELOCITY]
     v_lo, v_hi, bound, center = joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
-    D, v_after = joints[PIVOTS], joints[V_AFTER]
+    D = joints[PIVOTS]
     if mode == COMMAND or mode == SERVO:            # the applied effort (Simulator._effort)
         applied_effort(joints[COMMAND_EFFORT], joints[EFFORT_LIMIT], q_of_v, tau)
     else:
         tau[:] = 0.0
-    # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (Simulator._free_velocity's ABA: h by RNEA at qdd = 0, M^-1
-    # by the sweeps on M = U D U^T, both in the world-aligned frame), the root's linear part carried as a point's
-    # with coupled mimic joints (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, q_tree =
-    # Gq q + q_offset, qd_tree = G qd, w_tree = G w, M = G^T M_tree G, and the rows are J G (numba compiles the step
-    # without coupling apart: ``coupled`` None prunes these branches)
+    # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (h by RNEA at qdd = 0, M^-1 by the sweeps on M = U D U^T, both
+    # in the world-aligned frame), the root's linear part carried as a point's; with coupled mimic joints
+    # (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, q_tree = Gq q + q_offset, qd_tree =
+    # G qd, w_tree = G w, M = G^T M_tree G, and the rows are J G (numba compiles the step without coupling apart:
+    # ``coupled`` None prunes these branches)
     bias = joints[BIAS]
     for j in range(nv):
         qdd[j] = 0.0
@@ -133,7 +162,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     if coupled is not None:
         w_tree = tree_buffers(coupled)[1][TREE_W]
         multiply(coupled[0], w, w_tree)
-    # contact kinematics and candidate rows (GroundContact.solve), the heights of the bodies near the ground only; a
+    # contact kinematics and candidate rows, the heights of the bodies near the ground only; a
     # point below the ground: q out of it first (penetration.py)
     deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies,
                           near, x, phi)
@@ -164,8 +193,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
                        tree_positions(coupled, q_start), R, p, C_ang, C_lin, U, D, coupled)
         points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies, near,
                     x, phi)
-    # the joints' bounds and the servo's drives at the configuration stepped from, q_start (Simulator._joint_rows;
-    # GroundContact.solve says why)
+    # the joints' bounds and the servo's drives at the configuration stepped from, q_start (bounds from q before the
+    # projection let the step carry a joint the projection moved past its stop, which the clip to the limits then
+    # moved back unseen by the contacts: docs/simulator_and_contact.md)
     joint_bounds(joints[LOWER_V], joints[UPPER_V], joints[SPEED], joints[FRICTION], q_start, q_of_v, dt,
                  mode == BRAKED, v_lo, v_hi, bound, center)
     if mode == SERVO:
@@ -178,15 +208,27 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
         nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w_tree, dt, margin, which, tree_rows, bodies, near)
         for row in range(3 * nc):
             multiply_transposed(coupled[0], tree_rows[row], G[row])
-    # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern (as GroundContact does)
-    iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
-        U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam, y, previous,
-        rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses, joint_impulse, slip,
-        slope, contact_role, box_role, lower_role, upper_role, contact_roles)
-    if iterations == CAPACITY:
-        return restore(lam, saved, CAPACITY)
-    m = joint_ints[COUNTS, 0]
-    # v within the joints' bounds, the generalized impulse G^T lam, the free-root integration (Simulator._integrate)
+    return nc
+
+
+@njit(inline='always')
+def finish_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
+                mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, iterations, n_bilateral, n_boxed, n_lower,
+                n_upper):
+    """The step the solve's impulses lam (and v = w + M^-1 G^T lam) make, from the data ``step_rows`` and the solve
+    wrote: q_new, qd_new, the forces and efforts (as ``contact_step``), the warm start of the next step; returns
+    ``iterations``, or NOT_FINITE with lam restored."""
+    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
+     column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
+    nv = qd.shape[0]
+    (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
+     trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
+     near) = \
+        model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
+    Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
+    v_lo, v_hi, v_after, tau = joints[V_LO], joints[V_HI], joints[V_AFTER], joints[TAU]
+    m, nc = joint_ints[COUNTS, 0], joint_ints[COUNTS, 1]
+    # v within the joints' bounds, the generalized impulse G^T lam, the integration (``integrate_step``)
     for j in range(nv):
         v_after[j] = min(max(v[j], v_lo[j]), v_hi[j])
         impulse = 0.0
@@ -205,7 +247,7 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     for i in range(nc):
         for a in range(3):
             forces[which[i], a] = impulses[which[i], a] / dt
-    for j in range(nv):   # the drives' constraint effort is applied effort (Simulator._contact_and_joints)
+    for j in range(nv):   # the drives' constraint effort is applied effort (as Simulator._friction_and_stops)
         applied[j] = tau[j]
         if mode == SERVO and joints[DRIVEN, j] != 0.0:
             limit = joints[EFFORT_LIMIT, j]
@@ -282,24 +324,31 @@ def restore(lam, saved, reason):
     return reason
 
 
-def _is_vector(x, n):
-    """Whether x is a C-contiguous float64 array of length n (what the compiled kernel takes without a new
-    compilation)."""
-    return type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous
+def _as_vector(name, x, n):
+    """x as a C-contiguous float64 array of length n (what the compiled kernel takes without a new compilation);
+    ValueError for another length."""
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (n,) and x.flags.c_contiguous:
+        return x
+    x = np.ascontiguousarray(x, dtype=float)
+    if x.shape != (n,):
+        raise ValueError(f"the simulator's {name} has shape {x.shape}, expected ({n},)")
+    return x
 
 
 class ContactStep:
     """``contact_step`` for one simulator with a ground (``stages``: the stage kernels, ``step_data.stage_kernels``;
     ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE, then its ROW_SETTINGS, those of
     ``row_solve.solve_rows``): its constants (the simulator's at construction, in two arrays laid out by
-    ``step_layout.constant_buffers``; its data are the ground contact's ``StepData``); ``step`` takes a step or leaves
-    it to the Python path. ``steps`` counts the steps it took, ``fallbacks`` the others by reason (``REASONS``)."""
+    ``step_layout.constant_buffers``; its data are the ground contact's ``StepData``). ``step`` takes a step: one
+    call, or, with the ground contact's ``try_pattern`` False, ``step_rows``, the interior-point oracle
+    (``GroundContact.oracle_rows``) and ``finish_step``. ``steps`` counts the steps taken."""
 
     def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact
         model, kin, count = sim.model, contact.kinematics, contact.count
         nv = model.nv
         self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model.tree)
+        self.step_rows, self.finish_step = stages.step_rows, stages.finish_step
         integer = np.int64
         d = contact.data
         self.joints, self.joint_ints = d.joints, d.joint_ints
@@ -328,8 +377,8 @@ class ContactStep:
             example = (*self.constants, *d.arenas, contact.coupled, self.pack.default_base_acceleration, 0.0, 0.0,
                        float(sim.dt), COMMAND, q, qd, q, qd, np.empty((count, 3)), qd, qd)
             self.kernel.compile(tuple(typeof(value) for value in example))
-        self.steps, self.fallbacks = 0, {}
-        # the state arrays the last taken step wrote; whether the external effort row may be nonzero
+        self.steps = 0
+        # the state arrays the last step wrote; whether the external effort row may be nonzero
         self.written, self.forces_shape, self.external = (None, None), (count, 3), True
 
     @property
@@ -337,27 +386,35 @@ class ContactStep:
         """(m, nc): the rows of the last step the kernel reached its rows in, and its contact candidates."""
         return int(self.joint_ints[COUNTS, 0]), int(self.joint_ints[COUNTS, 1])
 
-    def _run(self, d, step_inputs):
-        """The kernel on the step data ``d`` and the step's inputs; returns its status."""
-        arguments = (*self.constants, *d.arenas, *step_inputs)
+    def _run(self, kernel, d, step_inputs, *counts):
+        """A kernel (``contact_step``, ``step_rows`` or ``finish_step``) on the step data ``d``, the step's inputs and
+        the solve's counts (``finish_step``'s); returns its status."""
+        arguments = (*self.constants, *d.arenas, *step_inputs, *counts)
         try:
             if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
                 with np.errstate(divide='raise'):
-                    return self.kernel(*arguments)
-            return self.kernel(*arguments)
-        except (ZeroDivisionError, FloatingPointError):   # a zero pivot: the Python path names the joint
+                    return kernel(*arguments)
+            return kernel(*arguments)
+        except (ZeroDivisionError, FloatingPointError):   # a zero pivot
             d.lam[:] = d.saved
             return SINGULAR
 
+    def _oracle(self, contact, step_inputs):
+        """The step with the interior-point oracle in place of the rows' solve (``try_pattern`` False)."""
+        nc = self._run(self.step_rows, contact.data, step_inputs)
+        if nc < 0:
+            return nc
+        counts = contact.oracle_rows(nc, step_inputs[4])
+        return self._run(self.finish_step, contact.data, step_inputs, 1, *counts)
+
     def step(self, sim):
-        """True when the step is taken (the simulator's state, forces and efforts written); False with nothing
-        changed but scratch buffers, for the Python path to take it."""
+        """One step of the simulator ``sim``: its state, forces and efforts written. Where the step cannot be taken
+        (a quaternion off unit norm, a non-finite state, a zero pivot) the simulator's error, the state unchanged."""
         contact, model = sim.contact, sim.model
-        q, qd, nv = sim.q, sim.qd, model.nv
+        nv = model.nv
         last_q, last_qd = self.written   # (arrays the kernel wrote are what it takes: no need to check them again)
-        if not (contact.try_pattern and (q is last_q or _is_vector(q, model.nq))
-                and (qd is last_qd or _is_vector(qd, nv))):
-            return False
+        q = sim.q if sim.q is last_q else _as_vector('q', sim.q, model.nq)
+        qd = sim.qd if sim.qd is last_qd else _as_vector('qd', sim.qd, nv)
         joints, dt = self.joints, sim.dt
         if sim.servo_mode:
             effort = sim.effort_target
@@ -379,22 +436,25 @@ class ContactStep:
         ground = contact.ground
         step_inputs = (contact.coupled, a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new,
                        qd_new, forces, constraint_effort, applied)
-        status = self._run(contact.data, step_inputs)
-        if status == CAPACITY:   # room for the rows, as the staged path makes it (once: the buffers double), and again
+        take = (lambda: self._run(self.kernel, contact.data, step_inputs)) if contact.try_pattern else \
+            (lambda: self._oracle(contact, step_inputs))
+        status = take()
+        if status == CAPACITY:   # room for the rows (once: the buffers double), and again
             contact.data.reserve(int(self.joint_ints[COUNTS, 0]))
-            status = self._run(contact.data, step_inputs)
-        if status == QUATERNION:   # the staged path's errors, raised here: a ValueError naming the joint,
+            status = take()
+        if status == QUATERNION:   # a ValueError naming the joint
             check_quaternions(model, q)
-        elif status == NOT_FINITE:   # or SimulationDiverged with the state kept, at rest
+        elif status == NOT_FINITE:   # SimulationDiverged with the state kept, at rest
             for x in (joints[FREE_VELOCITY], joints[V_AFTER], q_new, qd_new):   # (written where w is finite)
                 sim._finite(x)
-        if status <= 0:
-            self.fallbacks[REASONS[status]] = self.fallbacks.get(REASONS[status], 0) + 1
-            return False
+        elif status == SINGULAR:   # the mass matrix's pivot names its joint; else the held rows were singular
+            sim._check_positive_definite(q, f'at t = {sim.t:.6g} s')
+            raise ContactSolverError(f'the contact problem of the step at t = {sim.t:.6g} s had a zero pivot; '
+                                     'kept the state before it')
         self.steps += 1
-        contact.count_solve(status)
+        if contact.try_pattern:
+            contact.count_solve(status)
         sim.contact_forces, sim.constraint_effort, sim.applied_effort = forces, constraint_effort, applied
         sim._step_inertia, sim._pattern = None, self.sliding
         sim.q, sim.qd = self.written = q_new, qd_new
         sim.t += dt
-        return True

@@ -24,18 +24,19 @@ The rows, and their cones K:
   added and the problem solved again (rows are only added, so this ends).
 So contacts, joint friction, drives, brakes and stops are solved together, coupled through M^-1. On a model with
 coupled mimic joints (``model/mimic.py``: qd_tree = G qd) a point's rows are the tree's J times G, so the Delassus
-matrix is J G M^-1 G^T J^T with M the reduced mass matrix, and the rest is the same. Not coupled:
-penetration left by the step's linearisation (a point on a rotating body moves on an arc, not on the line
-dt J v; nanometres at 1 kHz), or a robot placed below the ground, is removed at the start of the next step at the
-position level (``project_out``, ``penetration``), changing q, not v: by the smallest displacement in the metric
-M, or, deeper than LIFT_DEPTH, a floating robot lifted as a whole. It adds no kinetic energy.
+matrix is J G M^-1 G^T J^T with M the reduced mass matrix, and the rest is the same. Penetration left by the
+step's linearisation (a point on a rotating body moves on an arc, not on the line dt J v; nanometres at 1 kHz), or a
+robot placed below the ground, is removed at the start of the next step at the position level (``penetration``),
+changing q, not v: by the smallest displacement in the metric M, or, deeper than LIFT_DEPTH, a floating robot lifted
+as a whole. It adds no kinetic energy.
 
-The step's stages, each once, over one ``step_data.StepData``: kinematics and the contact candidates' rows
-(``contact_rows``), Saha's M = U D U^T (the compiled ``fast.udut`` kernel), then the rows' solve the one-call step
-(``contact_step``) calls too (``row_solve``): the Delassus matrix G M^-1 G^T over one row set of contacts and joints
+The step (``contact_step``) runs its stages in one call over one ``step_data.StepData``: kinematics and the contact
+candidates' rows (``contact_rows``), Saha's M = U D U^T in the world-aligned frame (``algorithms/world_udut``), then
+the rows' solve (``row_solve``): the Delassus matrix G M^-1 G^T over one row set of contacts and joints
 (``delassus``: three sweeps per row on U and D), the solve on the last step's pattern with its certificate
 (``contact_active_set``), iterated on the shift s (``pattern_fixed_point``); the kernels run compiled where numba is
-installed, else as plain Python (``step_data.stage_kernels``).
+installed, else as plain Python (``step_data.stage_kernels``). This module holds the contact points, the step's data
+and warm start, and the oracle.
 
 Solvers: the last step's pattern (which contacts stick, which are apart; which joints slide, which stops push) is
 tried first with one Cholesky solve, and taken where the optimality conditions certify it (``contact_active_set``);
@@ -46,7 +47,8 @@ sweeps, then its pattern certified where it can be (``bounded_solve``): no solve
 bounded whatever the pattern does. The true Coulomb cone throughout (a friction pyramid of 8 sides would
 under-estimate the friction by up to 1 - cos(pi/8) = 7.6 %). A frictionless ground (mu = 0) makes each cone the
 normal half-line lam_n >= 0 with zero tangential impulses. The interior-point solver Clarabel (PyPI, Apache-2.0)
-solves (1) with its certified optimum when ``try_pattern`` is False: the oracle of the tests, not a step's path.
+solves (1) with its certified optimum in place of the rows' solve when ``try_pattern`` is False (``oracle_rows``):
+the oracle of the tests, not a step's path.
 Its budget (SOLVER_ITERATIONS, SOLVER_SECONDS) bounds its solves; a program it cannot solve within it is a
 ContactSolverError.
 """
@@ -58,17 +60,11 @@ import scipy.sparse as sparse
 
 from .. import spatial
 from ..algorithms.point_kinematics import PointKinematics
-from ..errors import RobotDynamicsError
-from ..fast import udut
-from ..model.model import FREE_FLYER
-from ..algorithms.udut import udut as plain_udut
+from ..errors import ContactSolverError
 from .bounded_solve import MAX_SWEEPS, SWEEP_TOLERANCE
 from .contact_rows import body_reach
-from .contact_active_set import APART
-from .penetration import LIFT_DEPTH
-from .row_solve import CAPACITY
 from .step_data import StepData, stage_kernels
-from .step_layout import BOX_BOUND, COUNTS, tree_buffers, tree_size
+from .step_layout import BOUND, BOX_BOUND, CENTER, COUNTS, FREE_VELOCITY, PIVOTS, V_HI, V_LO, tree_size
 
 # m/s: the De Saxce shift s has converged. A sliding point's normal velocity is then within this of zero: it may lift
 # by FIXED_POINT_TOLERANCE dt per step (1 nm at 1 kHz), which the gap term max(phi, 0) / dt takes back the next step.
@@ -91,11 +87,6 @@ class Ground(NamedTuple):
     friction: float = 1.0
 
 
-class ContactSolverError(RobotDynamicsError, ValueError):
-    """The contact problem of a step had no solution the solver could certify within its budget (SOLVER_ITERATIONS,
-    SOLVER_SECONDS); the simulator keeps the state before the step."""
-
-
 def _clarabel():
     try:
         import clarabel
@@ -106,7 +97,8 @@ def _clarabel():
 
 
 class GroundContact:
-    """The contact points of one model on one ground: their geometry, and ``solve`` for one step's velocity."""
+    """The contact points of one model on one ground: their geometry, the step's data and warm start, and the
+    interior-point oracle (``oracle_rows``); ``contact_step.ContactStep`` takes the steps."""
     try_pattern = True   # the patterns, then the bounded sweeps (False: the interior-point solver alone, the oracle)
 
     def __init__(self, model, points, ground, backend=None):
@@ -142,14 +134,12 @@ class GroundContact:
         k = self.kinematics
         self._tree = k.tree
         # None, or the coupling of mimic joints (G, Gq, q_offset) and an arena of the step's buffers on the tree's
-        # coordinates (``step_layout.tree_buffers``), as the rows J G (``contact_rows.model_row``) and the one-call
-        # step take them
+        # coordinates (``step_layout.tree_buffers``), as the step takes them
         c, tree = self.coupling, model.tree
         self.coupled = None if c is None else (*(np.ascontiguousarray(a) for a in (c.G, c.Gq, c.q_offset)),
                                                np.zeros(tree_size(model.nv, tree.nq, tree.nv, len(body))))
         self._columns = (np.ascontiguousarray(k.column_body, dtype=np.int64), np.ascontiguousarray(k.S_ang),
                          np.ascontiguousarray(k.S_lin))
-        self._udut = udut if self.kernels.backend == 'numba' else plain_udut
         self._every_body = np.ones(model.tree.nb, dtype=np.int64)   # (``points``: every body's points)
         self._reach = body_reach(model.tree.nb, self.body, self.centre, self.radius)   # (the step's broad phase)
         self._solver = None   # (structure, Clarabel solver) of the last interior-point solve: set up once per structure
@@ -184,79 +174,6 @@ class GroundContact:
         """The height of the lowest contact point above the ground (inf without points)."""
         return float(np.min(self.points(q)[0], initial=np.inf))
 
-    def _near_points(self, q, tree_w, dt):
-        """(phi, x): the kinematics stage of the step at q (``contact_rows.near_points``, as the one-call step runs
-        it: the heights of the points on bodies near the ground, inf elsewhere), in the step's data buffers."""
-        d = self.data
-        q = q if self.coupling is None else self.coupling.tree_positions(q)
-        self.kernels.near_points(*self._tree, *self._columns, self.kinematics.moves, self.body, self.centre,
-                                 self.radius, self._reach, float(self.ground.height), CONTACT_MARGIN, float(dt),
-                                 np.ascontiguousarray(q, dtype=float), tree_w, d.R, d.p, d.C_ang, d.C_lin, d.bodies,
-                                 d.near, d.x, d.phi)
-        return d.phi, d.x
-
-    def jacobians(self, R, p, x, which):
-        """(3 len(which), nv): rows x, y, z of the velocity Jacobian of each selected point."""
-        C_ang, C_lin = self.kinematics.columns(R, p)
-        J = self.kinematics.jacobians(C_ang, C_lin, self.body[which], x[which]).reshape(-1, self.model.tree.nv)
-        return J if self.coupling is None else J @ self.coupling.G
-
-    def solve(self, q, w, dt, joint_rows):
-        """(q, joints, v, impulses, lam_q): the configuration to step from (q with any penetration projected out), the
-        joints' rows there, the velocity after the step (None when no point is near the ground: the caller solves the
-        joints alone), the (count, 3) world contact impulses, and the generalized impulse G^T lam of every row
-        (contacts, friction, stops, drives). ``joint_rows``: the joints' rows (v_lo, v_hi, impulse_bound, driven,
-        center) per velocity coordinate at a configuration (``Simulator._joint_rows``), taken at the one stepped
-        from: bounds from q before the projection let the step carry a joint the projection moved past its stop,
-        which the clip to the limits then moved back unseen by the contacts (docs/simulator_and_contact.md). The
-        stages, each once: kinematics, contact candidates and rows, factorisation, Delassus, the solve."""
-        d, k = self.data, self.kernels
-        # with coupled mimic joints: the kinematics and rows J on the tree at its velocity G w, then J G on the model's
-        tree_w, rows = (w, d.G) if self.coupled is None else (self.coupling.G @ w, tree_buffers(self.coupled)[5])
-        phi, x = self._near_points(q, tree_w, dt)
-        if phi.min(initial=np.inf) < -PENETRATION_TOLERANCE:
-            q = self.project_out(q, phi, x, d.R, d.p)
-            phi, x = self._near_points(q, tree_w, dt)
-        joints = joint_rows(q)
-        nc = k.candidate_rows(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, tree_w, float(dt),
-                              CONTACT_MARGIN, d.which, rows, d.bodies, d.near)
-        if self.coupled is not None:
-            d.G[:3 * nc] = rows[:3 * nc] @ self.coupling.G
-        if not nc:
-            d.impulses[:] = 0.0
-            d.shift[:] = 0.0
-            d.contact_role[:] = APART
-            return q, joints, None, d.impulses, None
-        U, D = self._udut(self.model, q)
-        v_lo, v_hi, impulse_bound, _, center = joints
-        v, lam_q = self._solve_rows(U, D, phi, w, dt, (v_lo, v_hi, impulse_bound, center), nc)
-        return q, joints, v, d.impulses, lam_q
-
-    def _solve_rows(self, U, D, phi, w, dt, joints, nc):
-        """(v within the joints' bounds, G^T lam): problem (1) over the nc candidates' rows and the joints' rows
-        (``row_solve``, as the one-call step solves it; the interior-point oracle where ``try_pattern`` is False),
-        its solution kept as the next step's warm start."""
-        d, k = self.data, self.kernels
-        v_lo, v_hi, bound, center = joints
-        mu = float(self.ground.friction)
-        if self.try_pattern:
-            while True:
-                iterations, *counts = k.solve_rows(
-                    U, D, w, phi, nc, float(dt), mu, v_lo, v_hi, bound, center, ROW_SETTINGS, d.G, d.Y, d.A, d.L,
-                    d.F, d.free, d.c, d.lam, d.y, d.previous, d.rhs, d.swept, d.v, d.joints, d.joint_ints, d.which,
-                    d.trial, d.gap, d.beta, d.shift, d.swept_shift, d.impulses, d.joint_impulse, d.slip, d.slope,
-                    d.contact_role, d.box_role, d.lower_role, d.upper_role, d.contact_roles)
-                if iterations != CAPACITY:
-                    break
-                d.reserve(int(d.joint_ints[COUNTS, 0]))   # room for the rows (the buffers double), and again
-            self.count_solve(iterations)
-        else:
-            counts = self._oracle_rows(U, D, phi[d.which[:nc]], w, dt, joints, nc)
-        k.remember_solution(d.lam, nc, *counts, mu, d.joints, d.joint_ints, d.which, d.trial, d.shift, d.impulses,
-                            d.joint_impulse, d.contact_role, d.box_role, d.lower_role, d.upper_role, d.slip, d.slope)
-        m = int(d.joint_ints[COUNTS, 0])
-        return np.clip(d.v, v_lo, v_hi), d.G[:m].T @ d.lam[:m]
-
     def count_solve(self, iterations):
         """Count a step's solve by ``row_solve.solve_rows`` (its iterations) in ``solves``."""
         sweeps = int(self.data.joint_ints[COUNTS, 2])
@@ -266,13 +183,16 @@ class GroundContact:
         else:
             self.solves['pattern'] += iterations
 
-    def _oracle_rows(self, U, D, phi, w, dt, joints, nc):
-        """``row_solve.solve_rows``' problem with the interior-point solver (the oracle of the tests): lam, v, the
-        trial shifts, the row sets and m written into the step data as it writes them; returns the counts of the
-        bilateral, boxed, lower-stop and upper-stop rows."""
+    def oracle_rows(self, nc, dt):
+        """``row_solve.solve_rows``' problem with the interior-point solver (the oracle of the tests, ``try_pattern``
+        False), on the step's data as ``contact_step.step_rows`` leaves it (M = U D U^T, w, the joints' rows, the nc
+        candidates' rows): lam, v, the trial shifts, the row sets and m written as ``solve_rows`` writes them; returns
+        the counts of the bilateral, boxed, lower-stop and upper-stop rows."""
         d, k = self.data, self.kernels
-        v_lo, v_hi, b, center = joints
+        U, D, w = d.U, d.joints[PIVOTS], d.joints[FREE_VELOCITY]
+        v_lo, v_hi, b, center = d.joints[V_LO], d.joints[V_HI], d.joints[BOUND], d.joints[CENTER]
         which, mu = d.which[:nc], float(self.ground.friction)
+        phi = d.phi[which]
         n_bilateral, n_boxed, n_lo, n_hi = k.joint_row_sets(v_lo, v_hi, b, w, d.joint_impulse, d.sets)
         bilateral, boxed = d.sets[0, :n_bilateral].copy(), d.sets[1, :n_boxed].copy()
         lo, hi = d.sets[2, :n_lo].copy(), d.sets[3, :n_hi].copy()
@@ -328,8 +248,8 @@ class GroundContact:
         m = A.shape[0]
         n_box, start_box = len(bound), 3 * nc + n_bilateral
         n_rows = 2 * n_box + n_stops + 3 * nc
-        if n_rows == 0:
-            return lambda c: np.linalg.lstsq(A, -c, rcond=None)[0]
+        if n_rows == 0:   # (bilateral rows alone, or none)
+            return lambda c: np.linalg.lstsq(A, -c, rcond=None)[0] if m else np.zeros(0)
         mu = float(self.ground.friction)
         row, column, indptr = _upper_triangle(m)
         P_data = A[row, column]   # the upper triangle of A, column by column (CSC)
@@ -398,28 +318,6 @@ class GroundContact:
                     f'{SOLVER_SECONDS * 1e3:g} ms)')
             return np.asarray(solution.x)
         return solve
-
-    def project_out(self, q, phi, x, R, p):
-        """q out of the ground (``penetration``): a free-flyer root lifted with the whole robot by the depth of the
-        lowest point where that is deeper than LIFT_DEPTH, else the smallest displacement in the metric M that lifts
-        the points below the ground onto it (the kernels of the one-call step, ``contact_step``)."""
-        model, d, k = self.model, self.data, self.kernels
-        free_root = model.joint_type[0] == FREE_FLYER
-        if free_root and phi.min() < -LIFT_DEPTH:
-            q = q.copy()
-            q[model.idx_q[0] + 2] -= phi.min()
-            return q
-        U, D = self._udut(model, q)
-        k.world_columns(*self._columns, R, p, d.C_ang, d.C_lin)
-        d.reserve(self.count)
-        dq = np.empty(model.nv)
-        k.projection(self.kinematics.moves, self.body, x, phi, d.C_ang, d.C_lin, U, D, PENETRATION_TOLERANCE, d.G,
-                     d.Y, d.A, d.L, d.F, d.free, d.c, d.previous, d.y, d.rhs, dq, self.coupled)
-        result = np.empty(model.nq)   # (as the one-call step integrates)
-        indices = (np.ascontiguousarray(a, dtype=np.int64) for a in (model.joint_type, model.idx_q, model.idx_v))
-        k.integrate_joints(*indices, q, dq, 1.0, result, np.empty(model.nv))
-        return result
-
 
 @functools.cache
 def _upper_triangle(m):

@@ -47,8 +47,8 @@ class Simulator:
     Each integration step (and RK4 stage) applies the effort of the active input clamped to the URDF effort limits,
     minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit (symplectic) Euler or classical
     RK4. Semi-implicit Euler takes the damping implicitly (stable however stiff the damping is for its link; see
-    ``_implicitly_damped_acceleration``), except with a ground, whose contact solve works on M (the static contact
-    forces would be off by M (M + dt B)^-1); RK4 explicitly. Coulomb friction and the position limits are then taken
+    ``_implicitly_damped_acceleration``), except with contact points on a ground, whose contact solve works on M
+    (the static contact forces would be off by M (M + dt B)^-1); RK4 explicitly. Coulomb friction and the position limits are then taken
     together at the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its
     friction sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
     shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull it away.
@@ -71,9 +71,8 @@ class Simulator:
     inelastic, with the Coulomb cone and maximum dissipation, solved in one problem with joint friction, stops,
     brakes and servo drives (``ground_contact``); ``contact_forces`` holds each point's world force over the step.
     The contact step's stages run compiled where numba is installed; ``stages='python'`` runs the same kernels as plain
-    Python (the reference, ``step_data.stage_kernels``). The step runs its stages in one call (``contact_step``),
-    whatever the joints (coupled mimic joints too), and one by one from Python where that call declines
-    (``contact_step.fallbacks`` says why: a zero pivot) and for the interior-point oracle.
+    Python (the reference, ``step_data.stage_kernels``), in one call (``contact_step``) whatever the joints (coupled
+    mimic joints too). A ground without contact points changes nothing: the step is the one without a ground.
     """
 
     def __init__(self, model: Model, dt: float, integrator: str = 'semi_implicit_euler',
@@ -128,7 +127,7 @@ class Simulator:
         revolute[model.idx_v[model.joint_type == REVOLUTE]] = True
         # 1.0 on a continuous joint (revolute, no limits): the servo's position error wrapped into [-pi, pi)
         self._continuous = (revolute & ~np.isfinite(self._lower_v) & ~np.isfinite(self._upper_v)).astype(float)
-        # the common path of a contact step in one compiled call (contact_step.py), the stages below where it declines
+        # the contact step (contact_step.py), where there are contact points
         self.contact_step = None
         if self.contact is not None and self.contact.count:
             from .contact_step import ContactStep
@@ -160,17 +159,17 @@ class Simulator:
             q[model.idx_q[0] + 2] -= self.contact.lowest_height(q)   # spawn with the lowest point on the ground
         return q
 
-    def _check_positive_definite(self, q):
+    def _check_positive_definite(self, q, where='at the initial state'):
         """ValueError naming the joint unless every pivot D_i of M(q) = U D U^T (Saha eqs. 25-27) is positive."""
         try:
             D = innovations_factors(self.model, q).D if self.model.coupling is None else embedded_pivots(self.model, q)
         except SingularMassMatrixError as e:   # a pivot <= 0
-            raise ValueError(f'mass matrix is not positive definite at the initial state: {e}') from None
+            raise ValueError(f'mass matrix is not positive definite {where}: {e}') from None
         threshold = SINGULAR_PIVOT_RATIO * np.max(np.abs(D[np.isfinite(D)]), initial=0.0)
         for i in reversed(range(self.model.nv)):   # the gather's order: the first failure is the cause
             if not (np.isfinite(D[i]) and D[i] > threshold):
                 raise ValueError(
-                    f'mass matrix is not positive definite at the initial state: joint '
+                    f'mass matrix is not positive definite {where}: joint '
                     f'{self.model.joint_names[i]!r} (body {self.model.body_names[i]!r}) moves no inertia '
                     f'(articulated-body inertia D = {D[i]:.3g}); give the bodies it moves mass and inertia')
 
@@ -328,14 +327,12 @@ class Simulator:
 
     def step(self) -> None:
         """Advance the state by one dt; SimulationDiverged (a ValueError) if it would become non-finite."""
-        if self.contact_step is not None and self.contact_step.step(self):
+        if self.contact_step is not None:
+            self.contact_step.step(self)
             return
         dt = self.dt
         self.applied_effort = np.zeros(self.model.nv) if self.braking() else self._effort(self.q, self.qd)
-        if self.contact is not None:
-            start, qd = self._contact_and_joints(self.q, self._free_velocity())
-            q, qd = self._integrate(start, self._finite(qd))
-        elif self.integrator == 'semi_implicit_euler':
+        if self.integrator == 'semi_implicit_euler':
             qd = self._friction_and_stops(self.q, self._free_velocity())
             q, qd = (self.q + dt * qd, qd) if self.model.fixed_base else self._integrate(self.q, self._finite(qd))
         else:
@@ -355,7 +352,7 @@ class Simulator:
         acceleration), so that the base origin moves in the world as a point does; ``_integrate`` expresses it in
         the new base frame. (Euler on v' = a - omega x v in the moving frame would grow |v| by (omega dt)^2 / 2 per
         step: a spinning ball rolling on the ground would speed up.)"""
-        if self.damping.any() and self.contact is None:   # (the ground's contact solve takes M, not M + dt B)
+        if self.damping.any():
             w = self._finite(self.qd + self.dt * self._implicitly_damped_acceleration(self.q, self.qd))
         else:
             w = self._finite(self.qd + self.dt * self._acceleration(self.q, self.qd))
@@ -455,22 +452,6 @@ class Simulator:
                                     self.model.effort_limit, self.applied_effort, q, self._q_of_v, dt, v_lo, v_hi,
                                     impulse_bound, center, driven)
         return v_lo, v_hi, impulse_bound, driven != 0.0, center
-
-    def _contact_and_joints(self, q, free_velocity):
-        """(configuration to step from, velocity after the step): ground contact solved together with the joints'
-        friction, stops, brakes and drives (``ground_contact``; it first projects any penetration out of q); without
-        a point near the ground, the joints alone as ``_friction_and_stops``. Sets ``contact_forces`` (world, N) and
-        ``constraint_effort``."""
-        q, (_, _, _, driven, _), v, impulses, generalized = self.contact.solve(q, free_velocity, self.dt,
-                                                                             self._joint_rows)
-        self.contact_forces = impulses / self.dt
-        if v is None:   # no point near the ground: the joints' exact pivoting solver
-            return q, self._friction_and_stops(q, free_velocity)
-        self.constraint_effort = generalized / self.dt   # G^T lam / dt = M (v - w) / dt
-        self._pattern = np.full(self.model.nv, SLIDING)
-        limit = self.model.effort_limit
-        self.applied_effort = np.clip(self.applied_effort + np.where(driven, self.constraint_effort, 0.0), -limit, limit)
-        return q, v
 
     def total_energy(self) -> float:
         """Kinetic plus potential energy of the current state (J)."""
