@@ -66,9 +66,9 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) with the state and the warm start
     (roles, shifts, lam) unchanged. Where no certified pattern is found, the bounded sweeps (``bounded_solve``) take
-    the step, from the last step's impulses. Its three stages: the step's rows (``step_rows``), their solve
-    (``row_solve.solve_rows``; the interior-point oracle's in its place where ``ContactStep`` runs that) and the step
-    the impulses make (``finish_step``). constants, constant_ints: the simulator's constants
+    the step, from the last step's impulses. Its two parts: the step's rows (``step_rows``), then their solve
+    (``row_solve.solve_rows``) and the step the impulses make (``finish_step``; where ``ContactStep`` runs the
+    interior-point oracle, with its solution). constants, constant_ints: the simulator's constants
     (``step_layout.constant_buffers``: the packed model for RNEA and U D U^T, the point kinematics, the contact
     points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
     ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows);
@@ -78,27 +78,11 @@ def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, r
                    mode, q, qd, q_new, qd_new, forces, constraint_effort, applied)
     if nc < 0:
         return nc
-    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
-     column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
-    nv = qd.shape[0]
-    (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
-     trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
-     near) = \
-        model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
-    Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
-    w, v_lo, v_hi, bound, center = joints[FREE_VELOCITY], joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
-    iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
-        U, joints[PIVOTS], w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam,
-        y, previous, rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses,
-        joint_impulse, slip, slope, contact_role, box_role, lower_role, upper_role, contact_roles)
-    if iterations == CAPACITY:
-        return restore(lam, saved, CAPACITY)
     return finish_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height,
-                       mu, dt, mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, iterations, n_bilateral,
-                       n_boxed, n_lower, n_upper)
+                       mu, dt, mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, None)
 
 
-@njit(inline='always')
+@njit()
 def step_rows(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
               mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
     """The step's problem in the step data (``contact_step``'s arguments): the applied effort, the free velocity w,
@@ -208,16 +192,18 @@ def step_rows(constants, constant_ints, floats, ints, row_floats, row_ints, row_
         nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w_tree, dt, margin, which, tree_rows, bodies, near)
         for row in range(3 * nc):
             multiply_transposed(coupled[0], tree_rows[row], G[row])
+    joint_ints[COUNTS, 1] = nc
     return nc
 
 
-@njit(inline='always')
+@njit()
 def finish_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
-                mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, iterations, n_bilateral, n_boxed, n_lower,
-                n_upper):
-    """The step the solve's impulses lam (and v = w + M^-1 G^T lam) make, from the data ``step_rows`` and the solve
-    wrote: q_new, qd_new, the forces and efforts (as ``contact_step``), the warm start of the next step; returns
-    ``iterations``, or NOT_FINITE with lam restored."""
+                mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, solution):
+    """The rows' solve and the step its impulses lam (and v = w + M^-1 G^T lam) make, from the data ``step_rows``
+    wrote: q_new, qd_new, the forces and efforts (as ``contact_step``), the warm start of the next step. ``solution``:
+    None, the rows solved here (``row_solve.solve_rows``); or the interior-point oracle's (1 and the counts of the
+    bilateral, boxed, lower-stop and upper-stop rows: lam, v and the rows' data written). Returns the solve's
+    iterations, or CAPACITY or NOT_FINITE with lam restored."""
     (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
      column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
     nv = qd.shape[0]
@@ -227,7 +213,18 @@ def finish_step(constants, constant_ints, floats, ints, row_floats, row_ints, ro
         model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
     v_lo, v_hi, v_after, tau = joints[V_LO], joints[V_HI], joints[V_AFTER], joints[TAU]
-    m, nc = joint_ints[COUNTS, 0], joint_ints[COUNTS, 1]
+    nc = joint_ints[COUNTS, 1]
+    if solution is None:   # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern
+        iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
+            U, joints[PIVOTS], joints[FREE_VELOCITY], phi, nc, dt, mu, v_lo, v_hi, joints[BOUND], joints[CENTER],
+            settings[2:], G, Y, A, L, F, free, c, lam, y, previous, rhs, swept, v, joints, joint_ints, which, trial,
+            gap, beta, shift, swept_shift, impulses, joint_impulse, slip, slope, contact_role, box_role, lower_role,
+            upper_role, contact_roles)
+        if iterations == CAPACITY:
+            return restore(lam, saved, CAPACITY)
+    else:
+        iterations, n_bilateral, n_boxed, n_lower, n_upper = solution
+    m = joint_ints[COUNTS, 0]
     # v within the joints' bounds, the generalized impulse G^T lam, the integration (``integrate_step``)
     for j in range(nv):
         v_after[j] = min(max(v[j], v_lo[j]), v_hi[j])
@@ -386,10 +383,10 @@ class ContactStep:
         """(m, nc): the rows of the last step the kernel reached its rows in, and its contact candidates."""
         return int(self.joint_ints[COUNTS, 0]), int(self.joint_ints[COUNTS, 1])
 
-    def _run(self, kernel, d, step_inputs, *counts):
-        """A kernel (``contact_step``, ``step_rows`` or ``finish_step``) on the step data ``d``, the step's inputs and
-        the solve's counts (``finish_step``'s); returns its status."""
-        arguments = (*self.constants, *d.arenas, *step_inputs, *counts)
+    def _run(self, kernel, d, step_inputs, *solution):
+        """A kernel (``contact_step``, ``step_rows`` or ``finish_step``, then with the oracle's ``solution``) on the
+        step data ``d`` and the step's inputs; returns its status."""
+        arguments = (*self.constants, *d.arenas, *step_inputs, *solution)
         try:
             if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
                 with np.errstate(divide='raise'):
@@ -399,13 +396,16 @@ class ContactStep:
             d.lam[:] = d.saved
             return SINGULAR
 
-    def _oracle(self, contact, step_inputs):
-        """The step with the interior-point oracle in place of the rows' solve (``try_pattern`` False)."""
+    def _take(self, contact, step_inputs):
+        """The step's status: the one call, or with ``try_pattern`` False the interior-point oracle in place of the
+        rows' solve."""
+        if contact.try_pattern:
+            return self._run(self.kernel, contact.data, step_inputs)
         nc = self._run(self.step_rows, contact.data, step_inputs)
         if nc < 0:
             return nc
         counts = contact.oracle_rows(nc, step_inputs[4])
-        return self._run(self.finish_step, contact.data, step_inputs, 1, *counts)
+        return self._run(self.finish_step, contact.data, step_inputs, (1, *counts))
 
     def step(self, sim):
         """One step of the simulator ``sim``: its state, forces and efforts written. Where the step cannot be taken
@@ -436,12 +436,10 @@ class ContactStep:
         ground = contact.ground
         step_inputs = (contact.coupled, a0, float(ground.height), float(ground.friction), dt, mode, q, qd, q_new,
                        qd_new, forces, constraint_effort, applied)
-        take = (lambda: self._run(self.kernel, contact.data, step_inputs)) if contact.try_pattern else \
-            (lambda: self._oracle(contact, step_inputs))
-        status = take()
+        status = self._take(contact, step_inputs)
         if status == CAPACITY:   # room for the rows (once: the buffers double), and again
             contact.data.reserve(int(self.joint_ints[COUNTS, 0]))
-            status = take()
+            status = self._take(contact, step_inputs)
         if status == QUATERNION:   # a ValueError naming the joint
             check_quaternions(model, q)
         elif status == NOT_FINITE:   # SimulationDiverged with the state kept, at rest
