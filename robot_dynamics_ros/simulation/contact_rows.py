@@ -16,7 +16,6 @@ heights computed.
 import numpy as np
 
 from ..algorithms.backends import njit
-from ..algorithms.point_kinematics import body_poses, world_columns
 from .step_layout import TREE_ROW, tree_buffers
 
 CLEAR = 1e-12   # of the terms of a point's z-velocity: what a sum's rounding could be, many times over
@@ -36,20 +35,10 @@ def body_reach(nb, body, centre, radius):
 
 
 @njit()
-def near_points(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, centre, radius, reach,
-                height, margin, dt, q, w, R, p, C_ang, C_lin, bodies, near, x, phi):
-    """The kinematics stage at q: body poses, world columns, the bodies' velocities under w, the bodies near the
-    ground (the broad phase, ``near_bodies``) and the heights of their points (phi = inf elsewhere); returns the
-    lowest height, 0 if none is below 0 (``point_heights``)."""
-    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R, p)
-    world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-    return points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x,
-                       phi)
-
-
-@njit()
 def points_near(moves, body, centre, radius, reach, height, margin, dt, w, R, p, C_ang, C_lin, bodies, near, x, phi):
-    """``near_points`` on the body poses and world columns at q."""
+    """The kinematics stage on the body poses R, p and world columns C_ang, C_lin at q: the bodies' velocities under
+    w, the bodies near the ground (the broad phase, ``near_bodies``) and the heights of their points (phi = inf
+    elsewhere); returns the lowest height, 0 if none is below 0 (``point_heights``)."""
     body_velocities(moves, C_ang, C_lin, w, bodies)
     near_bodies(reach, height, margin, dt, R, p, bodies, near)
     return point_heights(body, centre, radius, height, R, p, x, phi, near)

@@ -4,14 +4,14 @@ Its stages: the free velocity, the joints' rows, the contact points' kinematics 
 Delassus matrix, the fixed point over certified patterns, the roles kept for the next step and the integration, each
 a kernel of its own module, run over one step data (``step_data.StepData``, allocated once, passed as its five
 arenas). ``contact_step`` runs them in one call, so that a step costs one call instead of some sixty NumPy and kernel
-calls; the interior-point oracle of the tests (``GroundContact.oracle_rows``) takes the place of the rows' solve
-between ``step_rows`` and ``finish_step``, the one call's two other parts. The free acceleration M^-1 (tau - h) takes
-the bias h from RNEA (qdd = 0) and M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which
-the Delassus stage needs anyway, where ABA would compute the articulated-body inertias (U D U^T's pivots) a second
-time; both recursions run in the world-aligned frame (``algorithms/world_frame``), on the bodies' poses and world
-columns the contact stage needs anyway, with no joint transform between bodies (the two agree with ABA to rounding:
-a test). Written as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it
-(``step_data.stage_kernels``).
+calls. Its two parts are ``step_rows`` (the step's problem) and ``finish_step`` (the rows' solve and the step its
+impulses make); the interior-point oracle of the tests (``GroundContact.oracle_rows``) solves the rows between them
+in place of ``finish_step``'s solve. The free acceleration M^-1 (tau - h) takes the bias h from RNEA (qdd = 0) and
+M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the Delassus stage needs anyway,
+where ABA would compute the articulated-body inertias (U D U^T's pivots) a second time; both recursions run in the
+world-aligned frame (``algorithms/world_frame``), on the bodies' poses and world columns the contact stage needs
+anyway, with no joint transform between bodies (the two agree with ABA to rounding: a test). Written as loops, as
+``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
 
 Any tree (a fixed, free-flyer or planar root, free-flyer and planar joints below it): only a free-flyer root has the
 omega x v term and the whole-robot lift, and ``integrate_step`` moves each joint on its own manifold. With coupled

@@ -1,11 +1,11 @@
 """The solve of one step's rows, contacts and joints, and the warm start it leaves (no ROS import).
 
 The contact step (``contact_step``) calls it on its step data (the interior-point oracle of the tests,
-``GroundContact.oracle_rows``, solves the same problem in its place). Given M = U D U^T, the free velocity w and the contact candidates'
-rows in G, it adds the joints' rows (``contact_rows.joint_rows``), builds the Delassus matrix (``delassus``) and
-solves problem (1) of ``ground_contact``: the fixed point over certified patterns from the last step's pattern
-(``pattern_fixed_point``), or, where none is certified, the bounded sweeps from the last step's impulses
-(``bounded_solve``). A stop the solution breaks enters as a row and the problem is solved again (constraint
+``GroundContact.oracle_rows``, solves the same problem in its place). Given M = U D U^T, the free velocity w and the
+contact candidates' rows in G, it adds the joints' rows (``contact_rows.joint_rows``), builds the Delassus matrix
+(``delassus``) and solves problem (1) of ``ground_contact``: the fixed point over certified patterns from the last
+step's pattern (``pattern_fixed_point``), or, where none is certified, the bounded sweeps from the last step's
+impulses (``bounded_solve``). A stop the solution breaks enters as a row and the problem is solved again (constraint
 generation: rows are only added, at most one round per stop). Then the solution's roles, impulses and shifts become
 the next step's warm start (``remember_solution``).
 """

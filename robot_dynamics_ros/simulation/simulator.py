@@ -48,12 +48,12 @@ class Simulator:
     minus URDF viscous damping; forward dynamics by ABA, integrated by semi-implicit (symplectic) Euler or classical
     RK4. Semi-implicit Euler takes the damping implicitly (stable however stiff the damping is for its link; see
     ``_implicitly_damped_acceleration``), except with contact points on a ground, whose contact solve works on M
-    (the static contact forces would be off by M (M + dt B)^-1); RK4 explicitly. Coulomb friction and the position limits are then taken
-    together at the velocity level (``joint_friction.solve_velocity_step``): a joint whose net effort is below its
-    friction sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly inelastic, the impulse
-    shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the dynamics pull it away.
-    Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds saturate at the URDF
-    velocity limits, solved in the same step (``limit_velocity=False`` turns that off).
+    (the static contact forces would be off by M (M + dt B)^-1); RK4 explicitly. Coulomb friction and the position
+    limits are then taken together at the velocity level (``joint_friction.solve_velocity_step``): a joint whose net
+    effort is below its friction sticks at exactly zero velocity, a joint reaching a limit stops on it (perfectly
+    inelastic, the impulse shared through the mass matrix), a stop only pushes, and a joint leaves its stop when the
+    dynamics pull it away. Joints with infinite limits are unbounded. q never leaves [lower, upper]. Joint speeds
+    saturate at the URDF velocity limits, solved in the same step (``limit_velocity=False`` turns that off).
     ``paused`` is a flag for the node that drives the simulator; ``step()`` itself ignores it.
 
     Floating and planar joints (e.g. ``load_urdf(urdf, root_joint='floating')``): q has nq coordinates and is

@@ -7,8 +7,8 @@ rows and their Cholesky factor) and the warm start carried from step to step (ea
 De Saxce's shift of the last two steps); ``reset`` clears the warm start. The row buffers are sized for every point
 and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
 
-``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set``, ``row_solve``,
-``integrate_step`` and ``contact_step`` (the whole step in one call, and its parts around the rows' solve) as numba's
+``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set``, ``bounded_solve``,
+``integrate_step``, ``joint_bounds`` and ``contact_step`` (the whole step in one call, and its two parts) as numba's
 machine code ('numba', as ``fast`` compiles ``algorithms/``) or as the plain-Python reference ('python').
 """
 import functools
@@ -20,19 +20,17 @@ import numpy as np
 from ..algorithms import point_kinematics
 from ..algorithms.backends import compiled
 from . import bounded_solve, contact_active_set, contact_rows, contact_step, delassus, integrate_step, joint_bounds, \
-    pattern_fixed_point, penetration, row_solve
+    pattern_fixed_point
 from .step_layout import SETS, model_buffers, model_sizes, row_buffers, row_floats
 from .roles import APART, INSIDE, PUSHING
 
 STAGES = {point_kinematics: ('body_poses', 'world_columns'),
-          contact_rows: ('near_points', 'near_bodies', 'point_heights', 'body_velocities', 'candidate_rows',
+          contact_rows: ('near_bodies', 'point_heights', 'body_velocities', 'candidate_rows',
                          'joint_row_sets', 'joint_rows', 'broken_stops'),
           delassus: ('delassus',),
           contact_active_set: ('fix_pattern', 'held_rows', 'certified', 'revise_roles'),
           pattern_fixed_point: ('pattern_fixed_point',),
           bounded_solve: ('bounded_step',),
-          row_solve: ('solve_rows', 'remember_solution'),
-          penetration: ('projection',),
           integrate_step: ('integrate_joints',),
           joint_bounds: ('applied_effort', 'joint_bounds', 'drive_rows'),
           contact_step: ('contact_step', 'step_rows', 'finish_step')}
