@@ -4,14 +4,14 @@ Its stages: the free velocity, the joints' rows, the contact points' kinematics 
 Delassus matrix, the fixed point over certified patterns, the roles kept for the next step and the integration, each
 a kernel of its own module, run over one step data (``step_data.StepData``, allocated once, passed as its five
 arenas). ``contact_step`` runs them in one call, so that a step costs one call instead of some sixty NumPy and kernel
-calls. Its two parts are ``step_rows`` (the step's problem) and ``finish_step`` (the rows' solve and the step its
-impulses make); the interior-point oracle of the tests (``GroundContact.oracle_rows``) solves the rows between them
-in place of ``finish_step``'s solve. The free acceleration M^-1 (tau - h) takes the bias h from RNEA (qdd = 0) and
-M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which the Delassus stage needs anyway,
-where ABA would compute the articulated-body inertias (U D U^T's pivots) a second time; both recursions run in the
-world-aligned frame (``algorithms/world_frame``), on the bodies' poses and world columns the contact stage needs
-anyway, with no joint transform between bodies (the two agree with ABA to rounding: a test). Written as loops, as
-``algorithms/``, so the plain-Python reference runs it and numba compiles it (``step_data.stage_kernels``).
+calls; the interior-point oracle of the tests (``GroundContact.oracle_rows``) solves the rows in place of its solve,
+between two calls (its ``rows_only`` and ``solution`` arguments). The free acceleration M^-1 (tau - h) takes the
+bias h from RNEA (qdd = 0) and M^-1 from Saha's sweeps on the step's U D U^T (``algorithms/inverse_mass``), which
+the Delassus stage needs anyway, where ABA would compute the articulated-body inertias (U D U^T's pivots) a second
+time; both recursions run in the world-aligned frame (``algorithms/world_frame``), on the bodies' poses and world
+columns the contact stage needs anyway, with no joint transform between bodies (the two agree with ABA to rounding:
+a test). Written as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it
+(``step_data.stage_kernels``).
 
 Any tree (a fixed, free-flyer or planar root, free-flyer and planar joints below it): only a free-flyer root has the
 omega x v term and the whole-robot lift, and ``integrate_step`` moves each joint on its own manifold. With coupled
@@ -61,34 +61,21 @@ QUATERNION, NOT_FINITE, SINGULAR = -1, -2, -4   # (and row_solve.CAPACITY, -3)
 
 @njit()
 def contact_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
-                 mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
+                 mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, rows_only, solution):
     """One semi-implicit Euler step with ground contact (``ground_contact``'s problem (1) on the last step's
     pattern): q_new, qd_new, the points' forces over the step, the constraint effort G^T lam / dt and the applied
     effort written; returns the fixed point's iterations (> 0), or a reason (< 0) with the state and the warm start
     (roles, shifts, lam) unchanged. Where no certified pattern is found, the bounded sweeps (``bounded_solve``) take
-    the step, from the last step's impulses. Its two parts: the step's rows (``step_rows``), then their solve
-    (``row_solve.solve_rows``) and the step the impulses make (``finish_step``; where ``ContactStep`` runs the
-    interior-point oracle, with its solution). constants, constant_ints: the simulator's constants
+    the step, from the last step's impulses. constants, constant_ints: the simulator's constants
     (``step_layout.constant_buffers``: the packed model for RNEA and U D U^T, the point kinematics, the contact
     points, the settings); floats .. row_flags: the step's data (``step_data.StepData``'s arenas, viewed as
     ``step_layout`` lays them out: its ``joints`` and ``joint_ints`` as ``step_layout`` names their rows);
     ``coupled``: None, or with coupled mimic joints their G, Gq, q_offset and the arena of
-    ``step_layout.tree_buffers``; a0 the base acceleration -[0; g]; the rest as ``ContactStep``."""
-    nc = step_rows(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
-                   mode, q, qd, q_new, qd_new, forces, constraint_effort, applied)
-    if nc < 0:
-        return nc
-    return finish_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height,
-                       mu, dt, mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, None)
-
-
-@njit()
-def step_rows(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
-              mode, q, qd, q_new, qd_new, forces, constraint_effort, applied):
-    """The step's problem in the step data (``contact_step``'s arguments): the applied effort, the free velocity w,
-    M = U D U^T, the configuration stepped from (q_start: q out of the ground), the joints' bounds there and the
-    contact candidates' rows; returns their number nc, or a reason (< 0). It saves the last solve's impulses first
-    (``restore``)."""
+    ``step_layout.tree_buffers``; a0 the base acceleration -[0; g]; the rest as ``ContactStep``. For the
+    interior-point oracle, which solves the rows in its place (``GroundContact.oracle_rows``), a step in two calls:
+    ``rows_only`` True, the step's problem alone (returns the candidates' count nc); then ``solution``, the oracle's
+    (1 and the counts of the bilateral, boxed, lower-stop and upper-stop rows; it wrote lam, v and the rows' data),
+    the rest of the step (None: solved here)."""
     (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
      column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
     nv = qd.shape[0]
@@ -97,134 +84,115 @@ def step_rows(constants, constant_ints, floats, ints, row_floats, row_ints, row_
      near) = \
         model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
     Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
-    margin, penetration = settings[0], settings[1]
-    lam_capacity = lam.shape[0]
-    for k in range(lam_capacity):                   # the last solve's impulses, restored where the step fails
-        saved[k] = lam[k]
     tau, tau_total, qdd, w = joints[TAU], joints[TAU_TOTAL], joints[QDD], joints[FREE_VELOCITY]
     v_lo, v_hi, bound, center = joints[V_LO], joints[V_HI], joints[BOUND], joints[CENTER]
-    D = joints[PIVOTS]
-    if mode == COMMAND or mode == SERVO:            # the applied effort (Simulator._effort)
-        applied_effort(joints[COMMAND_EFFORT], joints[EFFORT_LIMIT], q_of_v, tau)
-    else:
-        tau[:] = 0.0
-    # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (h by RNEA at qdd = 0, M^-1 by the sweeps on M = U D U^T, both
-    # in the world-aligned frame), the root's linear part carried as a point's; with coupled mimic joints
-    # (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, q_tree = Gq q + q_offset, qd_tree =
-    # G qd, w_tree = G w, M = G^T M_tree G, and the rows are J G (numba compiles the step without coupling apart:
-    # ``coupled`` None prunes these branches)
-    bias = joints[BIAS]
-    for j in range(nv):
-        qdd[j] = 0.0
-    kinematic_q = tree_positions(coupled, q)
-    if not unit_quaternions(P, kinematic_q, QUATERNION_TOLERANCE):
-        return QUATERNION
-    world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, kinematic_q, R, p,
-                   C_ang, C_lin, U, D, coupled)
-    if coupled is None:
-        world_rnea(P, work, a0, qd, qdd, bias)      # h
-    else:
-        tree_vectors = tree_buffers(coupled)[1]
-        qd_tree, bias_tree, zero = tree_vectors[TREE_QD], tree_vectors[TREE_BIAS], tree_vectors[TREE_ZERO]
-        multiply(coupled[0], qd, qd_tree)
-        zero[:] = 0.0
-        world_rnea(P, work, a0, qd_tree, zero, bias_tree)   # h = G^T h_tree(q_tree, G qd)
-        multiply_transposed(coupled[0], bias_tree, bias)
-    for j in range(nv):
-        tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
-    inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, shaped(qdd, (nv, 1)))
-    for j in range(nv):
-        w[j] = qd[j] + dt * qdd[j]
-    free_root = joint_type[0] == FREE_FLYER
-    if free_root:
-        w[0] += dt * (qd[4] * qd[2] - qd[5] * qd[1])    # dt omega x v
-        w[1] += dt * (qd[5] * qd[0] - qd[3] * qd[2])
-        w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
-    if not finite(w):
-        return NOT_FINITE
-    w_tree = w
-    if coupled is not None:
-        w_tree = tree_buffers(coupled)[1][TREE_W]
-        multiply(coupled[0], w, w_tree)
-    # contact kinematics and candidate rows, the heights of the bodies near the ground only; a
-    # point below the ground: q out of it first (penetration.py)
-    deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies,
-                          near, x, phi)
-    for k in range(q.shape[0]):
-        q_start[k] = q[k]
-    lift = free_root and deepest < -LIFT_DEPTH
-    if lift:                                        # deep: the whole robot lifted (its root's height alone)
-        q_start[2] -= deepest
-        for b in range(p.shape[0]):
-            p[b, 2] -= deepest
-        for i in range(phi.shape[0]):
-            x[i, 2] -= deepest
-            phi[i] -= deepest
-        world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
-        body_velocities(moves, C_ang, C_lin, w_tree, bodies)
-    elif deepest < -penetration:                    # the smallest displacement in M, then the stages at the new q
-        n_deep = 0
-        for i in range(phi.shape[0]):
-            n_deep += phi[i] < -penetration
-        if n_deep > lam_capacity:
-            joint_ints[COUNTS, 0] = n_deep
-            return CAPACITY
-        dq = joints[V_AFTER]
-        projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
-                   dq, coupled)
-        integrate_joints(joint_type, model_q, idx_v, q, dq, 1.0, q_start, qd_new)
-        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin,
-                       tree_positions(coupled, q_start), R, p, C_ang, C_lin, U, D, coupled)
-        points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies, near,
-                    x, phi)
-    # the joints' bounds and the servo's drives at the configuration stepped from, q_start (bounds from q before the
-    # projection let the step carry a joint the projection moved past its stop, which the clip to the limits then
-    # moved back unseen by the contacts: docs/simulator_and_contact.md)
-    joint_bounds(joints[LOWER_V], joints[UPPER_V], joints[SPEED], joints[FRICTION], q_start, q_of_v, dt,
-                 mode == BRAKED, v_lo, v_hi, bound, center)
-    if mode == SERVO:
-        drive_rows(joints[POSITION_TARGET], joints[VELOCITY_TARGET], joints[CONTINUOUS], joints[EFFORT_LIMIT], tau,
-                   q_start, q_of_v, dt, v_lo, v_hi, bound, center, joints[DRIVEN])
-    if coupled is None:                             # (0 in the air)
-        nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)
-    else:                                           # the rows J on the tree, then J G
-        tree_rows = tree_buffers(coupled)[5]
-        nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w_tree, dt, margin, which, tree_rows, bodies, near)
-        for row in range(3 * nc):
-            multiply_transposed(coupled[0], tree_rows[row], G[row])
-    joint_ints[COUNTS, 1] = nc
-    return nc
-
-
-@njit()
-def finish_step(constants, constant_ints, floats, ints, row_floats, row_ints, row_flags, coupled, a0, height, mu, dt,
-                mode, q, qd, q_new, qd_new, forces, constraint_effort, applied, solution):
-    """The rows' solve and the step its impulses lam (and v = w + M^-1 G^T lam) make, from the data ``step_rows``
-    wrote: q_new, qd_new, the forces and efforts (as ``contact_step``), the warm start of the next step. ``solution``:
-    None, the rows solved here (``row_solve.solve_rows``); or the interior-point oracle's (1 and the counts of the
-    bilateral, boxed, lower-stop and upper-stop rows: lam, v and the rows' data written). Returns the solve's
-    iterations, or CAPACITY or NOT_FINITE with lam restored."""
-    (P, work, axis, E_T, r, S_ang, S_lin, centre, radius, reach, lower, upper, settings, parent, joint_type, idx_q,
-     column_body, moves, body, model_q, idx_v, q_of_v) = constant_buffers(constants, constant_ints)
-    nv = qd.shape[0]
-    (R, p, C_ang, C_lin, x, phi, bodies, G, impulses, v, shift, swept_shift, joint_impulse, slip, slope, U, joints,
-     trial, gap, beta, q_start, which, contact_role, box_role, lower_role, upper_role, contact_roles, joint_ints,
-     near) = \
-        model_buffers(floats, ints, parent.shape[0], body.shape[0], nv, q.shape[0], column_body.shape[0])
-    Y, A, L, c, lam, y, previous, rhs, swept, saved, F, free = row_buffers(row_floats, row_ints, row_flags, nv)
-    v_lo, v_hi, v_after, tau = joints[V_LO], joints[V_HI], joints[V_AFTER], joints[TAU]
-    nc = joint_ints[COUNTS, 1]
-    if solution is None:   # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern
+    D, v_after = joints[PIVOTS], joints[V_AFTER]
+    if solution is None:   # the step's problem (numba compiles the oracle's second call apart: this branch pruned)
+        margin, penetration = settings[0], settings[1]
+        lam_capacity = lam.shape[0]
+        for k in range(lam_capacity):               # the last solve's impulses, restored where the step fails
+            saved[k] = lam[k]
+        if mode == COMMAND or mode == SERVO:            # the applied effort (Simulator._effort)
+            applied_effort(joints[COMMAND_EFFORT], joints[EFFORT_LIMIT], q_of_v, tau)
+        else:
+            tau[:] = 0.0
+        # free velocity w = qd + dt qdd, qdd = M^-1 (tau - h) (h by RNEA at qdd = 0, M^-1 by the sweeps on M =
+        # U D U^T, both in the world-aligned frame), the root's linear part carried as a point's; with coupled mimic
+        # joints (``model/mimic.py``) the kinematics and RNEA run on the tree's coordinates, q_tree = Gq q + q_offset,
+        # qd_tree = G qd, w_tree = G w, M = G^T M_tree G, and the rows are J G (numba compiles the step without
+        # coupling apart: ``coupled`` None prunes these branches)
+        bias = joints[BIAS]
+        for j in range(nv):
+            qdd[j] = 0.0
+        kinematic_q = tree_positions(coupled, q)
+        if not unit_quaternions(P, kinematic_q, QUATERNION_TOLERANCE):
+            return QUATERNION
+        world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, kinematic_q, R, p,
+                       C_ang, C_lin, U, D, coupled)
+        if coupled is None:
+            world_rnea(P, work, a0, qd, qdd, bias)      # h
+        else:
+            tree_vectors = tree_buffers(coupled)[1]
+            qd_tree, bias_tree, zero = tree_vectors[TREE_QD], tree_vectors[TREE_BIAS], tree_vectors[TREE_ZERO]
+            multiply(coupled[0], qd, qd_tree)
+            zero[:] = 0.0
+            world_rnea(P, work, a0, qd_tree, zero, bias_tree)   # h = G^T h_tree(q_tree, G qd)
+            multiply_transposed(coupled[0], bias_tree, bias)
+        for j in range(nv):
+            tau_total[j] = tau[j] - joints[DAMPING, j] * qd[j] + joints[EXTERNAL, j] - bias[j]
+        inverse_mass_rows(U, D, joints[TAU_TOTAL:TAU_TOTAL + 1], 1, shaped(qdd, (nv, 1)))
+        for j in range(nv):
+            w[j] = qd[j] + dt * qdd[j]
+        free_root = joint_type[0] == FREE_FLYER
+        if free_root:
+            w[0] += dt * (qd[4] * qd[2] - qd[5] * qd[1])    # dt omega x v
+            w[1] += dt * (qd[5] * qd[0] - qd[3] * qd[2])
+            w[2] += dt * (qd[3] * qd[1] - qd[4] * qd[0])
+        if not finite(w):
+            return NOT_FINITE
+        w_tree = w
+        if coupled is not None:
+            w_tree = tree_buffers(coupled)[1][TREE_W]
+            multiply(coupled[0], w, w_tree)
+        # contact kinematics and candidate rows, the heights of the bodies near the ground only; a point below the
+        # ground: q out of it first (penetration.py)
+        deepest = points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin,
+                              bodies, near, x, phi)
+        for k in range(q.shape[0]):
+            q_start[k] = q[k]
+        lift = free_root and deepest < -LIFT_DEPTH
+        if lift:                                        # deep: the whole robot lifted (its root's height alone)
+            q_start[2] -= deepest
+            for b in range(p.shape[0]):
+                p[b, 2] -= deepest
+            for i in range(phi.shape[0]):
+                x[i, 2] -= deepest
+                phi[i] -= deepest
+            world_columns(column_body, S_ang, S_lin, R, p, C_ang, C_lin)
+            body_velocities(moves, C_ang, C_lin, w_tree, bodies)
+        elif deepest < -penetration:                    # the smallest displacement in M, then the stages at the new q
+            n_deep = 0
+            for i in range(phi.shape[0]):
+                n_deep += phi[i] < -penetration
+            if n_deep > lam_capacity:
+                joint_ints[COUNTS, 0] = n_deep
+                return CAPACITY
+            dq = joints[V_AFTER]
+            projection(moves, body, x, phi, C_ang, C_lin, U, D, penetration, G, Y, A, L, F, free, c, previous, y, rhs,
+                       dq, coupled)
+            integrate_joints(joint_type, model_q, idx_v, q, dq, 1.0, q_start, qd_new)
+            world_dynamics(P, work, parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin,
+                           tree_positions(coupled, q_start), R, p, C_ang, C_lin, U, D, coupled)
+            points_near(moves, body, centre, radius, reach, height, margin, dt, w_tree, R, p, C_ang, C_lin, bodies,
+                        near, x, phi)
+        # the joints' bounds and the servo's drives at the configuration stepped from, q_start (bounds from q before
+        # the projection let the step carry a joint the projection moved past its stop, which the clip to the limits
+        # then moved back unseen by the contacts: docs/simulator_and_contact.md)
+        joint_bounds(joints[LOWER_V], joints[UPPER_V], joints[SPEED], joints[FRICTION], q_start, q_of_v, dt,
+                     mode == BRAKED, v_lo, v_hi, bound, center)
+        if mode == SERVO:
+            drive_rows(joints[POSITION_TARGET], joints[VELOCITY_TARGET], joints[CONTINUOUS], joints[EFFORT_LIMIT], tau,
+                       q_start, q_of_v, dt, v_lo, v_hi, bound, center, joints[DRIVEN])
+        if coupled is None:                             # (0 in the air)
+            nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w, dt, margin, which, G, bodies, near)
+        else:                                           # the rows J on the tree, then J G
+            tree_rows = tree_buffers(coupled)[5]
+            nc = candidate_rows(moves, body, x, phi, C_ang, C_lin, w_tree, dt, margin, which, tree_rows, bodies, near)
+            for row in range(3 * nc):
+                multiply_transposed(coupled[0], tree_rows[row], G[row])
+        joint_ints[COUNTS, 1] = nc
+        if rows_only:
+            return nc
+        # the joints' rows, the Delassus matrix and the fixed point on the last step's pattern
         iterations, n_bilateral, n_boxed, n_lower, n_upper = solve_rows(
-            U, joints[PIVOTS], joints[FREE_VELOCITY], phi, nc, dt, mu, v_lo, v_hi, joints[BOUND], joints[CENTER],
-            settings[2:], G, Y, A, L, F, free, c, lam, y, previous, rhs, swept, v, joints, joint_ints, which, trial,
-            gap, beta, shift, swept_shift, impulses, joint_impulse, slip, slope, contact_role, box_role, lower_role,
-            upper_role, contact_roles)
+            U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings[2:], G, Y, A, L, F, free, c, lam, y,
+            previous, rhs, swept, v, joints, joint_ints, which, trial, gap, beta, shift, swept_shift, impulses,
+            joint_impulse, slip, slope, contact_role, box_role, lower_role, upper_role, contact_roles)
         if iterations == CAPACITY:
             return restore(lam, saved, CAPACITY)
     else:
         iterations, n_bilateral, n_boxed, n_lower, n_upper = solution
-    m = joint_ints[COUNTS, 0]
+    m, nc = joint_ints[COUNTS, 0], joint_ints[COUNTS, 1]
     # v within the joints' bounds, the generalized impulse G^T lam, the integration (``integrate_step``)
     for j in range(nv):
         v_after[j] = min(max(v[j], v_lo[j]), v_hi[j])
@@ -337,15 +305,14 @@ class ContactStep:
     ``settings``: ``ground_contact``'s CONTACT_MARGIN, PENETRATION_TOLERANCE, then its ROW_SETTINGS, those of
     ``row_solve.solve_rows``): its constants (the simulator's at construction, in two arrays laid out by
     ``step_layout.constant_buffers``; its data are the ground contact's ``StepData``). ``step`` takes a step: one
-    call, or, with the ground contact's ``try_pattern`` False, ``step_rows``, the interior-point oracle
-    (``GroundContact.oracle_rows``) and ``finish_step``. ``steps`` counts the steps taken."""
+    call, or, with the ground contact's ``try_pattern`` False, two around the interior-point oracle
+    (``GroundContact.oracle_rows``). ``steps`` counts the steps taken."""
 
     def __init__(self, simulator, stages, settings):
         sim, contact = simulator, simulator.contact
         model, kin, count = sim.model, contact.kinematics, contact.count
         nv = model.nv
         self.kernel, self.plain, self.pack = stages.contact_step, stages.backend == 'python', packed(model.tree)
-        self.step_rows, self.finish_step = stages.step_rows, stages.finish_step
         integer = np.int64
         d = contact.data
         self.joints, self.joint_ints = d.joints, d.joint_ints
@@ -372,7 +339,7 @@ class ContactStep:
             from numba import typeof
             q, qd = np.empty(model.nq), np.empty(nv)
             example = (*self.constants, *d.arenas, contact.coupled, self.pack.default_base_acceleration, 0.0, 0.0,
-                       float(sim.dt), COMMAND, q, qd, q, qd, np.empty((count, 3)), qd, qd)
+                       float(sim.dt), COMMAND, q, qd, q, qd, np.empty((count, 3)), qd, qd, False, None)
             self.kernel.compile(tuple(typeof(value) for value in example))
         self.steps = 0
         # the state arrays the last step wrote; whether the external effort row may be nonzero
@@ -383,15 +350,15 @@ class ContactStep:
         """(m, nc): the rows of the last step the kernel reached its rows in, and its contact candidates."""
         return int(self.joint_ints[COUNTS, 0]), int(self.joint_ints[COUNTS, 1])
 
-    def _run(self, kernel, d, step_inputs, *solution):
-        """A kernel (``contact_step``, ``step_rows`` or ``finish_step``, then with the oracle's ``solution``) on the
-        step data ``d`` and the step's inputs; returns its status."""
-        arguments = (*self.constants, *d.arenas, *step_inputs, *solution)
+    def _run(self, d, step_inputs, rows_only=False, solution=None):
+        """The kernel on the step data ``d`` and the step's inputs (``rows_only``, ``solution``: ``contact_step``'s);
+        returns its status."""
+        arguments = (*self.constants, *d.arenas, *step_inputs, rows_only, solution)
         try:
             if self.plain:   # (as fast._run: a zero pivot raises, as numba's division does)
                 with np.errstate(divide='raise'):
-                    return kernel(*arguments)
-            return kernel(*arguments)
+                    return self.kernel(*arguments)
+            return self.kernel(*arguments)
         except (ZeroDivisionError, FloatingPointError):   # a zero pivot
             d.lam[:] = d.saved
             return SINGULAR
@@ -400,12 +367,12 @@ class ContactStep:
         """The step's status: the one call, or with ``try_pattern`` False the interior-point oracle in place of the
         rows' solve."""
         if contact.try_pattern:
-            return self._run(self.kernel, contact.data, step_inputs)
-        nc = self._run(self.step_rows, contact.data, step_inputs)
+            return self._run(contact.data, step_inputs)
+        nc = self._run(contact.data, step_inputs, rows_only=True)
         if nc < 0:
             return nc
         counts = contact.oracle_rows(nc, step_inputs[4])
-        return self._run(self.finish_step, contact.data, step_inputs, (1, *counts))
+        return self._run(contact.data, step_inputs, solution=(1, *counts))
 
     def step(self, sim):
         """One step of the simulator ``sim``: its state, forces and efforts written. Where the step cannot be taken

@@ -185,9 +185,9 @@ class GroundContact:
 
     def oracle_rows(self, nc, dt):
         """``row_solve.solve_rows``' problem with the interior-point solver (the oracle of the tests, ``try_pattern``
-        False), on the step's data as ``contact_step.step_rows`` leaves it (M = U D U^T, w, the joints' rows, the nc
-        candidates' rows): lam, v, the trial shifts, the row sets and m written as ``solve_rows`` writes them; returns
-        the counts of the bilateral, boxed, lower-stop and upper-stop rows."""
+        False), on the step's data as ``contact_step`` leaves it with ``rows_only`` (M = U D U^T, w, the joints'
+        rows, the nc candidates' rows): lam, v, the trial shifts, the row sets and m written as ``solve_rows`` writes
+        them; returns the counts of the bilateral, boxed, lower-stop and upper-stop rows."""
         d, k = self.data, self.kernels
         U, D, w = d.U, d.joints[PIVOTS], d.joints[FREE_VELOCITY]
         v_lo, v_hi, b, center = d.joints[V_LO], d.joints[V_HI], d.joints[BOUND], d.joints[CENTER]

@@ -8,7 +8,7 @@ De Saxce's shift of the last two steps); ``reset`` clears the warm start. The ro
 and three rows per joint, the m x m ones for the rows of the first steps and grown (doubled) if a step needs more.
 
 ``stage_kernels(backend)``: the kernels of ``contact_rows``, ``delassus``, ``contact_active_set``, ``bounded_solve``,
-``integrate_step``, ``joint_bounds`` and ``contact_step`` (the whole step in one call, and its two parts) as numba's
+``integrate_step``, ``joint_bounds`` and ``contact_step`` (the whole step in one call) as numba's
 machine code ('numba', as ``fast`` compiles ``algorithms/``) or as the plain-Python reference ('python').
 """
 import functools
@@ -33,7 +33,7 @@ STAGES = {point_kinematics: ('body_poses', 'world_columns'),
           bounded_solve: ('bounded_step',),
           integrate_step: ('integrate_joints',),
           joint_bounds: ('applied_effort', 'joint_bounds', 'drive_rows'),
-          contact_step: ('contact_step', 'step_rows', 'finish_step')}
+          contact_step: ('contact_step',)}
 BACKEND = 'numba' if importlib.util.find_spec('numba') else 'python'
 
 
