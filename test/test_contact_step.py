@@ -863,3 +863,19 @@ def test_a_zero_pivot_is_a_clear_error_naming_the_joint_and_keeps_the_state(stag
         sim.step()
     np.testing.assert_array_equal(sim.q, [0.0, 0.0])
     assert sim.t == DT and sim.contact_step.steps == 1
+
+
+def test_the_step_takes_a_state_of_another_type_and_refuses_another_length():
+    """A configuration set as a list (or of another dtype) steps as the same array does; one of another length is a
+    ValueError naming it, with the state kept."""
+    sim, reference = standing(QUADRUPED, STAND), standing(QUADRUPED, STAND)
+    sim.q, sim.qd = sim.q.tolist(), sim.qd.astype(np.float32)
+    pd_step(sim, STAND)
+    pd_step(reference, STAND)
+    np.testing.assert_array_equal(sim.q, reference.q)
+    np.testing.assert_array_equal(sim.qd, reference.qd)
+    q = sim.q[:-1].copy()
+    sim.q = q
+    with pytest.raises(ValueError, match=r"q has shape \(18,\), expected \(19,\)"):
+        sim.step()
+    assert sim.q is q and sim.contact_step.steps == 1

@@ -416,6 +416,9 @@ class ContactStep:
             sim._check_positive_definite(q, f'at t = {sim.t:.6g} s')
             raise ContactSolverError(f'the contact problem of the step at t = {sim.t:.6g} s had a zero pivot; '
                                      'kept the state before it')
+        if status <= 0:   # (a reason the checks above let pass, at their tolerance's edge, or the rows again too many)
+            raise ContactSolverError(f'the step at t = {sim.t:.6g} s was not taken ({status}); kept the state '
+                                     'before it')
         self.steps += 1
         if contact.try_pattern:
             contact.count_solve(status)
