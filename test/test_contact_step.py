@@ -22,7 +22,7 @@ pytest.importorskip('clarabel')
 from robot_dynamics_ros.simulation.ground_contact import ContactSolverError, Ground  # noqa: E402
 from robot_dynamics_ros.algorithms.least_norm import least_norm_semidefinite  # noqa: E402
 from robot_dynamics_ros.simulation.contact_active_set import PIVOT_RATIO, closest_held_rows  # noqa: E402
-from robot_dynamics_ros.simulation.roles import APART, STICK  # noqa: E402
+from robot_dynamics_ros.simulation.roles import APART  # noqa: E402
 
 QUADRUPED = os.path.join(ROOT, 'urdf', 'quadruped.urdf')
 STAND = np.tile([0.0, 0.8, -1.5], 4)
@@ -43,16 +43,6 @@ def standing(urdf, stance, mu=0.8, **options):
 def pd_step(sim, stance, kp=100.0, kd=2.0):
     sim.set_command(np.concatenate([np.zeros(6), kp * (stance - sim.q[7:]) - kd * sim.qd[6:]]))
     sim.step()
-
-
-def resting(sim):
-    """Whether the robot stands on its feet: four or more contact points carry load and every loaded point sticks
-    (its role in the last step, which the next step starts from): a pattern of held rows that the one-call step
-    certifies, whatever the joints still do under the PD. A condition from the contact physics, in place of a count
-    of steps tuned to one trajectory's settling."""
-    loaded = sim.contact_forces[:, 2] > 0
-    roles = sim.contact.data.contact_role[:len(loaded)]
-    return bool(np.sum(loaded) >= 4 and np.all(roles[loaded] == STICK))
 
 
 def go1():
@@ -266,11 +256,11 @@ def synchronise(ours, reference):
     """A simulator put in the reference's state: q, qd and the contact step's warm start (roles, the last two steps'
     shifts and secant slopes, the last solve's impulses), so that the next step of each starts from the same state."""
     ours.q, ours.qd = reference.q.copy(), reference.qd.copy()
-    ours, theirs = ours.contact.data, reference.contact.data
-    ours.reserve(theirs.capacity)
+    mine, theirs = ours.contact.data, reference.contact.data
+    mine.reserve(theirs.capacity)
     for name in ('contact_role', 'box_role', 'lower_role', 'upper_role', 'shift', 'slope', 'lam', 'impulses',
                  'joint_impulse'):
-        getattr(ours, name)[...] = getattr(theirs, name)
+        getattr(mine, name)[...] = getattr(theirs, name)
 
 
 def held_rows_condition(sim):
@@ -300,10 +290,10 @@ def assert_same_step(ours, reference, k):
         np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-12 * condition * scale,
                                    err_msg=f'{name} at step {k}')
     assert ours.t == reference.t
-    ours, theirs = ours.contact.data, reference.contact.data   # the warm start of the next step
+    mine, theirs = ours.contact.data, reference.contact.data   # the warm start of the next step
     for name in ('contact_role', 'box_role', 'lower_role', 'upper_role'):
-        np.testing.assert_array_equal(getattr(ours, name), getattr(theirs, name), err_msg=f'{name} at step {k}')
-    np.testing.assert_allclose(ours.shift, theirs.shift, rtol=0, atol=1e-12 * condition,
+        np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name), err_msg=f'{name} at step {k}')
+    np.testing.assert_allclose(mine.shift, theirs.shift, rtol=0, atol=1e-12 * condition,
                                err_msg=f'shift (m/s) at step {k}')
 
 
