@@ -36,9 +36,9 @@ More held rows than the robot's freedoms nv (A = G M^-1 G^T has rank <= nv) are 
 it (``more_held_than_freedoms``): its pivots can miss that by rounding (on a settling Go1, 19 held rows once passed).
 The pattern's rows are fixed (``fix_pattern``), the held rows solved by Cholesky (``held_rows``), the conditions
 checked (``certified``) and a refused pattern revised (``revise_roles``) by loops that the plain-Python reference runs and numba compiles (``algorithms/backends``);
-a singular A_FF takes the least-norm solution in Python (``pattern_solve``: the SVD's least squares), or compiled
-(``closest_held_rows``, in the one-call step of ``contact_step``: a pivoted Cholesky that gives the same solution
-where a check shows the SVD's rank, ``algorithms/least_norm``, else the SVD's).
+a singular A_FF takes the least-norm solution: in the step (``closest_held_rows``, from ``pattern_fixed_point``) a
+pivoted Cholesky that gives the SVD's solution where a check shows its rank (``algorithms/least_norm``), else the
+SVD's; in ``solve_on_pattern``, these kernels composed in Python for the tests, the SVD's least squares.
 """
 import numpy as np
 
@@ -57,7 +57,7 @@ LEAST_SQUARES_TOLERANCE = 1e-7
 IMPULSE_TOLERANCE = 1e-12    # N s or N m s, plus 1e-9 of the largest impulse: a condition on lam holds within this
 GUESS_TOLERANCE = 1e-6      # of the largest impulse: a solution this close to a bound is taken to be on it
 PIVOT_RATIO = 1e-12          # smallest / largest pivot (or singular value) of A_FF below this: singular
-PATTERN_REVISIONS = 4        # revisions of a refused pattern before the interior-point solver takes the problem
+PATTERN_REVISIONS = 4        # revisions of a refused pattern before the bounded sweeps take the problem
 
 
 def solve_on_pattern(A, c, nc, n_bilateral, bound, n_stops, mu, contact_roles, box_roles, stop_roles, kernels=None):

@@ -4,9 +4,9 @@ Problem (1) of ``ground_contact`` with the shift s: each iteration forms c = G w
 on the contacts' normal rows), solves on the pattern (revised where its conditions fail: ``contact_active_set``),
 takes v = w + Y lam and the new shift s_i = mu |u_t,i| from the contact velocities u = G v, until s changes by less
 than the tolerance. Written as loops, as ``algorithms/``, so the plain-Python reference runs it and numba compiles it:
-a standing or walking robot's step then runs its solve without a NumPy call. It stops where a pattern is refused or
-its held rows are singular, and the step goes on in Python (a least-squares solve or the interior-point solver);
-the one-call step (``contact_step``) takes the least-squares solve here too.
+a standing or walking robot's step then runs its solve without a NumPy call. Where the held rows are singular it
+takes the least-squares impulses closest to the last solve's (``contact_active_set.closest_held_rows``); where a
+pattern is refused it stops, and the step takes the bounded sweeps (``row_solve``).
 """
 import numpy as np
 
