@@ -15,11 +15,11 @@ from conftest import ROOT
 from mujoco_model import MUJOCO_STEP, mjcf
 from robot_dynamics_ros import load_urdf
 from robot_dynamics_ros.algorithms.backends import compiled
-from robot_dynamics_ros.model.collision import contact_points_from_urdf
+from robot_dynamics_ros.model.collision import ContactPoint, contact_points_from_urdf
 from robot_dynamics_ros.simulation.simulator import Simulator
 
 pytest.importorskip('clarabel')
-from robot_dynamics_ros.simulation.bounded_solve import (MAX_SWEEPS, SWEEP_TOLERANCE,  # noqa: E402
+from robot_dynamics_ros.simulation.bounded_solve import (MAX_SWEEPS, SWEEP_TOLERANCE, SWEPT_ROWS,  # noqa: E402
                                                          projected_gauss_seidel)
 from robot_dynamics_ros.simulation.ground_contact import FIXED_POINT_TOLERANCE, Ground, GroundContact  # noqa: E402
 from robot_dynamics_ros.simulation import row_solve  # noqa: E402
@@ -352,6 +352,82 @@ def test_a_box_sliding_at_mu_0_2_decelerates_at_mu_g():
     assert sim.q[0] == pytest.approx(v0 ** 2 / (2 * mu * G), abs=1e-3)
     assert sim.contact.solves['bounded'] < 10 and sim.contact.solves['interior point'] == 0
 
+
+
+# --- the step's bound -----------------------------------------------------------------------------------------------
+
+
+# A plate on a 10 x 10 grid of points, given as they are (``contact_points_from_urdf`` would keep its 4 corners): 100
+# contacts, 300 rows, on one rigid body of 6 freedoms
+PLATE = BOX.replace('box', 'plate')
+GRID = [ContactPoint('plate', (x, y, -0.05), 0.0) for x in np.linspace(-0.1, 0.1, 10) for y in np.linspace(-0.1, 0.1, 10)]
+
+
+def test_the_sweeps_of_a_step_cost_at_most_max_sweeps_of_swept_rows_rows():
+    """A plate landing flat on 100 points, stepped as plain Python with every step left to the bounded sweeps (each
+    round's pattern refused; the sweeps themselves compiled): up to 300 rows, so each step's sweeps are cut to the
+    work of MAX_SWEEPS sweeps of SWEPT_ROWS rows (a sweep costs m^2), plus at most one sweep where that is spent;
+    ``solves['unconverged']`` counts the steps so cut; and the plate still comes to rest on its spheres (1 um
+    into the ground at most, 1 mm/s at most after 0.3 s)."""
+    sim = Simulator(load_urdf(PLATE, root_joint='floating'), DT, ground=Ground(0.0, 0.8), contact_points=GRID,
+                    stages='python')
+    sim.q[2] += 0.01 - sim.contact.lowest_height(sim.q)   # 1 cm up
+    calls = []
+
+    def sweeps(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, *rest):
+        allowed = rest[-8]   # (..., max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
+        #                          swept_shift)
+        taken = COMPILED.bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, *rest)
+        calls[-1].append((m, allowed, taken))
+        return taken
+    with intercepted(bounded_step=sweeps, pattern_fixed_point=lambda *arguments: 0):
+        for _ in range(300):
+            calls.append([])
+            sim.step()
+    cut = 0
+    for step in [step for step in calls if step]:   # (steps in the air with no rows have no solve)
+        work = sum(abs(taken) * m * m for m, _, taken in step)
+        assert work <= MAX_SWEEPS * SWEPT_ROWS ** 2 + max(m * m for m, _, _ in step)
+        cut += step[-1][2] == step[-1][1]
+    largest = max(m for step in calls for m, _, _ in step)
+    assert largest == 3 * len(GRID) and cut > 0
+    assert sim.contact.solves['unconverged'] == cut
+    assert sim.contact.lowest_height(sim.q) > -1e-6
+    assert np.max(np.abs(sim.qd)) < 1e-3
+
+
+def test_a_round_after_a_broken_stop_starts_from_the_last_rounds_impulses():
+    """The bundled quadruped without effort from its stance, stepped as plain Python with every round left to the
+    bounded sweeps: its legs fold onto their stops, and where a stop the solution breaks enters, the problem is
+    solved again (constraint generation). That round's sweeps start from the last round's impulses: the same on the
+    contacts', braked and boxed joints' rows (the rows both rounds have, in the same places), the stops' the same
+    impulses with a zero for each stop that entered."""
+    sim = simulator(QUADRUPED, initial_positions=STAND, stages='python', command_timeout=None)
+    rounds = []
+
+    def sweeps(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles, box_roles,
+               stop_roles, shift, slip, lam, *rest):
+        start = lam[:m].copy()
+        taken = COMPILED.bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu,
+                                      contact_roles, box_roles, stop_roles, shift, slip, lam, *rest)
+        rounds[-1].append((3 * nc + n_bilateral + len(bound), start, lam[:m].copy()))
+        return taken
+    with intercepted(bounded_step=sweeps, pattern_fixed_point=lambda *arguments: 0):
+        for _ in range(400):
+            rounds.append([])
+            sim.set_command(np.zeros(sim.model.nv))
+            sim.step()
+    followed = 0
+    for step in rounds:
+        for (kept, _, end), (kept_next, start, _) in zip(step, step[1:]):
+            assert kept_next == kept
+            np.testing.assert_array_equal(start[:kept], end[:kept])
+            entered = len(start) - len(end)
+            assert entered > 0
+            np.testing.assert_array_equal(np.sort(start[kept:]), np.sort(np.concatenate([end[kept:],
+                                                                                         np.zeros(entered)])))
+            followed += 1
+    assert followed > 0
 
 # --- penetration (issue 37) ---------------------------------------------------------------------------------------
 

@@ -22,12 +22,14 @@ conditions, the normal row alone and then the friction disk, cycled on a quadrup
 mu 0.8, leaving it 0.1 m/s into the ground; De Saxce's block converged in 22 sweeps to the interior-point
 solver's fixed point.)
 
-Bounded: at most MAX_SWEEPS sweeps, stopping when the conditions hold within SWEEP_TOLERANCE in velocity
-(``residual``: a sweep's own changes can be small far from the solution, where many contacts share a load).
-Every iterate is admissible (inside every cone and box), so a step cut short still has admissible impulses. No
-set-up: the Delassus matrix the step forms is all it reads. The sweeps' roles are then tried as a pattern
-(``pattern_fixed_point``, with its revisions): where the optimality conditions certify it, its exact solution is
-taken (a sliding contact on the sweeps' slip direction, ``sliding``). Written as loops, as
+Bounded: at most the sweeps the step allows (``row_solve``: the work of MAX_SWEEPS sweeps of SWEPT_ROWS rows), stopping
+when the conditions hold within SWEEP_TOLERANCE in velocity (``residual``: a sweep's own changes can be small far
+from the solution, where many contacts share a load). Every iterate is admissible (inside every cone and box), so a
+step cut short still has admissible impulses. No set-up: the Delassus matrix the step forms is all it reads. The
+converged sweeps' roles are then tried as a pattern (``pattern_fixed_point``, with its revisions): where the
+optimality conditions certify it, its exact solution is taken (a sliding contact on the sweeps' slip direction,
+``sliding``). Sweeps cut short are taken as they are: their roles are unsettled, and a refused pattern with its
+revisions costs as much as the sweeps (0.6 ms on TALOS lying on 42 points). Written as loops, as
 ``algorithms/``, so the plain-Python reference runs it and numba compiles it.
 """
 import numpy as np
@@ -38,7 +40,8 @@ from .pattern_fixed_point import pattern_fixed_point
 from .roles import AT_LOWER, AT_UPPER, IDLE, INSIDE, PUSHING, SLIDE
 from .sliding import planar_length, slip_of
 
-MAX_SWEEPS = 200          # the bound on a step's sweeps
+MAX_SWEEPS = 200          # the bound on a step's sweeps of up to SWEPT_ROWS rows
+SWEPT_ROWS = 64           # more rows m: fewer sweeps, as many as cost MAX_SWEEPS of SWEPT_ROWS (a sweep costs m^2)
 SWEEP_TOLERANCE = LEAST_SQUARES_TOLERANCE   # m/s or rad/s: the conditions hold within this (``residual``): converged
 BLOCK_STEPS = 8           # projected gradient steps on a contact's block where its minimiser leaves the cone
 
@@ -236,10 +239,10 @@ def bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, boun
                  tolerance, previous, rhs, swept, swept_shift):
     """The step's solve by ``projected_gauss_seidel`` from the impulses in lam, then its pattern certified where it
     can be: c = G w + beta, lam, v = w + Y lam and the shift s_i = mu |u_t,i| of the contact velocities u = G v
-    (written into ``shift``, the warm start of the next step's patterns). The sweeps' roles (``pattern_of``) are
-    tried as a pattern (``pattern_fixed_point``, with its revisions, from the sweeps' shift): where it is certified,
-    its exact solution replaces the sweeps' (a sliding contact from the sweeps' slip direction, ``sliding``).
-    Returns the sweeps taken, negated where the pattern took the step. ``swept``, ``swept_shift``: buffers of m and
+    (written into ``shift``, the warm start of the next step's patterns). Where they converged within max_sweeps,
+    the sweeps' roles (``pattern_of``) are tried as a pattern (``pattern_fixed_point``, with its revisions, from the
+    sweeps' shift): where it is certified, its exact solution replaces the sweeps' (a sliding contact from the
+    sweeps' slip direction, ``sliding``). Returns the sweeps taken, negated where the pattern took the step. ``swept``, ``swept_shift``: buffers of m and
     nc."""
     nv = w.shape[0]
     for r in range(m):                                   # c = G w + beta (no shift)
@@ -265,9 +268,10 @@ def bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, boun
     for i in range(nc):
         if contact_roles[i] == SLIDE:
             slip_of(lam[3 * i], lam[3 * i + 1], lam[3 * i + 2], shift[i] / mu, mu, slip, i)
-    if pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound, mu, contact_roles,
-                           box_roles, stop_roles, shift, slip, lam, free, y, L, F, c, v, max_iterations, tolerance,
-                           True, previous, rhs) == 0:
+    if sweeps == max_sweeps or pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, bound,
+                                                   mu, contact_roles, box_roles, stop_roles, shift, slip, lam, free,
+                                                   y, L, F, c, v, max_iterations, tolerance, True, previous,
+                                                   rhs) == 0:
         for r in range(m):                               # not certified: the sweeps' solution
             lam[r] = swept[r]
         for i in range(nc):

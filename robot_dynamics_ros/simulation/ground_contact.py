@@ -126,7 +126,7 @@ class GroundContact:
         self.body, self.centre = np.array(body, dtype=int), np.array(centre).reshape(-1, 3)
         self.radius, self.links = np.array(radius), tuple(links)
         # how the steps' problems were solved: the certified patterns' solves, the bounded sweeps' steps (and of
-        # those, the ones cut off at MAX_SWEEPS, neither converged nor certified: their admissible last iterate), and
+        # those, the ones cut off at their bound, neither converged nor certified: their admissible last iterate), and
         # the interior-point solves (the oracle, try_pattern = False)
         self.solves = {'pattern': 0, 'bounded': 0, 'unconverged': 0, 'interior point': 0}
         # the step's buffers and warm start (step_data.StepData), the stage kernels (compiled or plain Python)
@@ -179,7 +179,7 @@ class GroundContact:
         sweeps = int(self.data.joint_ints[COUNTS, 2])
         if sweeps:
             self.solves['bounded'] += 1
-            self.solves['unconverged'] += sweeps == MAX_SWEEPS
+            self.solves['unconverged'] += int(self.data.joint_ints[COUNTS, 3])
         else:
             self.solves['pattern'] += iterations
 

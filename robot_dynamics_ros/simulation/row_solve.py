@@ -5,16 +5,19 @@ The contact step (``contact_step``) calls it on its step data (the interior-poin
 contact candidates' rows in G, it adds the joints' rows (``contact_rows.joint_rows``), builds the Delassus matrix
 (``delassus``) and solves problem (1) of ``ground_contact``: the fixed point over certified patterns from the last
 step's pattern (``pattern_fixed_point``), or, where none is certified, the bounded sweeps from the last step's
-impulses (``bounded_solve``). A stop the solution breaks enters as a row and the problem is solved again (constraint
-generation: rows are only added, at most one round per stop). Then the solution's roles, impulses and shifts become
-the next step's warm start (``remember_solution``).
+impulses (``bounded_solve``), at most as many as cost MAX_SWEEPS sweeps of SWEPT_ROWS rows over the step (a sweep
+of m rows costs m^2: a robot lying on many points takes fewer sweeps, no more work). A stop the solution breaks
+enters as a row and the problem is solved again (constraint generation: rows are only added, at most one round per
+stop), from the last round's impulses and roles (``remember_round``). Then the solution's roles, impulses and shifts
+become the next step's warm start (``remember_solution``).
 """
 from ..algorithms.backends import njit
-from .bounded_solve import bounded_step, remember_joint_impulses, warm_start
+from .bounded_solve import SWEPT_ROWS, bounded_step, remember_joint_impulses, warm_start
 from .contact_active_set import remember_roles
 from .contact_rows import broken_stops, joint_row_sets, joint_rows
 from .delassus import delassus
 from .pattern_fixed_point import pattern_fixed_point
+from .roles import PUSHING
 from .sliding import guess_slip
 from .step_layout import BOX_BOUND, BOX_ROLES, COUNTS, FOUND, SETS, STOP_ROLES
 
@@ -28,9 +31,9 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
     """Problem (1) over the nc candidates' rows (G's first 3 nc rows, ``which`` their points, phi every point's
     height) and the joints' rows (v_lo, v_hi, bound, center per velocity coordinate); v = w + M^-1 G^T lam written.
     Returns (the fixed point's iterations, the sweeps' where they took a round, and the counts of the bilateral,
-    boxed, lower-stop and upper-stop rows; ``joint_ints[COUNTS]`` holds m, nc and the sweeps of the last bounded
-    round, 0 if none), or CAPACITY first with nothing but scratch written. settings: the fixed
-    point's iterations and tolerance, the sweeps' count and tolerance. The rest: ``step_data.StepData``'s buffers
+    boxed, lower-stop and upper-stop rows; ``joint_ints[COUNTS]`` holds m, nc, the sweeps of the last bounded round,
+    0 if none, and 1 where they were cut off at their bound), or CAPACITY first with nothing but scratch written.
+    settings: the fixed point's iterations and tolerance, the sweeps' count (of SWEPT_ROWS rows) and tolerance. The rest: ``step_data.StepData``'s buffers
     (``joints``: its per-joint rows, ``step_layout``)."""
     max_iterations, tolerance, max_sweeps, sweep_tolerance = int(settings[0]), settings[1], int(settings[2]), \
         settings[3]
@@ -43,7 +46,8 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
         trial[i] = max(2.0 * shift[1, point] - shift[0, point], 0.0)
         gap[i] = max(phi[point], 0.0) / dt
     total_iterations = 0
-    joint_ints[COUNTS, 2] = 0
+    work = max_sweeps * SWEPT_ROWS * SWEPT_ROWS     # the sweeps' bound over the step's rounds, in rows^2
+    joint_ints[COUNTS, 2] = joint_ints[COUNTS, 3] = 0
     while True:                                     # constraint generation: a stop the solution breaks enters
         lower_rows, upper_rows = sets[2, :n_lower], sets[3, :n_upper]
         m = joint_rows(bilateral, boxed, lower_rows, upper_rows, 3 * nc, G)
@@ -77,15 +81,21 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
                                          F, c, v, max_iterations, tolerance, True, previous, rhs)
         if iterations == 0:                         # no certified pattern: the bounded sweeps from the last impulses
             warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
+            allowed = min(max_sweeps, max(work // max(m * m, 1), 1))
             sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap[:nc], box_bound[:n_boxed], mu,
                                   contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L, F, c, v,
-                                  max_sweeps, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
+                                  allowed, sweep_tolerance, max_iterations, tolerance, previous, rhs, swept,
                                   swept_shift)
+            work -= abs(sweeps) * m * m
             iterations = joint_ints[COUNTS, 2] = abs(sweeps)
+            joint_ints[COUNTS, 3] = sweeps == allowed     # cut off: neither converged nor certified
         total_iterations += iterations
         n_lower_broken, n_upper_broken = broken_stops(v, v_lo, v_hi, lower_rows, upper_rows, found)
         if not (n_lower_broken or n_upper_broken):
             return total_iterations, n_bilateral, n_boxed, n_lower, n_upper
+        remember_round(lam, nc, which, bilateral, boxed, lower_rows, upper_rows, found[2, :n_lower_broken],
+                       found[3, :n_upper_broken], contact_roles, box_roles, stop_roles, impulses, joint_impulse,
+                       contact_role, box_role, lower_role, upper_role)
         n_lower = merge_sorted(sets[2], n_lower, found[2], n_lower_broken)
         n_upper = merge_sorted(sets[3], n_upper, found[3], n_upper_broken)
 
@@ -112,6 +122,30 @@ def remember_solution(lam, nc, n_bilateral, n_boxed, n_lower, n_upper, mu, joint
     remember_roles(lam, joint_ints[COUNTS, 0], which[:nc], nc, n_bilateral, boxed, joints[BOX_BOUND, :n_boxed],
                    lower_rows, upper_rows, mu, shift[1], contact_role, box_role, lower_role, upper_role)
     remember_joint_impulses(lam, nc, bilateral, boxed, lower_rows, upper_rows, joint_impulse)
+
+
+@njit()
+def remember_round(lam, nc, which, bilateral, boxed, lower, upper, broken_lower, broken_upper, contact_roles, box_roles,
+                   stop_roles, impulses, joint_impulse, contact_role, box_role, lower_role, upper_role):
+    """A round's solution as the warm start of the next round (the same rows, and the stops it broke): its impulses
+    (``warm_start`` reads them) and roles (the pattern tried first) written where the last step's are, by point and
+    joint; a stop that enters (``broken_lower``, ``broken_upper``) starts at zero impulse, pushing.
+    ``remember_solution`` writes the step's own at its end."""
+    for i in range(nc):
+        contact_role[which[i]] = contact_roles[i]
+        for a in range(3):
+            impulses[which[i], a] = lam[3 * i + a]
+    for b in range(boxed.shape[0]):
+        box_role[boxed[b]] = box_roles[b]
+    for k in range(lower.shape[0]):
+        lower_role[lower[k]] = stop_roles[k]
+    for k in range(upper.shape[0]):
+        upper_role[upper[k]] = stop_roles[lower.shape[0] + k]
+    for j in broken_lower:
+        lower_role[j] = PUSHING
+    for j in broken_upper:
+        upper_role[j] = PUSHING
+    remember_joint_impulses(lam, nc, bilateral, boxed, lower, upper, joint_impulse)
 
 
 @njit()

@@ -23,10 +23,11 @@ CONTINUOUS, POSITION_TARGET, VELOCITY_TARGET, DRIVEN = range(20, 24)   # the ser
 JOINT_ROWS = 24
 # Rows of the per-joint integer array ``joint_ints``: the row sets (4 rows), the stops broken (4 rows, as
 # ``broken_stops`` writes them), the boxed rows' and the stops' roles revised by the fixed point, and the last
-# step's counts: its rows m, contact candidates nc (``ContactStep.rows``) and the bounded solve's sweeps (0: a
-# certified pattern took the step). Its rows have nv columns, and at least N_COUNTS (the counts').
+# step's counts: its rows m, contact candidates nc (``ContactStep.rows``), the bounded solve's sweeps (0: a
+# certified pattern took the step) and 1 where they were cut off at their bound, neither converged nor certified (else
+# 0). Its rows have nv columns, and at least N_COUNTS (the counts').
 SETS, FOUND, BOX_ROLES, STOP_ROLES, COUNTS = 0, 4, 8, 9, 10
-JOINT_INT_ROWS, N_COUNTS = 11, 3
+JOINT_INT_ROWS, N_COUNTS = 11, 4
 
 
 # Rows of the tree's per-joint vectors (``tree_buffers``, with coupled mimic joints): its velocity, the free
