@@ -211,8 +211,10 @@ def test_contact_solver_error_is_one_clear_class():
 
 
 def test_point_bias_acceleration_is_the_derivative_of_the_point_velocity_at_constant_qd():
-    """PointKinematics.bias_accelerations (J-dot qd by the scatter with qdd = 0) equals d/dt (J(q(t)) qd) along
-    q(t) = q (+) t qd, by a central difference of step 1e-6 (its error ~1e-12 |qd|^3 relative: within 1e-6)."""
+    """point_acceleration.point_motion's J-dot qd (the columns' scatter with qdd = 0; the legged and Cartesian
+    controllers' too) equals d/dt (J(q(t)) qd) along q(t) = q (+) t qd, by a central difference of step 1e-6 (its
+    error ~1e-12 |qd|^3 relative: within 1e-6); its x and J equal PointKinematics.poses' and jacobians'."""
+    from robot_dynamics_ros.algorithms.point_acceleration import point_motion
     from robot_dynamics_ros.algorithms.point_kinematics import PointKinematics
     from robot_dynamics_ros.model.configuration import integrate
     sim = standing(QUADRUPED, STAND)
@@ -232,8 +234,10 @@ def test_point_bias_acceleration_is_the_derivative_of_the_point_velocity_at_cons
     h = 1e-6
     ahead, behind = (velocity_and_points(integrate(model, q, s * h * qd))[0] for s in (1.0, -1.0))
     expected = (ahead - behind) / (2 * h)
-    ours = kin.bias_accelerations(C_ang, C_lin, qd, bodies, x)
-    np.testing.assert_allclose(ours, expected, rtol=1e-6, atol=1e-6 * np.abs(expected).max())
+    x_ours, J, ours = point_motion(kin, q, qd, bodies, centre)
+    np.testing.assert_allclose(x_ours, x, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(J, kin.jacobians(C_ang, C_lin, bodies, x).reshape(-1, model.nv), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(ours.reshape(-1, 3), expected, rtol=1e-6, atol=1e-6 * np.abs(expected).max())
 
 
 def a1():

@@ -9,11 +9,8 @@ and a point x fixed on body b moves with  xdot = sum_{j in ancestors(b)} (c_lin_
 column k of joint j has c_ang = R_j s_ang (angular velocity in world) and c_lin = R_j s_lin - c_ang x p_j (the
 velocity of the world origin carried by the column), s = the column of the motion subspace in the body frame.
 
-J-dot qd (``bias_accelerations``) is exact, from the same scatter with qdd = 0: a column fixed in body j's frame
-changes as c_k' = V_j x c_k (the motion cross product with body j's velocity V_j = sum c_k qd_k over the columns that
-move j, Featherstone RBDA eq. 2.25), so body b's spatial acceleration is A_b = sum_{k moves b} (V_j(k) x c_k) qd_k,
-and a point x on it accelerates by  x'' = a_b + alpha_b x x + omega_b x x'  (x' = v_b + omega_b x x: the classical
-acceleration, with (alpha_b, a_b) = A_b and (omega_b, v_b) = V_b about the world origin).
+J-dot qd of points and frames, from the same columns with qdd = 0, is ``point_acceleration.py``'s (one copy, for the
+simulator, the legged and the Cartesian controllers).
 """
 import numpy as np
 
@@ -103,19 +100,6 @@ class PointKinematics:
         J = C_lin[None] + _cross(C_ang[None], x[:, :, None])
         return J * self.moves[bodies][:, None, :]
 
-
-    def bias_accelerations(self, C_ang, C_lin, qd, bodies, x):
-        """(k, 3): J-dot qd of the points x (k, 3) fixed on ``bodies`` (k,): their world (classical) acceleration
-        when qdd = 0, exact (the module's docstring), not a difference of Jacobians."""
-        moving = self.moves * qd                                        # (nb, nv): qd on the columns moving b
-        w_body, v_body = moving @ C_ang.T, moving @ C_lin.T              # V_b = (omega_b, v_b), (nb, 3) each
-        j = self.column_body
-        dC_ang = _cross(w_body[j].T, C_ang)                              # c_k' = V_j x c_k (motion cross product)
-        dC_lin = _cross(w_body[j].T, C_lin) + _cross(v_body[j].T, C_ang)
-        alpha, a = moving @ dC_ang.T, moving @ dC_lin.T                  # A_b = sum_k c_k' qd_k
-        omega, v = w_body[bodies], v_body[bodies]
-        xdot = v + np.cross(omega, x)
-        return a[bodies] + np.cross(alpha[bodies], x) + np.cross(omega, xdot)
 
     def vertical_rows(self, C_ang, C_lin, bodies, x):
         """(k, nv): the z rows of ``jacobians`` alone, (C_lin + C_ang x x)_z, for many points at once."""

@@ -38,7 +38,8 @@ from ..algorithms.crba import crba_kernel
 from ..algorithms.dense_udut import dense_udut
 from ..algorithms.inverse_mass import inverse_mass_times, unit_upper_sweep
 from ..algorithms.packing import packed
-from ..algorithms.point_kinematics import body_poses
+from ..algorithms.point_acceleration import frame_motion
+from ..algorithms.point_kinematics import PointKinematics, body_poses
 from ..algorithms.udut import udut_kernel
 from ..fast.control_kernel import FRICTION_SMOOTHING_VELOCITY, coupling_arrays, reduced_rnea
 from ..model.model import PRISMATIC, REVOLUTE, Model
@@ -83,88 +84,16 @@ def rotation_matrix(w: NDArray) -> NDArray:
     return spatial.rotation_about_axis(w / angle, angle)
 
 
-FRAME_ROWS = 7   # rows of a body in frame_state's work array F[i]: R (3 rows), p, w, v, z
-
-
 @njit(cache=True)
-def _cross_into(out, a, b):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(cache=True)
-def frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, bias, F):
+def frame_state(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, R_tip, p_tip, q, qd,
+                R, p, J, bias, R_bodies, p_bodies, C_ang, C_lin, V, A):
     """Pose (R, p), Jacobian J (6 x n, [angular; linear], root axes, at the frame origin) and Jdot qd (``bias``) of a
-    frame fixed on ``body`` at (R_tip, p_tip) in it, for revolute and prismatic joints; scatter base to tips (Jain
-    Lemma 2): R_i = R_p E_i^T R_J(q_i), p_i = p_p + R_p (r_i + E_i^T p_J(q_i)), w_i = w_p + z_i qd_i (revolute), v_i
-    = v_p + w_p x (p_i - p_p) (+ z_i qd_i, prismatic), z_i = R_i axis_i. Column j: [z_j; z_j x (p - p_j)] (revolute),
-    [0; z_j] (prismatic); its time derivative gives Jdot qd = sum_j d/dt(column j) qd_j with dz_j/dt = w_j x z_j.
-    F (n, FRAME_ROWS, 3): the bodies' R, p (``point_kinematics.body_poses``), w, v, z; scalar loops."""
-    n = len(parent)
-    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, F[:, 0:3, :], F[:, 3, :])   # R_i, p_i
-    t = np.empty(3)
-    d = np.empty(3)
-    for i in range(n):
-        a0, a1, a2 = axis[i, 0], axis[i, 1], axis[i, 2]
-        Fi = F[i]
-        k = parent[i]
-        for row in range(3):
-            Fi[6, row] = Fi[row, 0] * a0 + Fi[row, 1] * a1 + Fi[row, 2] * a2   # z_i
-        if k >= 0:
-            for row in range(3):
-                d[row] = Fi[3, row] - F[k, 3, row]
-            _cross_into(Fi[5], F[k, 4], d)
-            for row in range(3):
-                Fi[4, row] = F[k, 4, row]
-                Fi[5, row] += F[k, 5, row]
-        else:
-            for row in range(3):
-                Fi[4, row], Fi[5, row] = 0.0, 0.0
-        for row in range(3):
-            if joint_type[i] == 0:
-                Fi[4, row] += Fi[6, row] * qd[i]
-            else:
-                Fi[5, row] += Fi[6, row] * qd[i]
-    Fb = F[body]
-    for row in range(3):
-        for col in range(3):
-            R[row, col] = Fb[row, 0] * R_tip[0, col] + Fb[row, 1] * R_tip[1, col] + Fb[row, 2] * R_tip[2, col]
-        p[row] = Fb[3, row] + Fb[row, 0] * p_tip[0] + Fb[row, 1] * p_tip[1] + Fb[row, 2] * p_tip[2]
-    for row in range(3):
-        d[row] = p[row] - Fb[3, row]
-    v_end = np.empty(3)
-    _cross_into(v_end, Fb[4], d)
-    for row in range(3):
-        v_end[row] += Fb[5, row]
-    dz = np.empty(3)
-    c = np.empty(3)
-    J[:, :] = 0.0
-    bias[:] = 0.0
-    for j in range(n):
-        if not ancestors[j]:
-            continue
-        Fj = F[j]
-        _cross_into(dz, Fj[4], Fj[6])
-        if joint_type[j] == 0:
-            for row in range(3):
-                d[row] = p[row] - Fj[3, row]
-                J[row, j] = Fj[6, row]
-            _cross_into(c, Fj[6], d)
-            for row in range(3):
-                J[3 + row, j] = c[row]
-                bias[row] += dz[row] * qd[j]
-            _cross_into(c, dz, d)
-            for row in range(3):
-                bias[3 + row] += c[row] * qd[j]
-                t[row] = v_end[row] - Fj[5, row]
-            _cross_into(c, Fj[6], t)
-            for row in range(3):
-                bias[3 + row] += c[row] * qd[j]
-        else:
-            for row in range(3):
-                J[3 + row, j] = Fj[6, row]
-                bias[3 + row] += dz[row] * qd[j]
+    frame fixed on ``body`` at (R_tip, p_tip) in it: the bodies' poses by the scatter base to tips (Jain Lemma 2,
+    ``point_kinematics.body_poses``), then the frame's motion on the world columns (``point_acceleration.
+    frame_motion``, the contact points' J and Jdot v too). R_bodies .. A: scratch (``EndEffector``)."""
+    body_poses(parent, joint_type, idx_q, axis, E_T, r, q, R_bodies, p_bodies)
+    frame_motion(column_body, S_ang, S_lin, moves, R_bodies, p_bodies, qd, body, R_tip, p_tip, C_ang, C_lin, V, A, R,
+                 p, J, bias)
 
 
 class EndEffector:
@@ -190,25 +119,18 @@ class EndEffector:
         nt = tree.nv
         self.link, self.base = link, base
         R_base, p_base = spatial.pose_from_plucker(model.frames[base].X_body)   # the base link in the root frame
-        ancestors = np.zeros(nt, dtype=np.bool_)
-        j = frame.body
-        while j >= 0:
-            ancestors[j] = True
-            j = model.parent[j]
+        kinematics = PointKinematics(tree)
         R_tip, p_tip = spatial.pose_from_plucker(frame.X_body)
-        E_T = np.ascontiguousarray([X[:3, :3].T for X in model.X_tree]).reshape(nt, 3, 3)
-        r = np.ascontiguousarray([spatial.pose_from_plucker(X)[1] for X in model.X_tree]).reshape(nt, 3)
-        self._constants = (np.ascontiguousarray(tree.joint_type, dtype=np.int64),
-                           np.ascontiguousarray(tree.parent, dtype=np.int64),
-                           np.ascontiguousarray(tree.idx_q, dtype=np.int64),
-                           np.ascontiguousarray(tree.axis, dtype=float), E_T, r, ancestors,
-                           np.ascontiguousarray(R_tip), np.ascontiguousarray(p_tip), int(frame.body),
-                           np.ascontiguousarray(R_base), np.ascontiguousarray(p_base))
+        self._constants = (*kinematics.tree, *kinematics.column_constants, int(frame.body), np.ascontiguousarray(R_tip),
+                           np.ascontiguousarray(p_tip), np.ascontiguousarray(R_base), np.ascontiguousarray(p_base))
         self.coupling = model.coupling
+        ancestors = kinematics.moves[frame.body]   # the tree's coordinates that move the frame
         self.moving = ancestors if model.coupling is None else np.any(model.coupling.G[ancestors] != 0, axis=0)
         self.R, self.p, self.J, self.Jdot_qd = np.eye(3), np.zeros(3), np.zeros((6, n)), np.zeros(6)
         self.tree_J = self.J if model.coupling is None else np.zeros((6, nt))
-        self.frames = np.zeros((nt, FRAME_ROWS, 3))   # frame_state's work array
+        nb = tree.nb   # frame_state's scratch: the bodies' poses, the world columns, the bodies' V and A
+        self.scratch = (np.zeros((nb, 3, 3)), np.zeros((nb, 3)), np.zeros((3, nt)), np.zeros((3, nt)),
+                        np.zeros((nb, 6)), np.zeros((nb, 6)))
         self.row_scale = np.array([1.0, 1.0, 1.0] + [1.0 / reach(model)] * 3)   # J unit-free: radians, reaches
         self._kernel = compiled(frame_state) if fast.BACKEND == 'numba' else frame_state
 
@@ -217,7 +139,7 @@ class EndEffector:
         c = self.coupling
         if c is not None:
             q, qd = c.tree_positions(q), c.tree_velocities(qd)
-        self._kernel(*constants, q, qd, self.R, self.p, self.tree_J, self.Jdot_qd, self.frames)
+        self._kernel(*constants, q, qd, self.R, self.p, self.tree_J, self.Jdot_qd, *self.scratch)
         if c is not None:
             self.J[:] = self.tree_J @ c.G
         # root frame -> base link frame: p_b = R_b^T (p - p_b), rows rotated by R_b^T
@@ -399,9 +321,10 @@ def speed_scale(twist, magnitude, limits):
 
 
 @njit(cache=True)
-def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, parent, idx_q, axis, E_T, r, ancestors,
-                  R_tip, p_tip, body, base_R, base_p, law, gains, posture, effort_limit, speed_limit, damping, friction,
-                  row_scale, q, qd, refs, R, p, J, Jdot_qd, frames, J_tree, work, error, tau):
+def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, parent, joint_type, idx_q, axis, E_T, r, column_body,
+                  S_ang, S_lin, moves, body, R_tip, p_tip, base_R, base_p, law, gains, posture, effort_limit,
+                  speed_limit, damping, friction, row_scale, q, qd, refs, R, p, J, Jdot_qd, R_bodies, p_bodies, C_ang,
+                  C_lin, V, A, J_tree, work, error, tau):
     """One update of ``CartesianController``: the frame's kinematics (``frame_state``, in base axes), U D U^T and
     h or g from the table kernels on the packed model (P, Wk, a0, f_ext), then the law of the module docstring with
     the guards of the class; returns whether Lambda was damped. refs rows: p_ref | v_ref | R_ref (3 rows) | xdd_ref |
@@ -414,13 +337,13 @@ def cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, pare
     M, U, D, h, zero = work[:n], work[n:2 * n], work[2 * n], work[2 * n + 1], work[2 * n + 2]
     zero[:] = 0.0
     if G.shape[0] == 0:
-        frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q, qd, R, p, J, Jdot_qd,
-                    frames)
+        frame_state(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, R_tip, p_tip, q,
+                    qd, R, p, J, Jdot_qd, R_bodies, p_bodies, C_ang, C_lin, V, A)
         udut_kernel(P, Wk, q, U, D)   # M itself is not needed: its diagonal and products come from U D U^T
     else:   # on the tree at q_tree = Gq q + q_offset, qd_tree = G qd; Jdot_tree qd_tree is Jdot qd
         q_tree, qd_tree = Gq @ q + q_offset, G @ qd
-        frame_state(joint_type, parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, q_tree, qd_tree, R, p,
-                    J_tree, Jdot_qd, frames)
+        frame_state(parent, joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, R_tip, p_tip,
+                    q_tree, qd_tree, R, p, J_tree, Jdot_qd, R_bodies, p_bodies, C_ang, C_lin, V, A)
         J[:, :] = J_tree @ G
         crba_kernel(P, Wk, q_tree, M_tree)
         M[:, :] = G.T @ (M_tree @ G)
@@ -592,7 +515,7 @@ class CartesianController:
         ee = self.ee   # cartesian_law's arguments before (q, qd) and after them
         self.law_constants = (*self._model_arrays, *ee._constants, self._law, self._gains, self._posture,
                               self.effort_limit, self.joint_speed_limit, *self._friction, ee.row_scale)
-        self.law_outputs = (self._references, ee.R, ee.p, ee.J, ee.Jdot_qd, ee.frames, ee.tree_J, self._work,
+        self.law_outputs = (self._references, ee.R, ee.p, ee.J, ee.Jdot_qd, *ee.scratch, ee.tree_J, self._work,
                             self.error, self.tau)
 
     @property

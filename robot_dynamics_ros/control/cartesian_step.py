@@ -19,10 +19,10 @@ NO_WRENCH.flags.writeable = False
 
 @njit(cache=True)
 def cartesian_step(positions, velocities, n_names, source, allow_missing_velocity, J, t, stamps, poses, ring,
-                   R_ref, p_ref, velocity_ref, wrench, P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type,
-                   parent, idx_q, axis, E_T, r, ancestors, R_tip, p_tip, body, base_R, base_p, law, gains, posture,
-                   effort_limit, speed_limit, damping, friction, row_scale, q, qd, refs, R, p, Jac, Jdot_qd, frames,
-                   J_tree, work, error, tau):
+                   R_ref, p_ref, velocity_ref, wrench, P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, parent,
+                   joint_type, idx_q, axis, E_T, r, column_body, S_ang, S_lin, moves, body, R_tip, p_tip, base_R,
+                   base_p, law, gains, posture, effort_limit, speed_limit, damping, friction, row_scale, q, qd, refs,
+                   R, p, Jac, Jdot_qd, R_bodies, p_bodies, C_ang, C_lin, V, A, J_tree, work, error, tau):
     """``CartesianStep``: map the joint state (``map_joint_state``, bounds in J's rows), sample the target
     (``sample_target``) and run ``cartesian_law`` with the feed-forward wrench; returns -1 where the NumPy path raises
     ValueError (a joint state it rejects, a wrench that is not finite), else whether Lambda was damped (0 or 1)."""
@@ -35,10 +35,10 @@ def cartesian_step(positions, velocities, n_names, source, allow_missing_velocit
     refs[0, :3], refs[1, :3], refs[2:5, :3] = p_ref, 0.0, R_ref   # the rows ``CartesianController.update`` fills
     refs[0, 3:], refs[1, 3:] = velocity_ref[:3], velocity_ref[3:]
     refs[5], refs[6] = 0.0, wrench
-    return int(cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, joint_type, parent, idx_q, axis, E_T, r,
-                             ancestors, R_tip, p_tip, body, base_R, base_p, law, gains, posture, effort_limit,
-                             speed_limit, damping, friction, row_scale, q, qd, refs, R, p, Jac, Jdot_qd, frames,
-                             J_tree, work, error, tau))
+    return int(cartesian_law(P, Wk, a0, f_ext, G, Gq, q_offset, T, M_tree, parent, joint_type, idx_q, axis, E_T, r,
+                             column_body, S_ang, S_lin, moves, body, R_tip, p_tip, base_R, base_p, law, gains,
+                             posture, effort_limit, speed_limit, damping, friction, row_scale, q, qd, refs, R, p, Jac,
+                             Jdot_qd, R_bodies, p_bodies, C_ang, C_lin, V, A, J_tree, work, error, tau))
 
 
 class CartesianStep:
