@@ -397,11 +397,11 @@ def test_the_sweeps_of_a_step_cost_at_most_max_sweeps_of_swept_rows_rows():
 
 
 def test_a_round_after_a_broken_stop_starts_from_the_last_rounds_impulses():
-    """The bundled quadruped without effort from its stance, stepped as plain Python with every round left to the
-    bounded sweeps: its legs fold onto their stops, and where a stop the solution breaks enters, the problem is
-    solved again (constraint generation). That round's sweeps start from the last round's impulses: the same on the
-    contacts', braked and boxed joints' rows (the rows both rounds have, in the same places), the stops' the same
-    impulses with a zero for each stop that entered."""
+    """The bundled quadruped without effort from its stance, stepped as plain Python with every pattern refused: its
+    legs fold onto their stops, and where a stop the solution breaks enters, the problem is solved again (constraint
+    generation). That round goes on with the sweeps, without trying a pattern first (one pattern tried a step), from
+    the last round's impulses: the same on the contacts', braked and boxed joints' rows (the rows both rounds have,
+    in the same places), the stops' the same impulses with a zero for each stop that entered."""
     sim = simulator(QUADRUPED, initial_positions=STAND, stages='python', command_timeout=None)
     rounds = []
 
@@ -412,11 +412,18 @@ def test_a_round_after_a_broken_stop_starts_from_the_last_rounds_impulses():
                                       contact_roles, box_roles, stop_roles, shift, slip, lam, *rest)
         rounds[-1].append((3 * nc + n_bilateral + len(bound), start, lam[:m].copy()))
         return taken
-    with intercepted(bounded_step=sweeps, pattern_fixed_point=lambda *arguments: 0):
+
+    def refused(*arguments):
+        patterns[-1] += 1
+        return 0
+    patterns = []
+    with intercepted(bounded_step=sweeps, pattern_fixed_point=refused):
         for _ in range(400):
             rounds.append([])
+            patterns.append(0)
             sim.set_command(np.zeros(sim.model.nv))
             sim.step()
+    assert max(patterns) == 1
     followed = 0
     for step in rounds:
         for (kept, _, end), (kept_next, start, _) in zip(step, step[1:]):

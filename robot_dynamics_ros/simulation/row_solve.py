@@ -8,7 +8,9 @@ step's pattern (``pattern_fixed_point``), or, where none is certified, the bound
 impulses (``bounded_solve``), at most as many as cost MAX_SWEEPS sweeps of SWEPT_ROWS rows over the step (a sweep
 of m rows costs m^2: a robot lying on many points takes fewer sweeps, no more work). A stop the solution breaks
 enters as a row and the problem is solved again (constraint generation: rows are only added, at most one round per
-stop), from the last round's impulses and roles (``remember_round``). Then the solution's roles, impulses and shifts
+stop), from the last round's impulses and roles (``remember_round``); where the sweeps took the last round, they take
+this one too (their roles are the sweeps', no pattern to try: TALOS falling limp breaks its joints' speed limits
+over 3-5 rounds a step, and a refused pattern cost 0.25 ms a round). Then the solution's roles, impulses and shifts
 become the next step's warm start (``remember_solution``).
 """
 from ..algorithms.backends import njit
@@ -48,6 +50,7 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
     total_iterations = 0
     work = max_sweeps * SWEPT_ROWS * SWEPT_ROWS     # the sweeps' bound over the step's rounds, in rows^2
     joint_ints[COUNTS, 2] = joint_ints[COUNTS, 3] = 0
+    sweeping = False                                # whether the sweeps took a round
     while True:                                     # constraint generation: a stop the solution breaks enters
         lower_rows, upper_rows = sets[2, :n_lower], sets[3, :n_upper]
         m = joint_rows(bilateral, boxed, lower_rows, upper_rows, 3 * nc, G)
@@ -76,10 +79,13 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
         for i in range(nc):
             contact_roles[i] = contact_role[which[i]]
         guess_slip(impulses, which, nc, trial, mu, contact_roles, slip, slope)
-        iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap[:nc], box_bound[:n_boxed], mu,
-                                         contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free, y, L,
-                                         F, c, v, max_iterations, tolerance, True, previous, rhs)
+        iterations = 0
+        if not sweeping:                            # (after a round of sweeps, their roles: on with the sweeps)
+            iterations = pattern_fixed_point(A, G, Y, w, m, nc, n_bilateral, beta, gap[:nc], box_bound[:n_boxed], mu,
+                                             contact_roles[:nc], box_roles, stop_roles, trial[:nc], slip, lam, free,
+                                             y, L, F, c, v, max_iterations, tolerance, True, previous, rhs)
         if iterations == 0:                         # no certified pattern: the bounded sweeps from the last impulses
+            sweeping = True
             warm_start(impulses, joint_impulse, which, nc, bilateral, boxed, lower_rows, upper_rows, lam)
             allowed = min(max_sweeps, max(work // max(m * m, 1), 1))
             sweeps = bounded_step(A, G, Y, w, m, nc, n_bilateral, beta, gap[:nc], box_bound[:n_boxed], mu,
