@@ -242,8 +242,8 @@ def bounded_step(A, G, Y, w, m, nc, n_bilateral, beta_joints, gap_velocity, boun
     (written into ``shift``, the warm start of the next step's patterns). Where they converged within max_sweeps,
     the sweeps' roles (``pattern_of``) are tried as a pattern (``pattern_fixed_point``, with its revisions, from the
     sweeps' shift): where it is certified, its exact solution replaces the sweeps' (a sliding contact from the
-    sweeps' slip direction, ``sliding``). Returns the sweeps taken, negated where the pattern took the step. ``swept``, ``swept_shift``: buffers of m and
-    nc."""
+    sweeps' slip direction, ``sliding``). Returns the sweeps taken, negated where the pattern took the step.
+    ``swept``, ``swept_shift``: buffers of m and nc."""
     nv = w.shape[0]
     for r in range(m):                                   # c = G w + beta (no shift)
         value = 0.0

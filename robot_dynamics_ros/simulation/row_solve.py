@@ -35,8 +35,8 @@ def solve_rows(U, D, w, phi, nc, dt, mu, v_lo, v_hi, bound, center, settings, G,
     Returns (the fixed point's iterations, the sweeps' where they took a round, and the counts of the bilateral,
     boxed, lower-stop and upper-stop rows; ``joint_ints[COUNTS]`` holds m, nc, the sweeps of the last bounded round,
     0 if none, and 1 where they were cut off at their bound), or CAPACITY first with nothing but scratch written.
-    settings: the fixed point's iterations and tolerance, the sweeps' count (of SWEPT_ROWS rows) and tolerance. The rest: ``step_data.StepData``'s buffers
-    (``joints``: its per-joint rows, ``step_layout``)."""
+    settings: the fixed point's iterations and tolerance, the sweeps' count (of SWEPT_ROWS rows) and tolerance. The
+    rest: ``step_data.StepData``'s buffers (``joints``: its per-joint rows, ``step_layout``)."""
     max_iterations, tolerance, max_sweeps, sweep_tolerance = int(settings[0]), settings[1], int(settings[2]), \
         settings[3]
     box_bound = joints[BOX_BOUND]
@@ -134,8 +134,9 @@ def remember_solution(lam, nc, n_bilateral, n_boxed, n_lower, n_upper, mu, joint
 def remember_round(lam, nc, which, bilateral, boxed, lower, upper, broken_lower, broken_upper, contact_roles, box_roles,
                    stop_roles, impulses, joint_impulse, contact_role, box_role, lower_role, upper_role):
     """A round's solution as the warm start of the next round (the same rows, and the stops it broke): its impulses
-    (``warm_start`` reads them) and roles (the pattern tried first) written where the last step's are, by point and
-    joint; a stop that enters (``broken_lower``, ``broken_upper``) starts at zero impulse, pushing.
+    (``warm_start`` reads them) and roles (the pattern tried first, where a pattern took the round) written where the
+    last step's are, by point and joint; a stop that enters (``broken_lower``, ``broken_upper``) starts at zero
+    impulse, pushing.
     ``remember_solution`` writes the step's own at its end."""
     for i in range(nc):
         contact_role[which[i]] = contact_roles[i]
