@@ -353,22 +353,22 @@ def test_a_box_sliding_at_mu_0_2_decelerates_at_mu_g():
     assert sim.contact.solves['bounded'] < 10 and sim.contact.solves['interior point'] == 0
 
 
-
 # --- the step's bound -----------------------------------------------------------------------------------------------
 
 
 # A plate on a 10 x 10 grid of points, given as they are (``contact_points_from_urdf`` would keep its 4 corners): 100
 # contacts, 300 rows, on one rigid body of 6 freedoms
 PLATE = BOX.replace('box', 'plate')
-GRID = [ContactPoint('plate', (x, y, -0.05), 0.0) for x in np.linspace(-0.1, 0.1, 10) for y in np.linspace(-0.1, 0.1, 10)]
+GRID = [ContactPoint('plate', (x, y, -0.05), 0.0) for x in np.linspace(-0.1, 0.1, 10)
+        for y in np.linspace(-0.1, 0.1, 10)]
 
 
 def test_the_sweeps_of_a_step_cost_at_most_max_sweeps_of_swept_rows_rows():
     """A plate landing flat on 100 points, stepped as plain Python with every step left to the bounded sweeps (each
     round's pattern refused; the sweeps themselves compiled): up to 300 rows, so each step's sweeps are cut to the
     work of MAX_SWEEPS sweeps of SWEPT_ROWS rows (a sweep costs m^2), plus at most one sweep where that is spent;
-    ``solves['unconverged']`` counts the steps so cut; and the plate still comes to rest on its spheres (1 um
-    into the ground at most, 1 mm/s at most after 0.3 s)."""
+    ``solves['unconverged']`` counts the steps so cut; and the plate still comes to rest on its points (1 um into
+    the ground at most, 1 mm/s at most after 0.3 s)."""
     sim = Simulator(load_urdf(PLATE, root_joint='floating'), DT, ground=Ground(0.0, 0.8), contact_points=GRID,
                     stages='python')
     sim.q[2] += 0.01 - sim.contact.lowest_height(sim.q)   # 1 cm up
@@ -435,6 +435,7 @@ def test_a_round_after_a_broken_stop_starts_from_the_last_rounds_impulses():
                                                                                          np.zeros(entered)])))
             followed += 1
     assert followed > 0
+
 
 # --- penetration (issue 37) ---------------------------------------------------------------------------------------
 
